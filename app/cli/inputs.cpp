@@ -1,0 +1,147 @@
+#include "cli/inputs.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include "io/astra_yaml.h"
+#include "io/graph_formats.h"
+#include "io/hpcc_topology.h"
+#include "io/token_stream.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
+
+namespace orrery::cli {
+
+PresetLibrary find_presets(const char* argv0) {
+    std::vector<std::filesystem::path> roots;
+    if (const char* env = std::getenv("ORRERY_PRESETS")) {
+        std::string list = env;
+        size_t start = 0;
+        while (start <= list.size()) {
+            size_t end = list.find(':', start);
+            if (end == std::string::npos) end = list.size();
+            if (end > start) roots.emplace_back(list.substr(start, end - start));
+            start = end + 1;
+        }
+    }
+    std::error_code ec;
+    std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) exe = std::filesystem::absolute(argv0, ec);
+    if (!exe.empty()) roots.push_back(exe.parent_path().parent_path() / ORRERY_INSTALL_DATADIR / "presets");
+    roots.emplace_back(std::filesystem::path(ORRERY_SOURCE_DIR) / "presets");
+    return PresetLibrary(roots);
+}
+
+const char* input_kind_name(InputKind k) {
+    switch (k) {
+        case InputKind::scenario: return "orrery";
+        case InputKind::hpcc_config: return "hpcc-config";
+        case InputKind::hpcc_topology: return "hpcc";
+        case InputKind::hpcc_flows: return "hpcc-flows";
+        case InputKind::astra_yaml: return "astra-yaml";
+        case InputKind::graphml: return "graphml";
+        case InputKind::dot: return "dot";
+    }
+    return "?";
+}
+
+InputKind detect_input(const std::filesystem::path& file, const std::string& from) {
+    for (InputKind k : {InputKind::scenario, InputKind::hpcc_config, InputKind::hpcc_topology, InputKind::hpcc_flows,
+                        InputKind::astra_yaml, InputKind::graphml, InputKind::dot})
+        if (from == input_kind_name(k)) return k;
+    if (!from.empty())
+        throw InputError("--from", "unknown format \"" + from + "\"; known: orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot");
+    const std::string ext = file.extension().string();
+    if (ext == ".json") return InputKind::scenario;
+    if (ext == ".graphml" || ext == ".xml") return InputKind::graphml;
+    if (ext == ".dot" || ext == ".gv") return InputKind::dot;
+    if (ext == ".yml" || ext == ".yaml") return InputKind::astra_yaml;
+    const std::string text = read_text_file(file);
+    size_t start = text.find_first_not_of(" \t\r\n");
+    if (start == std::string::npos) throw InputError(file.string(), "the file is empty");
+    size_t end = text.find('\n', start);
+    std::string first = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (std::isupper(static_cast<unsigned char>(first[0]))) return InputKind::hpcc_config;
+    if (first[0] == '{') return InputKind::scenario;
+    if (first[0] == '<') return InputKind::graphml;
+    if (first.rfind("graph", 0) == 0 || first.rfind("strict", 0) == 0 || first.rfind("digraph", 0) == 0) return InputKind::dot;
+    const size_t fields = count_tokens(first);
+    if (std::isdigit(static_cast<unsigned char>(first[0]))) return fields == 1 ? InputKind::hpcc_flows : InputKind::hpcc_topology;
+    throw InputError(file.string() + ":1", "cannot tell the format of this file; name it with --from (orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot)");
+}
+
+Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const PresetLibrary& presets, Diagnostics& warnings) {
+    switch (kind) {
+        case InputKind::hpcc_topology: return read_hpcc_topology_file(file);
+        case InputKind::astra_yaml: return read_astra_yaml_file(file);
+        case InputKind::graphml: return read_graphml_file(file);
+        case InputKind::dot: return read_dot_file(file);
+        case InputKind::scenario: {
+            LoadedScenario s = load_scenario_file(file, presets, LoadOptions{false});
+            warnings.append(s.warnings);
+            return build_fabric(s.base.topology);
+        }
+        default:
+            throw InputError(file.string(), std::string("a ") + input_kind_name(kind) + " file holds no fabric");
+    }
+}
+
+void write_output(const std::filesystem::path& file, const std::string& text, bool force) {
+    std::error_code ec;
+    if (std::filesystem::exists(file, ec) && !force)
+        throw InputError(file.string(), "already exists; not overwriting it (pass --force to replace it)");
+    std::filesystem::path tmp = file;
+    tmp += ".orrery-tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary);
+        if (!out) throw InputError(file.string(), "cannot write here (does the folder exist and is it writable?)");
+        out << text;
+        if (!out.flush()) throw InputError(file.string(), "writing failed (disk full?)");
+    }
+    std::filesystem::rename(tmp, file, ec);
+    if (ec) {
+        std::filesystem::remove(tmp, ec);
+        throw InputError(file.string(), "cannot move the finished file into place");
+    }
+}
+
+void print_diagnostics(const Diagnostics& d) {
+    for (const Diagnostic& item : d.items()) std::cerr << item.line() << "\n";
+}
+
+}  // namespace orrery::cli
+
+#include "io/fabric_json.h"
+
+namespace orrery::cli {
+
+std::string fabric_text(const Fabric& f, const std::filesystem::path& out, const std::string& to) {
+    const std::string ext = out.extension().string();
+    const std::string format = !to.empty() ? to
+                             : ext == ".json" ? "orrery"
+                             : ext == ".graphml" || ext == ".xml" ? "graphml"
+                             : ext == ".dot" || ext == ".gv" ? "dot"
+                             : ext == ".txt" || ext.empty() ? "hpcc" : "";
+    if (format == "orrery") {
+        nlohmann::json topology = fabric_to_topology_json(f);
+        if (f.gpus_per_server > 0) topology["gpus_per_server"] = f.gpus_per_server;
+        if (!f.gpu_type.empty()) topology["gpu_type"] = f.gpu_type;
+        if (f.hosts_forward) topology["hosts_forward"] = true;
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"name", out.stem().string()},
+                              {"description", "Fabric converted from " + f.name}, {"topology", topology}};
+        return doc.dump(2) + "\n";
+    }
+    if (format == "graphml") return write_graphml(f);
+    if (format == "dot") return write_dot(f);
+    if (format == "hpcc" || format == "simai") {
+        if (f.hosts_forward)
+            throw InputError(out.string(), "this fabric forwards through its hosts (ASTRA-sim Ring/FullyConnected); the HPCC format has only switches forwarding");
+        return write_hpcc_topology(f);
+    }
+    throw InputError(out.string(), "cannot tell the output format from the name; use --to orrery, hpcc, graphml or dot");
+}
+
+}  // namespace orrery::cli

@@ -1,0 +1,37 @@
+#pragma once
+// What the CLI commands share: finding presets, recognizing input files, writing outputs safely.
+#include <filesystem>
+#include <string>
+
+#include "common/diagnostics.h"
+#include "scenario/presets.h"
+#include "topology/fabric.h"
+
+namespace orrery::cli {
+
+// Exit codes of every command.
+inline constexpr int kOk = 0, kInvalidInput = 1, kUsage = 2;
+
+// ORRERY_PRESETS (':'-separated), then <exe>/../share/orrery/presets, then the source tree's presets/.
+PresetLibrary find_presets(const char* argv0);
+
+enum class InputKind { scenario, hpcc_config, hpcc_topology, hpcc_flows, astra_yaml, graphml, dot };
+const char* input_kind_name(InputKind k);
+// By --from when given, else by extension and, for text files, by their first line.
+InputKind detect_input(const std::filesystem::path& file, const std::string& from);
+
+// Reads any fabric file, or the fabric of a scenario file.
+Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const PresetLibrary& presets, Diagnostics& warnings);
+
+// Writes through a temporary file and a rename; refuses to replace an existing file unless `force`.
+void write_output(const std::filesystem::path& file, const std::string& text, bool force);
+
+// Prints diagnostics to stderr, one line each.
+void print_diagnostics(const Diagnostics& d);
+
+}  // namespace orrery::cli
+
+namespace orrery::cli {
+// The fabric in the format named by `to` (orrery, hpcc, graphml, dot) or, when empty, by the extension.
+std::string fabric_text(const Fabric& f, const std::filesystem::path& out, const std::string& to);
+}

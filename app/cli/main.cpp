@@ -1,0 +1,62 @@
+// orrery-cli: Orrery without the workbench. Map: main() builds the CLI11 app from one add_* per command
+// (cmd_*.cpp), parses, runs the chosen command and turns every InputError into exit code 1.
+#include <iostream>
+#include <map>
+
+#include "cli/commands.h"
+#include "cli/inputs.h"
+#include "common/version.h"
+#include "runtime/cuda/device.h"
+
+int main(int argc, char** argv) {
+    using namespace orrery;
+    const PresetLibrary presets = cli::find_presets(argv[0]);
+    CLI::App app{"Orrery: design and simulate LLM-training cluster fabrics, headless.\n"
+                 "Exit codes: 0 success, 1 invalid input, 2 usage error.",
+                 "orrery-cli"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version",
+                         [] {
+                             std::string why;
+                             std::string cuda = cuda::built_with_cuda() ? "CUDA backend compiled" : "no CUDA backend in this build";
+                             return "orrery-cli " + version() + " (git " + git_revision() + ", " + cuda + ")";
+                         },
+                         "Print the version and git revision, then exit");
+    std::map<CLI::App*, cli::Runner> runners;
+    auto add = [&](const char* name, const char* help, auto adder) {
+        CLI::App* sub = app.add_subcommand(name, help);
+        runners[sub] = adder(*sub, presets);
+    };
+    add("validate", "Check an Orrery scenario (.json) or an HPCC/SimAI config.txt with the files it names, or any fabric or flow file",
+        cli::add_validate);
+    add("expand", "List the experiments a scenario's sweep expands to, with their distinguishing parameters", cli::add_expand);
+    add("fabric", "Build a fabric from a spec (fat-tree:k=8), a preset, a scenario or a fabric file; print its statistics or write it",
+        cli::add_fabric);
+    add("convert", "Convert between Orrery JSON, HPCC/SimAI text files, ASTRA-sim YAML (read), DOT and GraphML", cli::add_convert);
+    add("presets", "List the presets a scenario can name (fabrics, network, cc)", cli::add_presets);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return cli::kUsage;
+    }
+    for (auto& [sub, run] : runners) {
+        if (!sub->parsed()) continue;
+        try {
+            return run();
+        } catch (const InputError& e) {
+            cli::print_diagnostics(e.diagnostics());
+            return cli::kInvalidInput;
+        } catch (const std::exception& e) {
+            std::cerr << "orrery-cli: internal error: " << e.what() << "\n";
+            return 3;
+        }
+    }
+    return cli::kUsage;
+}

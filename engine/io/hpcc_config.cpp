@@ -1,0 +1,420 @@
+// Map: kKeys (every key, its value shape, and why it is not modelled where it is not) →
+// read_hpcc_config() (shape checks) → scenario_from_hpcc_config() (meaning).
+#include "io/hpcc_config.h"
+
+#include <cmath>
+#include <map>
+
+#include "common/quantity.h"
+#include "scenario/json_reader.h"
+
+namespace orrery {
+namespace {
+
+enum class Shape { uint, number, rate, path, map, triple };
+
+struct KeyInfo {
+    const char* key;
+    Shape shape;
+    const char* not_modelled;  // why Orrery ignores it; nullptr when it is modelled
+};
+
+constexpr KeyInfo kKeys[] = {
+    {"ENABLE_QCN", Shape::uint, nullptr},
+    {"USE_DYNAMIC_PFC_THRESHOLD", Shape::uint, nullptr},
+    {"CLAMP_TARGET_RATE", Shape::uint, nullptr},
+    {"PAUSE_TIME", Shape::number, "PFC pauses never expire in the reference model, so the pause time has no effect"},
+    {"DATA_RATE", Shape::rate, "the reference reads it but takes every rate from the topology file"},
+    {"LINK_DELAY", Shape::path, "the reference reads it but takes every delay from the topology file"},
+    {"PACKET_PAYLOAD_SIZE", Shape::uint, nullptr},
+    {"L2_CHUNK_SIZE", Shape::uint, nullptr},
+    {"L2_ACK_INTERVAL", Shape::uint, nullptr},
+    {"L2_BACK_TO_ZERO", Shape::uint, nullptr},
+    {"TOPOLOGY_FILE", Shape::path, nullptr},
+    {"FLOW_FILE", Shape::path, nullptr},
+    {"TRACE_FILE", Shape::path, "Orrery writes no binary packet trace (mix.tr); it records queues and flows in its results store instead"},
+    {"TRACE_OUTPUT_FILE", Shape::path, "Orrery writes no binary packet trace (mix.tr)"},
+    {"SIMULATOR_STOP_TIME", Shape::number, nullptr},
+    {"ALPHA_RESUME_INTERVAL", Shape::number, nullptr},
+    {"RP_TIMER", Shape::number, nullptr},
+    {"EWMA_GAIN", Shape::number, nullptr},
+    {"FAST_RECOVERY_TIMES", Shape::uint, nullptr},
+    {"RATE_AI", Shape::rate, nullptr},
+    {"RATE_HAI", Shape::rate, nullptr},
+    {"ERROR_RATE_PER_LINK", Shape::number, nullptr},
+    {"CC_MODE", Shape::uint, nullptr},
+    {"RATE_DECREASE_INTERVAL", Shape::number, nullptr},
+    {"MIN_RATE", Shape::rate, nullptr},
+    {"FCT_OUTPUT_FILE", Shape::path, nullptr},
+    {"HAS_WIN", Shape::uint, nullptr},
+    {"GLOBAL_T", Shape::uint, nullptr},
+    {"MI_THRESH", Shape::uint, nullptr},
+    {"VAR_WIN", Shape::uint, nullptr},
+    {"FAST_REACT", Shape::uint, nullptr},
+    {"U_TARGET", Shape::number, nullptr},
+    {"INT_MULTI", Shape::uint, nullptr},
+    {"RATE_BOUND", Shape::uint, nullptr},
+    {"ACK_HIGH_PRIO", Shape::uint, nullptr},
+    {"DCTCP_RATE_AI", Shape::rate, nullptr},
+    {"PFC_OUTPUT_FILE", Shape::path, nullptr},
+    {"LINK_DOWN", Shape::triple, nullptr},
+    {"ENABLE_TRACE", Shape::uint, "Orrery writes no binary packet trace (mix.tr)"},
+    {"KMAX_MAP", Shape::map, nullptr},
+    {"KMIN_MAP", Shape::map, nullptr},
+    {"PMAX_MAP", Shape::map, nullptr},
+    {"BUFFER_SIZE", Shape::uint, nullptr},
+    {"QLEN_MON_FILE", Shape::path, nullptr},
+    {"QLEN_MON_START", Shape::uint, nullptr},
+    {"QLEN_MON_END", Shape::uint, nullptr},
+    {"MULTI_RATE", Shape::uint, nullptr},
+    {"SAMPLE_FEEDBACK", Shape::uint, nullptr},
+    {"PINT_LOG_BASE", Shape::number, "HPCC-PINT (CC_MODE 10) is not modelled"},
+    {"PINT_PROB", Shape::number, "HPCC-PINT (CC_MODE 10) is not modelled"},
+    // SimAI's monitors (astra-sim-alibabacloud ns-3 front end).
+    {"QLEN_MON_INTERVAL", Shape::uint, nullptr},
+    {"MON_START", Shape::uint, "SimAI's bandwidth/rate/CNP monitors are not reproduced; Orrery samples queues and rates itself (output.sample_interval)"},
+    {"MON_END", Shape::uint, "SimAI's bandwidth/rate/CNP monitors are not reproduced"},
+    {"QP_MON_INTERVAL", Shape::uint, "SimAI's per-QP rate monitor is not reproduced; Orrery records flow rates itself"},
+    {"BW_MON_INTERVAL", Shape::uint, "SimAI's bandwidth monitor is not reproduced"},
+    {"BW_MON_FILE", Shape::path, "SimAI's bandwidth monitor is not reproduced"},
+    {"RATE_MON_FILE", Shape::path, "SimAI's rate monitor is not reproduced"},
+    {"CNP_MON_FILE", Shape::path, "SimAI's CNP monitor is not reproduced"},
+};
+
+const KeyInfo* key_info(const std::string& key) {
+    for (const KeyInfo& k : kKeys)
+        if (key == k.key) return &k;
+    return nullptr;
+}
+
+bool is_uint(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+bool is_number(const std::string& s) {
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    return !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
+}
+
+// Checks one entry's values against its shape; returns an error message or "".
+std::string check_shape(const KeyInfo& k, const std::vector<std::string>& v) {
+    auto count = [&](size_t n) { return v.size() == n ? std::string() : "expected " + std::to_string(n) + " value" + (n > 1 ? "s" : "") + ", found " + std::to_string(v.size()); };
+    std::string why;
+    switch (k.shape) {
+        case Shape::uint:
+            if (!(why = count(1)).empty()) return why;
+            return is_uint(v[0]) ? "" : "expected a non-negative integer, found \"" + v[0] + "\"";
+        case Shape::number:
+            if (!(why = count(1)).empty()) return why;
+            return is_number(v[0]) ? "" : "expected a number, found \"" + v[0] + "\"";
+        case Shape::rate:
+            if (!(why = count(1)).empty()) return why;
+            return parse_rate(v[0], &why) ? "" : "expected an ns-3 data rate like 1000Mb/s, found \"" + v[0] + "\": " + why;
+        case Shape::path: return count(1);
+        case Shape::triple:
+            if (!(why = count(3)).empty()) return why;
+            for (const std::string& s : v)
+                if (!is_uint(s)) return "expected three non-negative integers (time_us nodeA nodeB), found \"" + s + "\"";
+            return "";
+        case Shape::map: {
+            if (v.empty() || !is_uint(v[0])) return "expected a count then that many \"rate_bps value\" pairs";
+            size_t n = std::stoul(v[0]);
+            if (v.size() != 1 + 2 * n)
+                return "the count " + v[0] + " announces " + std::to_string(2 * n) + " values after it (rate/value pairs), found " + std::to_string(v.size() - 1);
+            for (size_t i = 0; i < n; ++i) {
+                if (!is_uint(v[1 + 2 * i])) return "expected a link rate in bit/s, found \"" + v[1 + 2 * i] + "\"";
+                if (!is_number(v[2 + 2 * i])) return "expected a number, found \"" + v[2 + 2 * i] + "\"";
+            }
+            return "";
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
+std::vector<std::string> known_hpcc_config_keys() {
+    std::vector<std::string> out;
+    for (const KeyInfo& k : kKeys) out.push_back(k.key);
+    return out;
+}
+
+const HpccConfigEntry* HpccConfig::find(const std::string& key) const {
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it)
+        if (it->key == key) return &*it;
+    return nullptr;
+}
+
+HpccConfig read_hpcc_config(const std::string& text, const std::string& source, const std::filesystem::path& folder,
+                            Diagnostics& diags) {
+    HpccConfig config;
+    config.source = source;
+    config.folder = folder;
+    std::map<std::string, size_t> first_line;
+    size_t line_number = 0, start = 0;
+    while (start <= text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(start, end - start);
+        start = end + 1;
+        ++line_number;
+        std::vector<std::string> tokens;
+        for (size_t i = 0; i < line.size();) {
+            while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+            size_t j = i;
+            while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) ++j;
+            if (j > i) tokens.push_back(line.substr(i, j - i));
+            i = j;
+        }
+        if (tokens.empty()) continue;
+        const std::string where = source + ":" + std::to_string(line_number);
+        const KeyInfo* info = key_info(tokens[0]);
+        if (!info) {
+            std::string hint = closest_match(tokens[0], known_hpcc_config_keys());
+            diags.warning(where, "unknown key \"" + tokens[0] + "\", skipped as the reference skips it" +
+                                     (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+            continue;
+        }
+        HpccConfigEntry entry{tokens[0], std::vector<std::string>(tokens.begin() + 1, tokens.end()), line_number};
+        std::string problem = check_shape(*info, entry.values);
+        if (!problem.empty()) {
+            diags.error(where, entry.key + ": " + problem);
+            continue;
+        }
+        if (info->not_modelled) diags.warning(where, entry.key + " is not modelled by Orrery: " + info->not_modelled);
+        if (entry.key == "LINK_DOWN" && entry.values != std::vector<std::string>{"0", "0", "0"})
+            diags.warning(where, "LINK_DOWN " + entry.values[0] + " " + entry.values[1] + " " + entry.values[2] +
+                                     " is not modelled by Orrery: link failures are not simulated, the link stays up");
+        if (auto [it, fresh] = first_line.emplace(entry.key, line_number); !fresh)
+            diags.warning(where, entry.key + " was already given on line " + std::to_string(it->second) + "; this later value wins, as in the reference");
+        config.entries.push_back(std::move(entry));
+    }
+    return config;
+}
+
+std::filesystem::path resolve_config_file(const HpccConfig& config, const HpccConfigEntry& entry,
+                                          const std::filesystem::path& working_dir, Diagnostics& diags) {
+    const std::filesystem::path name = entry.values[0];
+    const std::string where = config.source + ":" + std::to_string(entry.line);
+    if (name.is_absolute()) {
+        if (!std::filesystem::exists(name)) diags.error(where, entry.key + " " + name.string() + ": file not found");
+        return name;
+    }
+    if (std::filesystem::exists(working_dir / name)) return working_dir / name;
+    if (std::filesystem::exists(config.folder / name)) {
+        diags.warning(where, entry.key + " " + name.string() + " is not in the working directory " + working_dir.string() +
+                                 ", where the reference looks; using the one beside the config");
+        return config.folder / name;
+    }
+    diags.error(where, entry.key + " " + name.string() + ": file not found in the working directory " + working_dir.string() +
+                           " (where the reference looks) nor beside the config");
+    return working_dir / name;
+}
+
+nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::filesystem::path& working_dir,
+                                         const std::filesystem::path& scenario_dir, Diagnostics& diags) {
+    auto get = [&](const char* key) { return config.find(key); };
+    auto u = [&](const char* key, uint64_t fallback) { const HpccConfigEntry* e = get(key); return e ? std::stoull(e->values[0]) : fallback; };
+    auto d = [&](const char* key, double fallback) { const HpccConfigEntry* e = get(key); return e ? std::stod(e->values[0]) : fallback; };
+    auto flag = [&](const char* key, bool fallback) { return u(key, fallback ? 1 : 0) != 0; };
+    auto rate = [&](const char* key, const char* fallback) {
+        const HpccConfigEntry* e = get(key);
+        return format_rate(*parse_rate(e ? e->values[0] : fallback));
+    };
+    auto micro = [](double us) { return format_time(Picoseconds(std::llround(us * 1e6))); };
+    auto relative = [&](const std::filesystem::path& p) {
+        std::error_code ec;
+        std::filesystem::path r = std::filesystem::relative(p, scenario_dir, ec);
+        return (ec || r.empty() ? std::filesystem::absolute(p) : r).generic_string();
+    };
+    auto where = [&](const HpccConfigEntry* e) { return config.source + ":" + std::to_string(e ? e->line : 0); };
+
+    nlohmann::json s = {{"format", "orrery-scenario"}, {"version", 1},
+                        {"name", std::filesystem::path(config.source).stem().string()},
+                        {"description", "Imported from the HPCC/SimAI config " + config.source}};
+    if (const HpccConfigEntry* t = get("TOPOLOGY_FILE")) {
+        std::filesystem::path file = resolve_config_file(config, *t, working_dir, diags);
+        s["topology"] = {{"import", relative(file)}, {"format", "hpcc"}};
+    } else {
+        diags.error(config.source, "no TOPOLOGY_FILE: the reference reads the fabric from it (SimAI passes it with -n instead)");
+    }
+
+    // Network.
+    nlohmann::json thresholds = nlohmann::json::array();
+    std::map<uint64_t, nlohmann::json> by_rate;
+    for (const char* key : {"KMIN_MAP", "KMAX_MAP", "PMAX_MAP"}) {
+        const HpccConfigEntry* e = get(key);
+        if (!e) continue;
+        size_t n = std::stoul(e->values[0]);
+        for (size_t i = 0; i < n; ++i) {
+            uint64_t r = std::stoull(e->values[1 + 2 * i]);
+            double v = std::stod(e->values[2 + 2 * i]);
+            nlohmann::json& t = by_rate[r];
+            t["rate"] = format_rate(BitsPerSecond(int64_t(r)));
+            if (std::string(key) == "PMAX_MAP") t["pmax"] = v;
+            else t[std::string(key) == "KMIN_MAP" ? "kmin" : "kmax"] = format_size(Bytes(std::llround(v * 1000)));
+        }
+    }
+    for (auto& [r, t] : by_rate) {
+        for (const char* part : {"kmin", "kmax", "pmax"})
+            if (!t.contains(part))
+                diags.error(config.source, "the ECN maps give " + std::string(part) + " no value for " + t["rate"].get<std::string>() +
+                                               " links: KMIN_MAP, KMAX_MAP and PMAX_MAP must name the same rates");
+        thresholds.push_back(t);
+    }
+    nlohmann::json network = {
+        {"packet_payload", format_size(Bytes(int64_t(u("PACKET_PAYLOAD_SIZE", 1000))))},
+        {"buffer_per_switch", format_size(Bytes(int64_t(u("BUFFER_SIZE", 16)) << 20))},
+        {"ecn", {{"enabled", flag("ENABLE_QCN", true)}, {"thresholds", thresholds}}},
+        {"pfc", {{"dynamic_threshold", flag("USE_DYNAMIC_PFC_THRESHOLD", true)}}},
+        {"ack", {{"interval_packets", u("L2_ACK_INTERVAL", 1)}}},
+        {"loss_recovery", {{"chunk", format_size(Bytes(int64_t(u("L2_CHUNK_SIZE", 4000))))}, {"back_to_zero", flag("L2_BACK_TO_ZERO", false)}}},
+        {"error_rate_per_link", d("ERROR_RATE_PER_LINK", 0.0)},
+    };
+    if (u("L2_ACK_INTERVAL", 1) == 0) diags.error(where(get("L2_ACK_INTERVAL")), "L2_ACK_INTERVAL 0 would acknowledge nothing; use 1 or more");
+    if (u("L2_CHUNK_SIZE", 4000) == 0) network["loss_recovery"].erase("chunk");
+    s["network"] = network;
+
+    // Congestion control.
+    const uint64_t mode = u("CC_MODE", 1);
+    const std::map<uint64_t, std::string> algorithms = {{1, "dcqcn"}, {3, "hpcc"}, {7, "timely"}, {8, "dctcp"}};
+    nlohmann::json cc;
+    if (!algorithms.count(mode)) {
+        diags.error(where(get("CC_MODE")), "CC_MODE " + std::to_string(mode) + (mode == 10 ? " (HPCC-PINT) is not modelled" : " is not a congestion control of the reference") +
+                                               "; Orrery models 1 (DCQCN), 3 (HPCC), 7 (TIMELY) and 8 (DCTCP)");
+    } else {
+        const std::string algorithm = algorithms.at(mode);
+        cc = {{"algorithm", algorithm},
+              {"min_rate", rate("MIN_RATE", "100Mb/s")},
+              {"rate_bound", flag("RATE_BOUND", true)},
+              {"window", flag("HAS_WIN", true)},
+              {"variable_window", flag("HAS_WIN", true) && flag("VAR_WIN", false)},
+              {"global_base_rtt", u("GLOBAL_T", 1) == 1},
+              {"ack_high_priority", u("ACK_HIGH_PRIO", 0) != 0}};
+        if (flag("VAR_WIN", false) && !flag("HAS_WIN", true))
+            diags.warning(where(get("VAR_WIN")), "VAR_WIN 1 has no effect with HAS_WIN 0 (no window at all)");
+        if (algorithm == "dcqcn")
+            cc["dcqcn"] = {{"rate_ai", rate("RATE_AI", "5Mb/s")}, {"rate_hai", rate("RATE_HAI", "50Mb/s")},
+                           {"alpha_resume_interval", micro(d("ALPHA_RESUME_INTERVAL", 55))},
+                           {"rate_decrease_interval", micro(d("RATE_DECREASE_INTERVAL", 4))},
+                           {"rp_timer", micro(d("RP_TIMER", 300))}, {"g", d("EWMA_GAIN", 0.0)},  // third.cc: 1 / 16 in integers
+                           {"fast_recovery_times", u("FAST_RECOVERY_TIMES", 5)}, {"clamp_target_rate", flag("CLAMP_TARGET_RATE", false)}};
+        else if (algorithm == "hpcc")
+            cc["hpcc"] = {{"eta", d("U_TARGET", 0.95)}, {"mi_thresh", u("MI_THRESH", 5)}, {"rate_ai", rate("RATE_AI", "5Mb/s")},
+                          {"fast_react", flag("FAST_REACT", true)}, {"multi_rate", flag("MULTI_RATE", true)},
+                          {"sample_feedback", flag("SAMPLE_FEEDBACK", false)}, {"int_multi", u("INT_MULTI", 1)}};
+        else if (algorithm == "timely")
+            cc["timely"] = {{"rate_ai", rate("RATE_AI", "5Mb/s")}, {"rate_hai", rate("RATE_HAI", "50Mb/s")}};
+        else
+            cc["dctcp"] = {{"rate_ai", rate("DCTCP_RATE_AI", "1000Mb/s")}, {"g", d("EWMA_GAIN", 0.0)}};
+    }
+    if (!cc.is_null()) s["cc"] = cc;
+
+    // Workload.
+    nlohmann::json workload = {{"kind", "flows"}};
+    if (const HpccConfigEntry* fl = get("FLOW_FILE")) workload["file"] = relative(resolve_config_file(config, *fl, working_dir, diags));
+    else diags.error(config.source, "no FLOW_FILE: the reference reads the flows from it");
+    if (get("SIMULATOR_STOP_TIME")) workload["stop_time"] = format_time(Picoseconds(std::llround(d("SIMULATOR_STOP_TIME", 0) * 1e12)));
+    s["workload"] = workload;
+
+    // Output: the reference-format files, next to the scenario.
+    nlohmann::json files = nlohmann::json::object();
+    if (auto* e = get("FCT_OUTPUT_FILE")) files["fct"] = e->values[0];
+    if (auto* e = get("PFC_OUTPUT_FILE")) files["pfc"] = e->values[0];
+    if (auto* e = get("QLEN_MON_FILE")) files["qlen"] = e->values[0];
+    nlohmann::json output = {{"hpcc_files", files}};
+    if (get("QLEN_MON_FILE")) {
+        output["queue_monitor"] = {{"start", format_time(Picoseconds(int64_t(u("QLEN_MON_START", 2000000000)) * 1000))},
+                                   {"end", format_time(Picoseconds(int64_t(u("QLEN_MON_END", 2100000000)) * 1000))},
+                                   {"interval", format_time(Picoseconds(int64_t(u("QLEN_MON_INTERVAL", 100)) * 1000))}};
+        if (u("QLEN_MON_END", 2100000000) < u("QLEN_MON_START", 2000000000))
+            diags.error(where(get("QLEN_MON_END")), "QLEN_MON_END is before QLEN_MON_START");
+    }
+    s["output"] = output;
+    return s;
+}
+
+}  // namespace orrery
+
+#include "scenario/scenario.h"
+
+namespace orrery {
+
+std::string write_hpcc_config(const Scenario& s, const std::string& topology_file, const std::string& flow_file) {
+    const NetworkSpec& n = s.network;
+    const CcSpec& c = s.cc;
+    auto us = [](Picoseconds t) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.10g", double(t.count) / 1e6);
+        return std::string(buf);
+    };
+    auto num = [](double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.10g", v);
+        return std::string(buf);
+    };
+    auto mbps = [](BitsPerSecond r) { return format_rate(r); };
+    auto line = [](std::string& out, const std::string& key, const std::string& value) { out += key + " " + value + "\n"; };
+    std::string out;
+    line(out, "ENABLE_QCN", n.ecn_enabled ? "1" : "0");
+    line(out, "USE_DYNAMIC_PFC_THRESHOLD", n.pfc_dynamic_threshold ? "1" : "0");
+    line(out, "PACKET_PAYLOAD_SIZE", std::to_string(n.packet_payload.count));
+    line(out, "TOPOLOGY_FILE", topology_file);
+    line(out, "FLOW_FILE", flow_file);
+    if (!s.output.hpcc_fct_file.empty()) line(out, "FCT_OUTPUT_FILE", s.output.hpcc_fct_file);
+    if (!s.output.hpcc_pfc_file.empty()) line(out, "PFC_OUTPUT_FILE", s.output.hpcc_pfc_file);
+    if (s.workload.stop_time) line(out, "SIMULATOR_STOP_TIME", num(double(s.workload.stop_time->count) / 1e12));
+    line(out, "CC_MODE", std::to_string(hpcc_cc_mode(c.algorithm)));
+    line(out, "ALPHA_RESUME_INTERVAL", us(c.dcqcn.alpha_resume_interval));
+    line(out, "RATE_DECREASE_INTERVAL", us(c.dcqcn.rate_decrease_interval));
+    line(out, "CLAMP_TARGET_RATE", c.dcqcn.clamp_target_rate ? "1" : "0");
+    line(out, "RP_TIMER", us(c.dcqcn.rp_timer));
+    const double g = c.algorithm == CcAlgorithm::dctcp ? c.dctcp.g : c.algorithm == CcAlgorithm::timely ? c.timely.g : c.dcqcn.g;
+    line(out, "EWMA_GAIN", num(g));
+    line(out, "FAST_RECOVERY_TIMES", std::to_string(c.dcqcn.fast_recovery_times));
+    const BitsPerSecond ai = c.algorithm == CcAlgorithm::hpcc ? c.hpcc.rate_ai : c.algorithm == CcAlgorithm::timely ? c.timely.rate_ai : c.dcqcn.rate_ai;
+    const BitsPerSecond hai = c.algorithm == CcAlgorithm::hpcc ? c.hpcc.rate_ai : c.algorithm == CcAlgorithm::timely ? c.timely.rate_hai : c.dcqcn.rate_hai;
+    line(out, "RATE_AI", mbps(ai));
+    line(out, "RATE_HAI", mbps(hai));
+    line(out, "MIN_RATE", mbps(c.min_rate));
+    line(out, "DCTCP_RATE_AI", mbps(c.dctcp.rate_ai));
+    line(out, "ERROR_RATE_PER_LINK", num(n.error_rate_per_link));
+    line(out, "L2_CHUNK_SIZE", std::to_string(n.go_back_chunk.count));
+    line(out, "L2_ACK_INTERVAL", std::to_string(n.ack_interval_packets));
+    line(out, "L2_BACK_TO_ZERO", n.go_back_to_zero ? "1" : "0");
+    line(out, "HAS_WIN", c.window ? "1" : "0");
+    line(out, "GLOBAL_T", c.global_base_rtt ? "1" : "0");
+    line(out, "VAR_WIN", c.variable_window ? "1" : "0");
+    line(out, "FAST_REACT", c.hpcc.fast_react ? "1" : "0");
+    line(out, "U_TARGET", num(c.hpcc.eta));
+    line(out, "MI_THRESH", std::to_string(c.hpcc.mi_thresh));
+    line(out, "INT_MULTI", std::to_string(c.hpcc.int_multi));
+    line(out, "MULTI_RATE", c.hpcc.multi_rate ? "1" : "0");
+    line(out, "SAMPLE_FEEDBACK", c.hpcc.sample_feedback ? "1" : "0");
+    line(out, "RATE_BOUND", c.rate_bound ? "1" : "0");
+    line(out, "ACK_HIGH_PRIO", c.ack_high_priority ? "1" : "0");
+    line(out, "LINK_DOWN", "0 0 0");
+    line(out, "ENABLE_TRACE", "0");
+    const std::vector<EcnThreshold>& ecn = !c.ecn.empty() ? c.ecn : n.ecn;
+    if (!ecn.empty()) {
+        std::string kmax = std::to_string(ecn.size()), kmin = kmax, pmax = kmax;
+        for (const EcnThreshold& t : ecn) {
+            std::string r(1, ' ');
+            r += std::to_string(t.rate.count);
+            r += ' ';
+            kmax += r + num(double(t.kmax.count) / 1000);
+            kmin += r + num(double(t.kmin.count) / 1000);
+            pmax += r + num(t.pmax);
+        }
+        line(out, "KMAX_MAP", kmax);
+        line(out, "KMIN_MAP", kmin);
+        line(out, "PMAX_MAP", pmax);
+    }
+    line(out, "BUFFER_SIZE", std::to_string(n.buffer_per_switch.count >> 20));
+    if (!s.output.hpcc_qlen_file.empty()) {
+        line(out, "QLEN_MON_FILE", s.output.hpcc_qlen_file);
+        if (s.output.queue_monitor_start) line(out, "QLEN_MON_START", std::to_string(s.output.queue_monitor_start->count / 1000));
+        if (s.output.queue_monitor_end) line(out, "QLEN_MON_END", std::to_string(s.output.queue_monitor_end->count / 1000));
+    }
+    return out;
+}
+
+}  // namespace orrery

@@ -1,0 +1,86 @@
+#include "scenario/build.h"
+
+#include <set>
+
+#include "common/quantity.h"
+#include "common/sha256.h"
+#include "io/astra_yaml.h"
+#include "io/graph_formats.h"
+#include "io/hpcc_flows.h"
+#include "io/hpcc_topology.h"
+#include "scenario/sweep.h"
+#include "topology/routing.h"
+
+namespace orrery {
+
+Fabric build_fabric(const TopologySpec& spec) {
+    struct Visitor {
+        Fabric operator()(const ThreeTierParams& p) const { return generate(p); }
+        Fabric operator()(const RailOptimizedParams& p) const { return generate(p); }
+        Fabric operator()(const LeafSpineParams& p) const { return generate(p); }
+        Fabric operator()(const SingleSwitchParams& p) const { return generate(p); }
+        Fabric operator()(const ExplicitTopology& t) const { return t.fabric; }
+        Fabric operator()(const ImportedTopology& t) const {
+            switch (t.format) {
+                case FabricFileFormat::hpcc:
+                case FabricFileFormat::simai: return read_hpcc_topology_file(t.path);
+                case FabricFileFormat::astra_yaml: return read_astra_yaml_file(t.path);
+                case FabricFileFormat::graphml: return read_graphml_file(t.path);
+                case FabricFileFormat::dot: return read_dot_file(t.path);
+            }
+            throw InputError(t.path.string(), "unsupported fabric format");
+        }
+    };
+    Fabric f = std::visit(Visitor{}, spec.source);
+    if (f.name.empty()) f.name = spec.generator;
+    return f;
+}
+
+std::vector<FlowSpec> workload_flows(const Scenario& s) {
+    if (!s.workload.flow_file.empty()) return read_hpcc_flow_file(s.workload.flow_file);
+    return s.workload.flows;
+}
+
+void check_against_fabric(const Scenario& s, const Fabric& f, Diagnostics& diags) {
+    const std::vector<FlowSpec> flows = workload_flows(s);
+    bool need_routes = false;
+    for (const FlowSpec& flow : flows) {
+        for (NodeId end : {flow.src, flow.dst}) {
+            if (end >= f.node_count()) {
+                diags.error(flow.where, "node " + std::to_string(end) + " does not exist: the fabric has " +
+                                            std::to_string(f.node_count()) + " nodes (0.." + std::to_string(f.node_count() - 1) + ")");
+            } else if (!f.is_host(end)) {
+                diags.error(flow.where, "node " + std::to_string(end) + " is a " + node_kind_name(f.node_kind[end]) +
+                                            ", not a host: flows run between hosts");
+            } else {
+                need_routes = true;
+            }
+        }
+    }
+    if (need_routes && !diags.has_errors()) {
+        Routes routes = build_routes(f);
+        for (const FlowSpec& flow : flows)
+            if (path_length(f, routes, flow.src, flow.dst) < 0)
+                diags.error(flow.where, "host " + std::to_string(flow.dst) + " cannot be reached from host " + std::to_string(flow.src));
+    }
+    if (s.network.ecn_enabled) {
+        std::set<int64_t> missing;
+        for (NodeId n = 0; n < f.node_count(); ++n) {
+            if (f.node_kind[n] != NodeKind::network_switch) continue;
+            for (uint32_t p = f.port_begin[n]; p < f.port_begin[n + 1]; ++p) {
+                BitsPerSecond rate = f.link_rate[f.port_link[p]];
+                if (!ecn_for_rate(s, rate)) missing.insert(rate.count);
+            }
+        }
+        for (int64_t rate : missing)
+            diags.error(s.source + ": " + (s.cc.ecn.empty() ? "network.ecn.thresholds" : "cc.ecn"),
+                        "no ECN threshold for " + describe_rate(BitsPerSecond(rate)) + " switch ports; add {\"rate\": \"" +
+                            format_rate(BitsPerSecond(rate)) + "\", \"kmin\": ..., \"kmax\": ..., \"pmax\": ...}");
+    }
+}
+
+std::string sha256_of_document(const nlohmann::json& resolved_document) {
+    return sha256_hex(canonical_json(resolved_document));
+}
+
+}  // namespace orrery

@@ -1,0 +1,186 @@
+#include "scenario/load.h"
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "scenario/build.h"
+#include "scenario/read.h"
+
+namespace orrery {
+
+std::string read_text_file(const std::filesystem::path& file) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) throw InputError(file.string(), "is a folder, expected a file");
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw InputError(file.string(), "cannot open the file (does it exist and is it readable?)");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+namespace {
+
+// Tracks the JSON path while nlohmann parses, to report duplicate keys (which it would silently collapse).
+struct DuplicateKeyCheck {
+    struct Frame {
+        bool array = false;
+        size_t index = 0;
+        std::set<std::string> keys;
+        std::string key;
+    };
+    std::vector<Frame> stack;
+    std::vector<std::string> duplicates;
+
+    std::string path() const {
+        std::string p;
+        for (const Frame& f : stack) {
+            if (f.array) {
+                p += '[';
+                p += std::to_string(f.index);
+                p += ']';
+            }
+            else if (!f.key.empty()) {
+                if (!p.empty()) p += '.';
+                p += f.key;
+            }
+        }
+        return p;
+    }
+    void value_done() {
+        if (!stack.empty() && stack.back().array) ++stack.back().index;
+    }
+};
+
+}  // namespace
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& source, Diagnostics& diags) {
+    DuplicateKeyCheck check;
+    auto callback = [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using E = nlohmann::json::parse_event_t;
+        switch (event) {
+            case E::object_start: check.stack.push_back({false, 0, {}, ""}); break;
+            case E::array_start: check.stack.push_back({true, 0, {}, ""}); break;
+            case E::key: {
+                std::string key = parsed.get<std::string>();
+                DuplicateKeyCheck::Frame& f = check.stack.back();
+                f.key = key;
+                if (!f.keys.insert(key).second) check.duplicates.push_back(check.path());
+                break;
+            }
+            case E::object_end:
+            case E::array_end:
+                check.stack.pop_back();
+                check.value_done();
+                break;
+            case E::value: check.value_done(); break;
+        }
+        return true;
+    };
+    try {
+        nlohmann::json doc = nlohmann::json::parse(text, callback);
+        for (const std::string& d : check.duplicates)
+            diags.error(source + ": " + d, "duplicate key: the same key appears twice in one object");
+        if (!check.duplicates.empty()) return nullptr;
+        return doc;
+    } catch (const nlohmann::json::parse_error& e) {
+        size_t line = 1, column = 1;
+        for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+            if (text[i] == '\n') ++line, column = 1;
+            else ++column;
+        }
+        std::string what = e.what();
+        size_t colon = what.find(": ", what.find("parse error"));
+        diags.error(source + ":" + std::to_string(line) + ":" + std::to_string(column),
+                    "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
+        return nullptr;
+    }
+}
+
+namespace {
+
+std::string describe_parameters(const Experiment& e) {
+    std::string out;
+    for (const auto& p : e.parameters) out += (out.empty() ? "" : ", ") + p["path"].get<std::string>() + " = " + p["value"].dump();
+    return out;
+}
+
+// Prefixes each new diagnostic with the experiment it belongs to.
+void tag_experiment(Diagnostics& into, const Diagnostics& from, const Experiment& e) {
+    for (const Diagnostic& d : from.items()) {
+        std::string message = "in experiment " + e.id + " (" + describe_parameters(e) + "): " + d.message;
+        if (d.severity == Diagnostic::Severity::error) into.error(d.where, message);
+        else into.warning(d.where, message);
+    }
+}
+
+}  // namespace
+
+LoadedScenario load_scenario_document(const nlohmann::json& document, const std::string& source,
+                                      const std::filesystem::path& base_dir, const PresetLibrary& presets, LoadOptions options) {
+    Diagnostics diags;
+    ReadContext context{source, base_dir};
+    nlohmann::json resolved = resolve_presets(document, presets, source, diags);
+    if (diags.has_errors()) throw InputError(diags);
+    std::optional<Scenario> base = read_scenario(resolved, context, diags);
+    if (!base) throw InputError(diags);
+
+    LoadedScenario out;
+    out.base = std::move(*base);
+    out.experiments = expand_sweep(document, out.base.sweep);
+    std::map<std::string, std::vector<std::string>> fabric_problems;  // by canonical topology JSON
+    for (Experiment& e : out.experiments) {
+        Diagnostics local;
+        for (const auto& p : e.parameters) {
+            if (p["path"] == "seed") continue;
+            std::string why;
+            nlohmann::json probe = document;
+            if (!set_at_path(probe, p["path"].get<std::string>(), p["value"], &why))
+                local.error(source + ": sweep.parameters", "cannot apply \"" + p["path"].get<std::string>() + "\": " + why);
+        }
+        nlohmann::json experiment_resolved = resolve_presets(e.document, presets, source, local);
+        std::optional<Scenario> s;
+        if (!local.has_errors()) s = read_scenario(experiment_resolved, context, local);
+        if (s) {
+            e.sha256 = sha256_of_document(experiment_resolved);
+            if (options.check_fabrics) {
+                const std::string key = canonical_json(experiment_resolved["topology"]);
+                auto it = fabric_problems.find(key);
+                if (it == fabric_problems.end()) {
+                    Diagnostics fabric_diags;
+                    std::vector<std::string> problems;
+                    try {
+                        Fabric f = build_fabric(s->topology);
+                        check_against_fabric(*s, f, fabric_diags);
+                    } catch (const InputError& error) {
+                        fabric_diags.append(error.diagnostics());
+                    }
+                    for (const Diagnostic& d : fabric_diags.items()) problems.push_back(d.where + "\x1f" + d.message);
+                    it = fabric_problems.emplace(key, problems).first;
+                }
+                for (const std::string& p : it->second) {
+                    size_t sep = p.find('\x1f');
+                    local.error(p.substr(0, sep), p.substr(sep + 1));
+                }
+            }
+            out.scenarios.push_back(std::move(*s));
+        }
+        if (out.experiments.size() == 1) diags.append(local);
+        else tag_experiment(diags, local, e);
+    }
+    if (diags.has_errors()) throw InputError(diags);
+    out.warnings = diags;
+    return out;
+}
+
+LoadedScenario load_scenario_file(const std::filesystem::path& file, const PresetLibrary& presets, LoadOptions options) {
+    const std::string text = read_text_file(file);
+    Diagnostics diags;
+    const std::string source = file.filename().string();
+    nlohmann::json document = parse_json_text(text, source, diags);
+    if (diags.has_errors()) throw InputError(diags);
+    return load_scenario_document(document, source, file.parent_path().empty() ? "." : file.parent_path(), presets, options);
+}
+
+}  // namespace orrery

@@ -1,0 +1,91 @@
+#include "scenario/presets.h"
+
+#include <fstream>
+#include <set>
+
+#include "scenario/json_reader.h"
+
+namespace orrery {
+
+std::string preset_folder(const std::string& section) {
+    return section == "topology" ? "fabrics" : section;
+}
+
+std::vector<PresetInfo> PresetLibrary::list(const std::string& section) const {
+    std::vector<PresetInfo> out;
+    std::set<std::string> seen;
+    for (const auto& root : roots_) {
+        std::filesystem::path dir = root / preset_folder(section);
+        std::error_code ec;
+        if (!std::filesystem::is_directory(dir, ec)) continue;
+        std::vector<std::filesystem::path> files;
+        for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+            if (entry.path().extension() == ".json") files.push_back(entry.path());
+        std::sort(files.begin(), files.end());
+        for (const auto& file : files) {
+            if (!seen.insert(file.stem().string()).second) continue;  // an earlier root wins
+            PresetInfo info{section, file.stem().string(), "", file};
+            std::ifstream in(file);
+            nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+            if (doc.is_object() && doc.contains("description") && doc["description"].is_string())
+                info.description = doc["description"].get<std::string>();
+            out.push_back(std::move(info));
+        }
+    }
+    return out;
+}
+
+std::optional<nlohmann::json> PresetLibrary::load(const std::string& section, const std::string& name,
+                                                  const std::string& where, Diagnostics& diags) const {
+    std::vector<PresetInfo> all = list(section);
+    for (const PresetInfo& p : all) {
+        if (p.name != name) continue;
+        std::ifstream in(p.file);
+        nlohmann::json doc;
+        try {
+            doc = nlohmann::json::parse(in);
+        } catch (const nlohmann::json::parse_error& e) {
+            diags.error(p.file.string(), std::string("preset is not valid JSON: ") + e.what());
+            return std::nullopt;
+        }
+        if (!doc.is_object() || doc.value("format", "") != "orrery-preset" || doc.value("section", "") != section ||
+            !doc.contains("value") || !doc["value"].is_object()) {
+            diags.error(p.file.string(), "expected a preset {\"format\": \"orrery-preset\", \"section\": \"" + section +
+                                             "\", \"value\": {...}}");
+            return std::nullopt;
+        }
+        return doc["value"];
+    }
+    std::vector<std::string> names;
+    for (const PresetInfo& p : all) names.push_back(p.name);
+    std::string hint = closest_match(name, names);
+    std::string message = "unknown " + section + " preset \"" + name + "\"";
+    if (!hint.empty()) message += " (did you mean \"" + hint + "\"?)";
+    else if (!names.empty()) message += "; available: " + quoted_list(names);
+    else message += "; no presets were found (searched " + std::to_string(roots_.size()) + " folders)";
+    diags.error(where, message);
+    return std::nullopt;
+}
+
+nlohmann::json resolve_presets(const nlohmann::json& document, const PresetLibrary& presets, const std::string& source,
+                               Diagnostics& diags) {
+    nlohmann::json out = document;
+    if (!out.is_object()) return out;
+    for (const char* section : {"topology", "network", "cc"}) {
+        if (!out.contains(section) || !out[section].is_object() || !out[section].contains("preset")) continue;
+        nlohmann::json& part = out[section];
+        const std::string where = source + ": " + std::string(section) + ".preset";
+        if (!part["preset"].is_string()) {
+            diags.error(where, "expected the name of a " + std::string(section) + " preset, found " + describe_json(part["preset"]));
+            continue;
+        }
+        std::optional<nlohmann::json> base = presets.load(section, part["preset"].get<std::string>(), where, diags);
+        if (!base) continue;
+        part.erase("preset");
+        base->merge_patch(part);
+        part = std::move(*base);
+    }
+    return out;
+}
+
+}  // namespace orrery

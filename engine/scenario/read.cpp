@@ -1,0 +1,627 @@
+// Map: read_scenario() → read_topology() (generators, explicit lists, imports) → read_network() →
+// read_cc() → read_workload() → read_output() → read_sweep(). Each reader asks for its keys through
+// JsonReader, then finish() reports the keys nobody asked for.
+#include "scenario/read.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/quantity.h"
+
+namespace orrery {
+namespace {
+
+constexpr int64_t kMaxCount = 1'000'000;
+
+// ---- link classes ---------------------------------------------------------------------------------------
+struct LinkDefaults {
+    LinkClass all{BitsPerSecond(100'000'000'000), Picoseconds(1'000'000)};  // 100 Gb/s, 1 us: the reference's links
+    LinkClass host, tier1, tier2;
+    LinkClass nvlink{BitsPerSecond(7'200'000'000'000), Picoseconds(25'000)};  // 900 GB/s, 25 ns (SimAI's NVLink delay)
+};
+
+LinkClass read_link_class(JsonReader& parent, std::string_view key, LinkClass fallback) {
+    std::optional<JsonReader> r = parent.object(key, Need::optional);
+    if (!r) return fallback;
+    LinkClass c = fallback;
+    if (auto v = r->rate("rate", Need::optional)) {
+        if (v->count <= 0) r->error("rate", "expected a positive rate, found 0");
+        c.rate = *v;
+    }
+    if (auto v = r->time("delay", Need::optional)) c.delay = *v;
+    r->finish();
+    return c;
+}
+
+LinkDefaults read_link_defaults(JsonReader& r) {
+    LinkDefaults d;
+    std::optional<JsonReader> l = r.object("link_defaults", Need::optional);
+    if (l) d.all = read_link_class(*l, "all", d.all);
+    d.host = d.tier1 = d.tier2 = d.all;
+    if (l) {
+        d.host = read_link_class(*l, "host", d.all);
+        d.tier1 = read_link_class(*l, "tier1", d.all);
+        d.tier2 = read_link_class(*l, "tier2", d.all);
+        d.nvlink = read_link_class(*l, "nvlink", d.nvlink);
+        l->finish();
+    }
+    return d;
+}
+
+// "servers": {"gpus_per_server": G} groups consecutive hosts into NVLink domains.
+NvlinkDomain read_servers(JsonReader& r, const LinkDefaults& links, int64_t hosts, int64_t implied_gpus_per_server) {
+    NvlinkDomain nv;
+    nv.link = links.nvlink;
+    nv.gpus_per_server = static_cast<int>(implied_gpus_per_server);
+    std::optional<JsonReader> s = r.object("servers", Need::optional);
+    if (!s) return nv;
+    if (auto g = s->integer("gpus_per_server", Need::required, 1, 1024)) {
+        if (implied_gpus_per_server > 0 && *g != implied_gpus_per_server)
+            s->error("gpus_per_server", "expected " + std::to_string(implied_gpus_per_server) +
+                                            " (the generator's gpus_per_server), found " + std::to_string(*g));
+        else if (hosts > 0 && hosts % *g != 0)
+            s->error("gpus_per_server", "expected a divisor of the " + std::to_string(hosts) + " hosts, found " + std::to_string(*g));
+        else
+            nv.gpus_per_server = static_cast<int>(*g);
+    }
+    s->finish();
+    return nv;
+}
+
+std::optional<TopologySpec> read_fat_tree(JsonReader& r, const LinkDefaults& links) {
+    auto k = r.integer("k", Need::required, 2, 128);
+    if (k && *k % 2 != 0) {
+        r.error("k", "expected an even switch radix k (a fat-tree has k/2 down and k/2 up ports), found " + std::to_string(*k));
+        k.reset();
+    }
+    if (!k) return std::nullopt;
+    ThreeTierParams p = fat_tree(static_cast<int>(*k), links.host, links.tier1, links.tier2);
+    p.nvlink = read_servers(r, links, int64_t(p.pods) * p.tors_per_pod * p.hosts_per_tor, 0);
+    return TopologySpec{"fat-tree", p};
+}
+
+std::optional<TopologySpec> read_three_tier(JsonReader& r, const LinkDefaults& links) {
+    auto pods = r.integer("pods", Need::required, 1, 4096);
+    auto tors = r.integer("tors_per_pod", Need::required, 1, 4096);
+    auto aggs = r.integer("aggs_per_pod", Need::required, 1, 4096);
+    auto hosts = r.integer("hosts_per_tor", Need::required, 1, 4096);
+    auto cores = r.integer("cores", Need::required, 1, 65536);
+    if (cores && aggs && *cores % *aggs != 0) {
+        r.error("cores", "expected a multiple of aggs_per_pod = " + std::to_string(*aggs) +
+                             " (each aggregation switch owns an equal group of cores), found " + std::to_string(*cores));
+        cores.reset();
+    }
+    if (!pods || !tors || !aggs || !hosts || !cores) return std::nullopt;
+    if (*pods * *tors * *hosts > kMaxCount) {
+        r.error("hosts_per_tor", "pods × tors_per_pod × hosts_per_tor is over " + std::to_string(kMaxCount) + " hosts");
+        return std::nullopt;
+    }
+    ThreeTierParams p;
+    p.pods = int(*pods), p.tors_per_pod = int(*tors), p.aggs_per_pod = int(*aggs), p.hosts_per_tor = int(*hosts), p.cores = int(*cores);
+    p.host = links.host, p.tier1 = links.tier1, p.tier2 = links.tier2;
+    p.nvlink = read_servers(r, links, *pods * *tors * *hosts, 0);
+    return TopologySpec{"three-tier", p};
+}
+
+std::optional<TopologySpec> read_rail_optimized(JsonReader& r, const LinkDefaults& links) {
+    auto gpus = r.integer("gpus", Need::required, 1, kMaxCount);
+    auto per_server = r.integer("gpus_per_server", Need::required, 1, 64);
+    auto tiers = r.integer("tiers", Need::optional, 2, 3).value_or(2);
+    if (!gpus || !per_server) return std::nullopt;
+    if (*gpus % *per_server != 0) {
+        r.error("gpus", "expected a multiple of gpus_per_server = " + std::to_string(*per_server) + ", found " + std::to_string(*gpus));
+        return std::nullopt;
+    }
+    const int64_t servers = *gpus / *per_server;
+    std::optional<int64_t> per_pod = servers;
+    if (tiers == 3) {
+        per_pod = r.integer("servers_per_pod", Need::required, 1, servers);
+        if (per_pod && servers % *per_pod != 0) {
+            r.error("servers_per_pod", "expected a divisor of the " + std::to_string(servers) + " servers, found " + std::to_string(*per_pod));
+            per_pod.reset();
+        }
+    } else if (r.has("servers_per_pod")) {
+        r.raw("servers_per_pod");
+        r.error("servers_per_pod", "only a 3-tier rail-optimized fabric has pods; set \"tiers\": 3 or remove this key");
+        per_pod.reset();
+    }
+    if (!per_pod) return std::nullopt;
+    auto per_leaf = r.integer("hosts_per_leaf", Need::optional, 1, 4096).value_or(std::min<int64_t>(*per_pod, 32));
+    if (*per_pod % per_leaf != 0) {
+        r.error("hosts_per_leaf", "expected a divisor of the " + std::to_string(*per_pod) +
+                                      " servers per rail" + (tiers == 3 ? " in a pod" : "") + ", found " + std::to_string(per_leaf));
+        return std::nullopt;
+    }
+    auto spines = r.integer("spines", Need::optional, 1, 4096).value_or(per_leaf);
+    RailOptimizedParams p;
+    p.gpus = int(*gpus), p.gpus_per_server = int(*per_server), p.hosts_per_leaf = int(per_leaf);
+    p.spines_per_pod = int(spines), p.tiers = int(tiers), p.servers_per_pod = int(*per_pod);
+    p.host = links.host, p.tier1 = links.tier1, p.tier2 = links.tier2;
+    p.nvlink = read_servers(r, links, *gpus, *per_server);
+    return TopologySpec{"rail-optimized", p};
+}
+
+std::optional<TopologySpec> read_leaf_spine(JsonReader& r, const LinkDefaults& links) {
+    auto leaves = r.integer("leaves", Need::required, 1, 65536);
+    auto spines = r.integer("spines", Need::required, 1, 65536);
+    auto hosts = r.integer("hosts_per_leaf", Need::required, 1, 4096);
+    auto over = r.number("oversubscription", Need::optional, 0.001, 1e6).value_or(1.0);
+    if (!leaves || !spines || !hosts) return std::nullopt;
+    // Uplink capacity per leaf = downlink capacity / oversubscription, in whole links per spine.
+    const long double down = (long double)(*hosts) * links.host.rate.count;
+    const long double per_spine = down / over / (long double)(*spines) / links.tier1.rate.count;
+    const long double whole = std::llround(per_spine);
+    if (whole < 1 || std::abs(per_spine - whole) > 1e-9 * std::max<long double>(1, whole)) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.4Lg", per_spine);
+        r.error("oversubscription", "hosts_per_leaf × host rate / oversubscription must split into whole tier1 links per spine; " +
+                                        std::to_string(*hosts) + " × " + describe_rate(links.host.rate) + " / " +
+                                        nlohmann::json(over).dump() + " over " + std::to_string(*spines) + " spines of " +
+                                        describe_rate(links.tier1.rate) + " links gives " + buf + " links per spine");
+        return std::nullopt;
+    }
+    LeafSpineParams p;
+    p.leaves = int(*leaves), p.spines = int(*spines), p.hosts_per_leaf = int(*hosts), p.links_per_spine = int(whole);
+    p.host = links.host, p.tier1 = links.tier1;
+    p.nvlink = read_servers(r, links, *leaves * *hosts, 0);
+    return TopologySpec{"leaf-spine", p};
+}
+
+std::optional<TopologySpec> read_single_switch(JsonReader& r, const LinkDefaults& links) {
+    auto hosts = r.integer("hosts", Need::required, 1, 65536);
+    if (!hosts) return std::nullopt;
+    SingleSwitchParams p;
+    p.hosts = int(*hosts);
+    p.host = links.host;
+    p.nvlink = read_servers(r, links, *hosts, 0);
+    return TopologySpec{"single-switch", p};
+}
+
+std::optional<TopologySpec> read_explicit(JsonReader& r, const LinkDefaults& links) {
+    const nlohmann::json* nodes = r.array("nodes", Need::required, "an array of nodes");
+    const nlohmann::json* link_list = r.array("links", Need::required, "an array of links");
+    if (!nodes || !link_list) return std::nullopt;
+    ExplicitTopology t;
+    std::map<std::string, NodeId> by_name;
+    const size_t errors_before = r.diagnostics().error_count();
+    bool any_tier = false;
+    for (size_t i = 0; i < nodes->size(); ++i) {
+        JsonReader n((*nodes)[i], r.source(), index_path(r.path_of("nodes"), i), r.diagnostics());
+        if (!n.is_object()) {
+            r.diagnostics().error(r.source() + ": " + n.path(), "expected a node object like {\"name\": \"h0\", \"kind\": \"host\"}, found " + describe_json((*nodes)[i]));
+            continue;
+        }
+        auto name = n.string("name", Need::required);
+        auto kind = n.choice("kind", Need::required, {"host", "switch", "nvswitch"});
+        auto tier = n.integer("tier", Need::optional, 0, 7);
+        auto server = n.integer("server", Need::optional, 0, kMaxCount);
+        auto group = n.integer("group", Need::optional, 0, kMaxCount);
+        n.finish();
+        if (!name || !kind) continue;
+        if (by_name.count(*name)) {
+            n.error("name", "duplicate node name \"" + *name + "\"");
+            continue;
+        }
+        any_tier = any_tier || (tier && *kind == "switch");
+        NodeKind k = *kind == "host" ? NodeKind::host : *kind == "switch" ? NodeKind::network_switch : NodeKind::nvswitch;
+        by_name[*name] = add_node(t.fabric, k, uint8_t(tier.value_or(k == NodeKind::network_switch ? 1 : 0)),
+                                  int32_t(server.value_or(-1)), int32_t(group.value_or(-1)));
+        t.node_names.push_back(*name);
+    }
+    auto endpoint = [&](JsonReader& l, std::string_view key) -> std::optional<NodeId> {
+        const nlohmann::json* v = l.raw(key, Need::required, "a node name or index");
+        if (!v) return std::nullopt;
+        if (v->is_string()) {
+            auto it = by_name.find(v->get<std::string>());
+            if (it != by_name.end()) return it->second;
+            std::vector<std::string> names;
+            for (auto& [nm, id] : by_name) names.push_back(nm);
+            std::string hint = closest_match(v->get<std::string>(), names);
+            l.error(key, "no node is named \"" + v->get<std::string>() + "\"" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+        } else if (v->is_number_unsigned() && v->get<uint64_t>() < t.fabric.node_count()) {
+            return NodeId(v->get<uint64_t>());
+        } else {
+            l.error(key, "expected a node name or an index below " + std::to_string(t.fabric.node_count()) + ", found " + describe_json(*v));
+        }
+        return std::nullopt;
+    };
+    for (size_t i = 0; i < link_list->size(); ++i) {
+        JsonReader l((*link_list)[i], r.source(), index_path(r.path_of("links"), i), r.diagnostics());
+        if (!l.is_object()) {
+            r.diagnostics().error(r.source() + ": " + l.path(), "expected a link object like {\"a\": \"h0\", \"b\": \"s0\"}, found " + describe_json((*link_list)[i]));
+            continue;
+        }
+        auto a = endpoint(l, "a");
+        auto b = endpoint(l, "b");
+        auto rate = l.rate("rate", Need::optional).value_or(links.all.rate);
+        auto delay = l.time("delay", Need::optional).value_or(links.all.delay);
+        auto err = l.number("error_rate", Need::optional, 0.0, 1.0).value_or(0.0);
+        l.finish();
+        if (rate.count <= 0) l.error("rate", "expected a positive rate, found 0");
+        if (a && b && *a == *b) l.error("b", "a link must join two different nodes; both ends are node " + std::to_string(*a));
+        else if (a && b) add_link(t.fabric, *a, *b, rate, delay, err);
+    }
+    if (r.diagnostics().error_count() != errors_before) return std::nullopt;
+    finalize_ports(t.fabric);
+    if (!any_tier) infer_tiers(t.fabric);
+    for (const std::string& problem : check_fabric(t.fabric)) r.error("links", problem);
+    if (r.diagnostics().error_count() != errors_before) return std::nullopt;
+    return TopologySpec{"explicit", std::move(t)};
+}
+
+std::optional<TopologySpec> read_import(JsonReader& r, const std::filesystem::path& base_dir) {
+    auto file = r.string("import", Need::required);
+    auto format = r.choice("format", Need::optional, {"hpcc", "simai", "astra-yaml", "graphml", "dot"});
+    if (!file) return std::nullopt;
+    ImportedTopology t;
+    t.path = std::filesystem::path(*file).is_absolute() ? std::filesystem::path(*file) : base_dir / *file;
+    std::string ext = t.path.extension().string();
+    std::string f = format.value_or(ext == ".graphml" ? "graphml" : ext == ".dot" || ext == ".gv" ? "dot"
+                                    : ext == ".yml" || ext == ".yaml" ? "astra-yaml" : "hpcc");
+    t.format = f == "simai" ? FabricFileFormat::simai : f == "astra-yaml" ? FabricFileFormat::astra_yaml
+             : f == "graphml" ? FabricFileFormat::graphml : f == "dot" ? FabricFileFormat::dot : FabricFileFormat::hpcc;
+    if (!std::filesystem::exists(t.path)) {
+        r.error("import", "file not found: " + t.path.string());
+        return std::nullopt;
+    }
+    return TopologySpec{"import", t};
+}
+
+// ---- network --------------------------------------------------------------------------------------------
+std::vector<EcnThreshold> read_ecn_thresholds(JsonReader& r, std::string_view key) {
+    std::vector<EcnThreshold> out;
+    const nlohmann::json* list = r.array(key, Need::optional, "an array of {rate, kmin, kmax, pmax}");
+    if (!list) return out;
+    std::set<int64_t> rates;
+    for (size_t i = 0; i < list->size(); ++i) {
+        JsonReader t((*list)[i], r.source(), index_path(r.path_of(key), i), r.diagnostics());
+        if (!t.is_object()) {
+            r.diagnostics().error(r.source() + ": " + t.path(), "expected {\"rate\", \"kmin\", \"kmax\", \"pmax\"}, found " + describe_json((*list)[i]));
+            continue;
+        }
+        auto rate = t.rate("rate", Need::required);
+        auto kmin = t.size("kmin", Need::required);
+        auto kmax = t.size("kmax", Need::required);
+        auto pmax = t.number("pmax", Need::required, 0.0, 1.0);
+        t.finish();
+        if (!rate || !kmin || !kmax || !pmax) continue;
+        if (*kmin > *kmax) {
+            t.error("kmax", "expected kmax ≥ kmin = " + format_size(*kmin) + ", found " + format_size(*kmax));
+            continue;
+        }
+        if (!rates.insert(rate->count).second) {
+            t.error("rate", "a second threshold for " + describe_rate(*rate) + "; give each rate once");
+            continue;
+        }
+        out.push_back({*rate, *kmin, *kmax, *pmax});
+    }
+    return out;
+}
+
+NetworkSpec read_network(JsonReader& r) {
+    NetworkSpec n;
+    n.packet_payload = r.size("packet_payload", Need::optional).value_or(n.packet_payload);
+    if (n.packet_payload.count < 64 || n.packet_payload.count > 65536)
+        r.error("packet_payload", "expected a payload between 64B and 65536B, found " + format_size(n.packet_payload));
+    n.buffer_per_switch = r.size("buffer_per_switch", Need::optional).value_or(n.buffer_per_switch);
+    if (n.buffer_per_switch.count <= 0) r.error("buffer_per_switch", "expected a positive size, found 0B");
+    if (auto e = r.object("ecn", Need::optional)) {
+        n.ecn_enabled = e->boolean("enabled", Need::optional).value_or(true);
+        n.ecn = read_ecn_thresholds(*e, "thresholds");
+        e->finish();
+    }
+    if (auto p = r.object("pfc", Need::optional)) {
+        n.pfc_enabled = p->boolean("enabled", Need::optional).value_or(true);
+        n.pfc_dynamic_threshold = p->boolean("dynamic_threshold", Need::optional).value_or(true);
+        n.pfc_alpha_shift = int(p->integer("alpha_shift", Need::optional, 0, 16).value_or(3));
+        n.pfc_port_reserve = p->size("port_reserve", Need::optional).value_or(n.pfc_port_reserve);
+        n.pfc_resume_offset = p->size("resume_offset", Need::optional).value_or(n.pfc_resume_offset);
+        p->finish();
+    }
+    if (auto lb = r.choice("load_balancing", Need::optional, {"ecmp", "spray"}))
+        n.load_balancing = *lb == "spray" ? LoadBalancing::spray : LoadBalancing::ecmp;
+    if (auto a = r.object("ack", Need::optional)) {
+        n.ack_interval_packets = int(a->integer("interval_packets", Need::optional, 1, 1024).value_or(1));
+        a->finish();
+    }
+    if (auto g = r.object("loss_recovery", Need::optional)) {
+        n.go_back_chunk = g->size("chunk", Need::optional).value_or(n.go_back_chunk);
+        n.go_back_to_zero = g->boolean("back_to_zero", Need::optional).value_or(false);
+        g->finish();
+    }
+    n.error_rate_per_link = r.number("error_rate_per_link", Need::optional, 0.0, 1.0).value_or(0.0);
+    r.finish();
+    return n;
+}
+
+// ---- congestion control ---------------------------------------------------------------------------------
+CcSpec read_cc(JsonReader& r) {
+    CcSpec c;
+    auto algorithm = r.choice("algorithm", Need::required, {"dcqcn", "hpcc", "timely", "dctcp"});
+    if (algorithm) {
+        c.algorithm = *algorithm == "hpcc" ? CcAlgorithm::hpcc : *algorithm == "timely" ? CcAlgorithm::timely
+                    : *algorithm == "dctcp" ? CcAlgorithm::dctcp : CcAlgorithm::dcqcn;
+    }
+    // The reference's run.py: windows for HPCC and DCTCP, high-priority ACKs for DCQCN and TIMELY.
+    const bool windowed = c.algorithm == CcAlgorithm::hpcc || c.algorithm == CcAlgorithm::dctcp;
+    c.min_rate = r.rate("min_rate", Need::optional).value_or(c.min_rate);
+    c.rate_bound = r.boolean("rate_bound", Need::optional).value_or(true);
+    c.window = r.boolean("window", Need::optional).value_or(windowed);
+    c.variable_window = r.boolean("variable_window", Need::optional).value_or(windowed);
+    c.global_base_rtt = r.boolean("global_base_rtt", Need::optional).value_or(true);
+    c.ack_high_priority = r.boolean("ack_high_priority", Need::optional).value_or(!windowed);
+    c.ecn = read_ecn_thresholds(r, "ecn");
+    if (c.variable_window && !c.window) r.error("variable_window", "a variable window needs \"window\": true");
+    if (auto d = r.object("dcqcn", Need::optional)) {
+        DcqcnParams& p = c.dcqcn;
+        p.rate_ai = d->rate("rate_ai", Need::optional).value_or(p.rate_ai);
+        p.rate_hai = d->rate("rate_hai", Need::optional).value_or(p.rate_hai);
+        p.alpha_resume_interval = d->time("alpha_resume_interval", Need::optional).value_or(p.alpha_resume_interval);
+        p.rate_decrease_interval = d->time("rate_decrease_interval", Need::optional).value_or(p.rate_decrease_interval);
+        p.rp_timer = d->time("rp_timer", Need::optional).value_or(p.rp_timer);
+        p.g = d->number("g", Need::optional, 0.0, 1.0).value_or(p.g);
+        p.fast_recovery_times = int(d->integer("fast_recovery_times", Need::optional, 0, 1000).value_or(p.fast_recovery_times));
+        p.clamp_target_rate = d->boolean("clamp_target_rate", Need::optional).value_or(p.clamp_target_rate);
+        d->finish();
+    }
+    if (auto h = r.object("hpcc", Need::optional)) {
+        HpccParams& p = c.hpcc;
+        p.eta = h->number("eta", Need::optional, 0.01, 1.0).value_or(p.eta);
+        p.mi_thresh = int(h->integer("mi_thresh", Need::optional, 0, 1000).value_or(p.mi_thresh));
+        p.rate_ai = h->rate("rate_ai", Need::optional).value_or(p.rate_ai);
+        p.fast_react = h->boolean("fast_react", Need::optional).value_or(p.fast_react);
+        p.multi_rate = h->boolean("multi_rate", Need::optional).value_or(p.multi_rate);
+        p.sample_feedback = h->boolean("sample_feedback", Need::optional).value_or(p.sample_feedback);
+        p.int_multi = int(h->integer("int_multi", Need::optional, 1, 1024).value_or(p.int_multi));
+        h->finish();
+    }
+    if (auto t = r.object("timely", Need::optional)) {
+        TimelyParams& p = c.timely;
+        p.rate_ai = t->rate("rate_ai", Need::optional).value_or(p.rate_ai);
+        p.rate_hai = t->rate("rate_hai", Need::optional).value_or(p.rate_hai);
+        p.alpha = t->number("alpha", Need::optional, 0.0, 1.0).value_or(p.alpha);
+        p.beta = t->number("beta", Need::optional, 0.0, 1.0).value_or(p.beta);
+        p.t_low = t->time("t_low", Need::optional).value_or(p.t_low);
+        p.t_high = t->time("t_high", Need::optional).value_or(p.t_high);
+        p.min_rtt = t->time("min_rtt", Need::optional).value_or(p.min_rtt);
+        p.g = t->number("g", Need::optional, 0.0, 1.0).value_or(p.g);
+        if (p.t_low > p.t_high) t->error("t_high", "expected t_high ≥ t_low = " + format_time(p.t_low) + ", found " + format_time(p.t_high));
+        t->finish();
+    }
+    if (auto d = r.object("dctcp", Need::optional)) {
+        c.dctcp.rate_ai = d->rate("rate_ai", Need::optional).value_or(c.dctcp.rate_ai);
+        c.dctcp.g = d->number("g", Need::optional, 0.0, 1.0).value_or(c.dctcp.g);
+        d->finish();
+    }
+    r.finish();
+    return c;
+}
+
+// ---- workload -------------------------------------------------------------------------------------------
+WorkloadSpec read_workload(JsonReader& r, const std::filesystem::path& base_dir) {
+    WorkloadSpec w;
+    r.choice("kind", Need::required, {"flows"});
+    w.stop_time = r.time("stop_time", Need::optional);
+    const bool has_list = r.has("flows"), has_file = r.has("file");
+    if (has_list == has_file) {
+        r.raw("flows");
+        r.raw("file");
+        r.error("", has_list ? "give the flows either as \"flows\" or as \"file\", not both"
+                             : "missing the flows: expected \"flows\" (an array) or \"file\" (an HPCC flow.txt)");
+    } else if (has_file) {
+        if (auto f = r.string("file", Need::required))
+            w.flow_file = std::filesystem::path(*f).is_absolute() ? std::filesystem::path(*f) : base_dir / *f;
+        if (!w.flow_file.empty() && !std::filesystem::exists(w.flow_file)) r.error("file", "file not found: " + w.flow_file.string());
+    } else if (const nlohmann::json* list = r.array("flows", Need::required, "an array of flows")) {
+        for (size_t i = 0; i < list->size(); ++i) {
+            JsonReader f((*list)[i], r.source(), index_path(r.path_of("flows"), i), r.diagnostics());
+            if (!f.is_object()) {
+                r.diagnostics().error(r.source() + ": " + f.path(), "expected a flow like {\"src\": 1, \"dst\": 0, \"size\": \"1MB\", \"start\": \"0us\"}, found " + describe_json((*list)[i]));
+                continue;
+            }
+            FlowSpec flow;
+            auto src = f.integer("src", Need::required, 0, 0xffff);
+            auto dst = f.integer("dst", Need::required, 0, 0xffff);
+            auto size = f.size("size", Need::required);
+            auto start = f.time("start", Need::optional).value_or(Picoseconds(0));
+            flow.priority = int(f.integer("priority", Need::optional, 1, 7).value_or(3));
+            flow.dport = uint16_t(f.integer("dport", Need::optional, 1, 65535).value_or(100));
+            f.finish();
+            if (!src || !dst || !size) continue;
+            if (*src == *dst) {
+                f.error("dst", "a flow needs two different hosts; src and dst are both " + std::to_string(*src));
+                continue;
+            }
+            if (size->count <= 0) {
+                f.error("size", "expected a positive size, found " + format_size(*size));
+                continue;
+            }
+            flow.src = NodeId(*src), flow.dst = NodeId(*dst), flow.size = *size, flow.start = start;
+            flow.where = r.source() + ": " + f.path();
+            w.flows.push_back(flow);
+        }
+        // Source ports as the reference assigns them: in start order, 10000 + n for the n-th flow of a pair.
+        std::stable_sort(w.flows.begin(), w.flows.end(), [](const FlowSpec& a, const FlowSpec& b) { return a.start < b.start; });
+        std::map<std::pair<NodeId, NodeId>, uint16_t> next_port;
+        for (FlowSpec& fl : w.flows) {
+            auto [it, fresh] = next_port.emplace(std::make_pair(fl.src, fl.dst), uint16_t(10000));
+            fl.sport = it->second++;
+        }
+    }
+    r.finish();
+    return w;
+}
+
+// ---- output ---------------------------------------------------------------------------------------------
+OutputSpec read_output(JsonReader& r) {
+    OutputSpec o;
+    o.store = r.string("store", Need::optional).value_or(o.store);
+    o.sample_interval = r.time("sample_interval", Need::optional).value_or(o.sample_interval);
+    if (o.sample_interval.count <= 0) r.error("sample_interval", "expected a positive time, found " + format_time(o.sample_interval));
+    if (const nlohmann::json* rec = r.array("record", Need::optional, "an array of \"fct\", \"pfc\", \"queues\", \"flow_rates\"")) {
+        o.record_fct = o.record_pfc = o.record_queues = o.record_flow_rates = false;
+        const std::vector<std::string> known = {"fct", "pfc", "queues", "flow_rates"};
+        for (size_t i = 0; i < rec->size(); ++i) {
+            const nlohmann::json& v = (*rec)[i];
+            std::string s = v.is_string() ? v.get<std::string>() : "";
+            if (s == "fct") o.record_fct = true;
+            else if (s == "pfc") o.record_pfc = true;
+            else if (s == "queues") o.record_queues = true;
+            else if (s == "flow_rates") o.record_flow_rates = true;
+            else {
+                std::string hint = v.is_string() ? closest_match(s, known) : "";
+                r.diagnostics().error(r.source() + ": " + index_path(r.path_of("record"), i),
+                                      "expected one of " + quoted_list(known) + ", found " + describe_json(v) +
+                                          (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
+            }
+        }
+    }
+    if (auto q = r.object("queue_monitor", Need::optional)) {
+        o.queue_monitor_start = q->time("start", Need::required);
+        o.queue_monitor_end = q->time("end", Need::required);
+        o.queue_monitor_interval = q->time("interval", Need::optional).value_or(o.queue_monitor_interval);
+        if (o.queue_monitor_start && o.queue_monitor_end && *o.queue_monitor_end < *o.queue_monitor_start)
+            q->error("end", "expected end ≥ start = " + format_time(*o.queue_monitor_start) + ", found " + format_time(*o.queue_monitor_end));
+        if (o.queue_monitor_interval.count <= 0) q->error("interval", "expected a positive time");
+        q->finish();
+    }
+    if (auto h = r.object("hpcc_files", Need::optional)) {
+        o.hpcc_fct_file = h->string("fct", Need::optional).value_or("");
+        o.hpcc_pfc_file = h->string("pfc", Need::optional).value_or("");
+        o.hpcc_qlen_file = h->string("qlen", Need::optional).value_or("");
+        h->finish();
+    }
+    r.finish();
+    return o;
+}
+
+// ---- sweep ----------------------------------------------------------------------------------------------
+SweepSpec read_sweep(JsonReader& r, uint64_t base_seed) {
+    SweepSpec s;
+    auto mode = r.choice("mode", Need::optional, {"product", "zip"}).value_or("product");
+    s.zip = mode == "zip";
+    if (const nlohmann::json* params = r.array("parameters", Need::optional, "an array of {\"path\", \"values\"}")) {
+        std::set<std::string> seen;
+        for (size_t i = 0; i < params->size(); ++i) {
+            JsonReader p((*params)[i], r.source(), index_path(r.path_of("parameters"), i), r.diagnostics());
+            if (!p.is_object()) {
+                r.diagnostics().error(r.source() + ": " + p.path(), "expected {\"path\": \"cc.algorithm\", \"values\": [...]}, found " + describe_json((*params)[i]));
+                continue;
+            }
+            auto path = p.string("path", Need::required);
+            const nlohmann::json* values = p.array("values", Need::required, "a non-empty array of values");
+            p.finish();
+            if (!path || !values) continue;
+            if (values->empty()) {
+                p.error("values", "expected a non-empty array of values, found []");
+                continue;
+            }
+            if (path->empty() || path->rfind("sweep", 0) == 0 || *path == "seed" || *path == "format" || *path == "version") {
+                p.error("path", "cannot sweep \"" + *path + "\"; sweep fields of topology, network, cc, workload or output (seeds: use \"replications\" or \"seeds\")");
+                continue;
+            }
+            if (!seen.insert(*path).second) {
+                p.error("path", "\"" + *path + "\" is swept twice; give all its values in one entry");
+                continue;
+            }
+            s.parameters.push_back({*path, std::vector<nlohmann::json>(values->begin(), values->end())});
+        }
+        if (s.zip)
+            for (size_t i = 1; i < s.parameters.size(); ++i)
+                if (s.parameters[i].values.size() != s.parameters[0].values.size())
+                    r.diagnostics().error(r.source() + ": " + index_path(r.path_of("parameters"), i) + ".values",
+                                          "mode \"zip\" needs equal lengths: expected " + std::to_string(s.parameters[0].values.size()) +
+                                              " values, found " + std::to_string(s.parameters[i].values.size()));
+    }
+    const bool has_reps = r.has("replications"), has_seeds = r.has("seeds");
+    if (has_reps && has_seeds) {
+        r.raw("seeds");
+        r.error("replications", "give either \"replications\" or \"seeds\", not both");
+    } else if (has_seeds) {
+        if (const nlohmann::json* seeds = r.array("seeds", Need::required, "a non-empty array of integer seeds")) {
+            std::set<uint64_t> distinct;
+            for (size_t i = 0; i < seeds->size(); ++i) {
+                const nlohmann::json& v = (*seeds)[i];
+                if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+                    r.diagnostics().error(r.source() + ": " + index_path(r.path_of("seeds"), i), "expected a non-negative integer seed, found " + describe_json(v));
+                } else if (!distinct.insert(v.get<uint64_t>()).second) {
+                    r.diagnostics().error(r.source() + ": " + index_path(r.path_of("seeds"), i), "seed " + v.dump() + " appears twice");
+                } else {
+                    s.seeds.push_back(v.get<uint64_t>());
+                }
+            }
+            if (seeds->empty()) r.error("seeds", "expected a non-empty array of integer seeds, found []");
+        }
+    } else {
+        int64_t reps = r.integer("replications", Need::optional, 1, 100000).value_or(1);
+        for (int64_t i = 0; i < reps; ++i) s.seeds.push_back(base_seed + uint64_t(i));
+    }
+    r.finish();
+    return s;
+}
+
+}  // namespace
+
+std::optional<TopologySpec> read_topology(JsonReader& r, const std::filesystem::path& base_dir) {
+    const int sources = int(r.has("generator")) + int(r.has("nodes")) + int(r.has("import"));
+    if (sources != 1) {
+        r.raw("generator");
+        r.raw("nodes");
+        r.raw("links");
+        r.raw("import");
+        r.error("", std::string(sources == 0 ? "missing the fabric: expected" : "several fabrics given: expected exactly one of") +
+                        " \"generator\", \"nodes\" with \"links\", or \"import\"");
+        r.finish();
+        return std::nullopt;
+    }
+    LinkDefaults links = read_link_defaults(r);
+    std::optional<TopologySpec> t;
+    if (r.has("import")) {
+        t = read_import(r, base_dir);
+    } else if (r.has("nodes")) {
+        t = read_explicit(r, links);
+    } else if (auto g = r.choice("generator", Need::required, {"fat-tree", "three-tier", "rail-optimized", "leaf-spine", "single-switch"})) {
+        if (*g == "fat-tree") t = read_fat_tree(r, links);
+        else if (*g == "three-tier") t = read_three_tier(r, links);
+        else if (*g == "rail-optimized") t = read_rail_optimized(r, links);
+        else if (*g == "leaf-spine") t = read_leaf_spine(r, links);
+        else t = read_single_switch(r, links);
+    }
+    r.finish();
+    return t;
+}
+
+std::optional<Scenario> read_scenario(const nlohmann::json& document, const ReadContext& context, Diagnostics& diags) {
+    const size_t errors_before = diags.error_count();
+    if (!document.is_object()) {
+        diags.error(context.source + ": (top level)", "expected a scenario object {\"format\": \"orrery-scenario\", \"version\": 1, ...}, found " + describe_json(document));
+        return std::nullopt;
+    }
+    JsonReader r(document, context.source, "", diags);
+    Scenario s;
+    s.source = context.source;
+    s.base_dir = context.base_dir;
+    s.document = document;
+    if (auto f = r.string("format", Need::required); f && *f != kScenarioFormatName)
+        r.error("format", std::string("expected \"") + kScenarioFormatName + "\", found \"" + *f + "\"");
+    if (auto v = r.raw("version", Need::required, "the format version 1"); v && !(v->is_number_integer() && v->get<int64_t>() == kScenarioFormatVersion))
+        r.error("version", "this Orrery reads scenario format version " + std::to_string(kScenarioFormatVersion) + ", found " + describe_json(*v));
+    s.name = r.string("name", Need::optional).value_or("");
+    s.description = r.string("description", Need::optional).value_or("");
+    s.seed = uint64_t(r.integer("seed", Need::optional, 0, INT64_MAX).value_or(1));
+    if (auto t = r.object("topology", Need::required)) {
+        if (auto spec = read_topology(*t, context.base_dir)) s.topology = std::move(*spec);
+    }
+    if (auto n = r.object("network", Need::optional)) s.network = read_network(*n);
+    if (auto c = r.object("cc", Need::optional)) s.cc = read_cc(*c);
+    if (auto w = r.object("workload", Need::optional)) s.workload = read_workload(*w, context.base_dir);
+    if (auto o = r.object("output", Need::optional)) s.output = read_output(*o);
+    if (auto sw = r.object("sweep", Need::optional)) s.sweep = read_sweep(*sw, s.seed);
+    else s.sweep.seeds = {s.seed};
+    r.finish();
+    if (diags.error_count() != errors_before) return std::nullopt;
+    return s;
+}
+
+}  // namespace orrery

@@ -1,0 +1,176 @@
+#pragma once
+// The Scenario: one typed model shared by the CLI, the workbench and the tests (DESIGN.md §Scenario).
+// Every field carries its unit in its type; defaults are the reference model's (reference/ns3-hpcc) and
+// are written next to each field.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/units.h"
+#include "topology/fabric.h"
+#include "topology/generators.h"
+
+namespace orrery {
+
+inline constexpr int kScenarioFormatVersion = 1;
+inline constexpr const char* kScenarioFormatName = "orrery-scenario";
+
+// ---- topology -----------------------------------------------------------------------------------------
+struct ExplicitTopology {
+    Fabric fabric;                        // built from the node and link lists, ports finalized
+    std::vector<std::string> node_names;  // as written in the scenario
+};
+
+enum class FabricFileFormat { hpcc, simai, astra_yaml, graphml, dot };
+const char* fabric_file_format_name(FabricFileFormat f);
+
+struct ImportedTopology {
+    FabricFileFormat format = FabricFileFormat::hpcc;
+    std::filesystem::path path;  // resolved against the scenario's folder
+};
+
+struct TopologySpec {
+    std::string generator;  // "fat-tree", "three-tier", "rail-optimized", "leaf-spine", "single-switch", "explicit", "import"
+    std::variant<ThreeTierParams, RailOptimizedParams, LeafSpineParams, SingleSwitchParams, ExplicitTopology, ImportedTopology> source;
+};
+
+// ---- network ------------------------------------------------------------------------------------------
+// ECN thresholds for ports of one link rate (the reference's KMIN_MAP / KMAX_MAP / PMAX_MAP).
+struct EcnThreshold {
+    BitsPerSecond rate;
+    Bytes kmin, kmax;
+    double pmax = 0.2;
+};
+
+enum class LoadBalancing { ecmp, spray };
+
+struct NetworkSpec {
+    Bytes packet_payload{1000};            // PACKET_PAYLOAD_SIZE
+    Bytes buffer_per_switch{32 << 20};     // BUFFER_SIZE 32 (MiB)
+    bool ecn_enabled = true;               // ENABLE_QCN
+    std::vector<EcnThreshold> ecn;         // per link rate; empty = the reference's DCQCN values scaled by rate
+    bool pfc_enabled = true;
+    bool pfc_dynamic_threshold = true;     // USE_DYNAMIC_PFC_THRESHOLD
+    int pfc_alpha_shift = 3;               // threshold = free buffer >> shift
+    Bytes pfc_port_reserve{4096};
+    Bytes pfc_resume_offset{3072};
+    LoadBalancing load_balancing = LoadBalancing::ecmp;
+    int ack_interval_packets = 1;          // L2_ACK_INTERVAL
+    Bytes go_back_chunk{4000};             // L2_CHUNK_SIZE
+    bool go_back_to_zero = false;          // L2_BACK_TO_ZERO
+    double error_rate_per_link = 0.0;      // ERROR_RATE_PER_LINK
+};
+
+// ---- congestion control -------------------------------------------------------------------------------
+enum class CcAlgorithm { dcqcn, hpcc, timely, dctcp };
+const char* cc_algorithm_name(CcAlgorithm a);
+int hpcc_cc_mode(CcAlgorithm a);  // CC_MODE: 1, 3, 7, 8
+
+struct DcqcnParams {
+    BitsPerSecond rate_ai{20'000'000};          // RATE_AI
+    BitsPerSecond rate_hai{200'000'000};        // RATE_HAI
+    Picoseconds alpha_resume_interval{1'000'000};   // ALPHA_RESUME_INTERVAL 1 us
+    Picoseconds rate_decrease_interval{4'000'000};  // RATE_DECREASE_INTERVAL 4 us
+    Picoseconds rp_timer{300'000'000};          // RP_TIMER 300 us
+    double g = 1.0 / 256;                       // EWMA_GAIN
+    int fast_recovery_times = 1;                // FAST_RECOVERY_TIMES
+    bool clamp_target_rate = false;             // CLAMP_TARGET_RATE
+};
+struct HpccParams {
+    double eta = 0.95;                          // U_TARGET
+    int mi_thresh = 0;                          // MI_THRESH
+    BitsPerSecond rate_ai{40'000'000};          // RATE_AI
+    bool fast_react = true;                     // FAST_REACT
+    bool multi_rate = false;                    // MULTI_RATE
+    bool sample_feedback = false;               // SAMPLE_FEEDBACK
+    int int_multi = 4;                          // INT_MULTI
+};
+struct TimelyParams {
+    BitsPerSecond rate_ai{100'000'000};         // RATE_AI
+    BitsPerSecond rate_hai{500'000'000};        // RATE_HAI
+    double alpha = 0.875, beta = 0.8;           // rdma-hw TimelyAlpha, TimelyBeta
+    Picoseconds t_low{50'000'000}, t_high{500'000'000}, min_rtt{20'000'000};
+    double g = 1.0 / 256;                       // EWMA_GAIN
+};
+struct DctcpParams {
+    BitsPerSecond rate_ai{615'000'000};         // DCTCP_RATE_AI
+    double g = 1.0 / 16;                        // EWMA_GAIN
+};
+
+struct CcSpec {
+    CcAlgorithm algorithm = CcAlgorithm::dcqcn;
+    BitsPerSecond min_rate{1'000'000'000};      // MIN_RATE
+    bool rate_bound = true;                     // RATE_BOUND: pace each QP at its rate
+    bool window = false;                        // HAS_WIN (reference default per algorithm)
+    bool variable_window = false;               // VAR_WIN
+    bool global_base_rtt = true;                // GLOBAL_T
+    bool ack_high_priority = true;              // ACK_HIGH_PRIO
+    std::vector<EcnThreshold> ecn;              // the ECN setting this CC is tuned for; overrides network.ecn
+    DcqcnParams dcqcn;
+    HpccParams hpcc;
+    TimelyParams timely;
+    DctcpParams dctcp;
+};
+
+// ---- workload -----------------------------------------------------------------------------------------
+struct FlowSpec {
+    NodeId src = 0, dst = 0;
+    int priority = 3;           // pg: switch queue 1..7
+    uint16_t dport = 100;
+    uint16_t sport = 0;         // assigned like the reference: 10000 + n-th flow of the (src, dst) pair
+    Bytes size;
+    Picoseconds start;
+    std::string where;          // file:line or JSON path, for later messages
+};
+
+struct WorkloadSpec {
+    std::string kind = "flows";
+    std::vector<FlowSpec> flows;
+    std::filesystem::path flow_file;          // set when the flows came from an HPCC flow.txt
+    std::optional<Picoseconds> stop_time;     // SIMULATOR_STOP_TIME; none = until every flow finishes
+};
+
+// ---- output -------------------------------------------------------------------------------------------
+struct OutputSpec {
+    std::string store = "results.sqlite";
+    Picoseconds sample_interval{10'000'000};  // 10 us
+    bool record_fct = true, record_pfc = true, record_queues = true, record_flow_rates = true;
+    std::optional<Picoseconds> queue_monitor_start, queue_monitor_end;
+    Picoseconds queue_monitor_interval{100'000};  // 100 ns, as the reference samples
+    std::string hpcc_fct_file, hpcc_pfc_file, hpcc_qlen_file;  // reference-format outputs; empty = not written
+};
+
+// ---- sweep --------------------------------------------------------------------------------------------
+struct SweepParameter {
+    std::string path;                     // "cc.algorithm", "topology.k", "workload.flows[0].size"
+    std::vector<nlohmann::json> values;
+};
+struct SweepSpec {
+    std::vector<SweepParameter> parameters;
+    bool zip = false;                     // false: Cartesian product; true: i-th values together
+    std::vector<uint64_t> seeds;          // replications: one experiment per seed for every combination
+};
+
+struct Scenario {
+    std::string name, description;
+    uint64_t seed = 1;
+    TopologySpec topology;
+    NetworkSpec network;
+    CcSpec cc;
+    WorkloadSpec workload;
+    OutputSpec output;
+    SweepSpec sweep;
+    std::string source;                   // file name for messages
+    std::filesystem::path base_dir;       // relative paths resolve here
+    nlohmann::json document;              // the scenario with presets resolved
+};
+
+// The ECN thresholds in force: cc.ecn, else network.ecn, else the reference's defaults for `rate`.
+std::optional<EcnThreshold> ecn_for_rate(const Scenario& s, BitsPerSecond rate);
+
+}  // namespace orrery

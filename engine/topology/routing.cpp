@@ -1,0 +1,175 @@
+#include "topology/routing.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include "topology/ecmp_hash.h"
+
+namespace orrery {
+namespace {
+
+bool forwards(const Fabric& f, NodeId n) {
+    return f.node_kind[n] == NodeKind::network_switch || (f.hosts_forward && f.node_kind[n] == NodeKind::host);
+}
+
+bool network_peer(const Fabric& f, NodeId peer) { return f.node_kind[peer] != NodeKind::nvswitch; }
+
+}  // namespace
+
+Routes build_routes(const Fabric& f) {
+    Routes r;
+    const size_t n = f.node_count();
+    r.forwarder_row.assign(n, kNone);
+    std::vector<NodeId> forwarders;
+    for (NodeId i = 0; i < n; ++i)
+        if (forwards(f, i)) {
+            r.forwarder_row[i] = static_cast<uint32_t>(forwarders.size());
+            forwarders.push_back(i);
+        }
+    r.forwarder_count = static_cast<uint32_t>(forwarders.size());
+
+    // Destination groups: hosts with the same attachment set. Forwarding hosts are their own group.
+    r.host_group.assign(n, kNone);
+    std::map<std::vector<NodeId>, uint32_t> group_of_anchors;
+    std::vector<std::vector<NodeId>> anchors;
+    for (NodeId h = 0; h < n; ++h) {
+        if (f.node_kind[h] != NodeKind::host) continue;
+        std::vector<NodeId> key;
+        if (f.hosts_forward) {
+            key.push_back(h);
+        } else {
+            for (uint32_t p = f.port_begin[h]; p < f.port_begin[h + 1]; ++p)
+                if (forwards(f, f.port_peer[p])) key.push_back(f.port_peer[p]);
+            std::sort(key.begin(), key.end());
+            key.erase(std::unique(key.begin(), key.end()), key.end());
+        }
+        auto [it, inserted] = group_of_anchors.emplace(key, static_cast<uint32_t>(anchors.size()));
+        if (inserted) anchors.push_back(key);
+        r.host_group[h] = it->second;
+    }
+    r.group_count = static_cast<uint32_t>(anchors.size());
+    const size_t G = r.group_count;
+    r.hops.assign(size_t(r.forwarder_count) * G, Routes::kUnreachable);
+    r.hop_set.assign(size_t(r.forwarder_count) * G, kNone);
+    r.set_begin.push_back(0);
+
+    std::unordered_map<std::u16string, uint32_t> interned;
+    std::vector<uint8_t> dist(r.forwarder_count);
+    std::vector<NodeId> frontier, next;
+    std::u16string candidates;
+    for (uint32_t g = 0; g < G; ++g) {
+        // Multi-source BFS over forwarders from the group's attachment switches (or the forwarding host).
+        std::fill(dist.begin(), dist.end(), Routes::kUnreachable);
+        frontier.clear();
+        for (NodeId a : anchors[g]) {
+            dist[r.forwarder_row[a]] = 0;
+            frontier.push_back(a);
+        }
+        for (uint8_t d = 1; !frontier.empty(); ++d) {
+            next.clear();
+            for (NodeId u : frontier)
+                for (uint32_t p = f.port_begin[u]; p < f.port_begin[u + 1]; ++p) {
+                    NodeId v = f.port_peer[p];
+                    uint32_t row = r.forwarder_row[v];
+                    if (row == kNone || dist[row] != Routes::kUnreachable) continue;
+                    dist[row] = d;
+                    next.push_back(v);
+                }
+            frontier.swap(next);
+            if (d == Routes::kUnreachable - 1) break;
+        }
+        for (uint32_t row = 0; row < r.forwarder_count; ++row) {
+            const size_t cell = size_t(row) * G + g;
+            r.hops[cell] = dist[row];
+            if (dist[row] == Routes::kUnreachable) continue;
+            const NodeId u = forwarders[row];
+            if (dist[row] == 0 && !f.hosts_forward) {
+                r.hop_set[cell] = Routes::kDeliver;
+                continue;
+            }
+            if (dist[row] == 0) continue;  // a forwarding host that is the destination itself
+            candidates.clear();
+            for (uint32_t p = f.port_begin[u]; p < f.port_begin[u + 1]; ++p) {
+                uint32_t peer_row = r.forwarder_row[f.port_peer[p]];
+                if (peer_row != kNone && dist[peer_row] + 1 == dist[row])
+                    candidates.push_back(static_cast<char16_t>(p - f.port_begin[u]));
+            }
+            auto [it, inserted] = interned.emplace(candidates, static_cast<uint32_t>(r.set_begin.size() - 1));
+            if (inserted) {
+                for (char16_t c : candidates) r.set_ports.push_back(static_cast<uint16_t>(c));
+                r.set_begin.push_back(static_cast<uint32_t>(r.set_ports.size()));
+            }
+            r.hop_set[cell] = it->second;
+        }
+    }
+    return r;
+}
+
+size_t memory_bytes(const Routes& r) {
+    return r.host_group.size() * 4 + r.forwarder_row.size() * 4 + r.hops.size() + r.hop_set.size() * 4 +
+           r.set_begin.size() * 4 + r.set_ports.size() * 2;
+}
+
+std::vector<uint32_t> next_hops(const Fabric& f, const Routes& r, NodeId node, NodeId dst) {
+    std::vector<uint32_t> out;
+    if (node == dst || r.host_group[dst] == kNone) return out;
+    const uint32_t g = r.host_group[dst];
+    const uint32_t first = f.port_begin[node];
+    const uint32_t row = r.forwarder_row[node];
+    if (row == kNone) {
+        // A host that does not forward: a direct link to dst, else the uplinks nearest to dst's group.
+        uint8_t best = Routes::kUnreachable;
+        for (uint32_t p = first; p < f.port_begin[node + 1]; ++p)
+            if (f.port_peer[p] == dst) return {p - first};
+        for (uint32_t p = first; p < f.port_begin[node + 1]; ++p) {
+            uint32_t peer_row = r.forwarder_row[f.port_peer[p]];
+            if (peer_row == kNone || !network_peer(f, f.port_peer[p])) continue;
+            uint8_t h = r.hops[size_t(peer_row) * r.group_count + g];
+            if (h < best) {
+                best = h;
+                out.clear();
+            }
+            if (h == best && h != Routes::kUnreachable) out.push_back(p - first);
+        }
+        return out;
+    }
+    const size_t cell = size_t(row) * r.group_count + g;
+    if (r.hops[cell] == Routes::kUnreachable) return out;
+    if (r.hop_set[cell] == Routes::kDeliver) {
+        for (uint32_t p = first; p < f.port_begin[node + 1]; ++p)
+            if (f.port_peer[p] == dst) out.push_back(p - first);
+        return out;
+    }
+    const uint32_t s = r.hop_set[cell];
+    for (uint32_t i = r.set_begin[s]; i < r.set_begin[s + 1]; ++i) out.push_back(r.set_ports[i]);
+    return out;
+}
+
+std::vector<Hop> flow_path(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint16_t sport, uint16_t dport) {
+    std::vector<Hop> path;
+    const uint32_t sip = node_ip(src), dip = node_ip(dst);
+    NodeId at = src;
+    while (at != dst) {
+        std::vector<uint32_t> c = next_hops(f, r, at, dst);
+        if (c.empty() || path.size() > f.node_count()) return {};
+        uint32_t port = c.size() == 1 ? c[0] : c[ecmp_hash(sip, dip, sport, dport, at) % c.size()];
+        path.push_back({at, port});
+        at = f.port_peer[f.port_begin[at] + port];
+    }
+    return path;
+}
+
+int path_length(const Fabric& f, const Routes& r, NodeId src, NodeId dst) {
+    if (src == dst) return 0;
+    int length = 0;
+    for (NodeId at = src; at != dst; ++length) {
+        std::vector<uint32_t> c = next_hops(f, r, at, dst);
+        if (c.empty() || length > static_cast<int>(f.node_count())) return -1;
+        at = f.port_peer[f.port_begin[at] + c[0]];
+    }
+    return length;
+}
+
+}  // namespace orrery

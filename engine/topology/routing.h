@@ -1,0 +1,47 @@
+#pragma once
+// Shortest-path routing by hop count with ECMP next-hop sets, stored per destination group.
+//
+// Hosts that attach to the same set of switches share every route except the last hop, so tables are kept
+// per (forwarding node, destination group) — a k = 60 fat-tree has 1,800 groups instead of 54,000 hosts.
+// Next-hop sets are interned: each table cell holds the id of a set of local ports, in increasing port
+// order, which is the reference's candidate order for its hash (reference/ns3-hpcc README §8).
+// NVSwitch links carry intra-server traffic only and take no part in network routing.
+#include <cstdint>
+#include <vector>
+
+#include "topology/fabric.h"
+
+namespace orrery {
+
+struct Routes {
+    uint32_t group_count = 0;
+    uint32_t forwarder_count = 0;
+    std::vector<uint32_t> host_group;     // per node: destination group of a host, kNone otherwise
+    std::vector<uint32_t> forwarder_row;  // per node: row in the tables, kNone for nodes that do not forward
+    std::vector<uint8_t> hops;            // [row·groups + g]: hops to the group's attachment switches; kUnreachable
+    std::vector<uint32_t> hop_set;        // [row·groups + g]: next-hop set id, or kDeliver at an attachment switch
+    std::vector<uint32_t> set_begin;      // set s holds set_ports[set_begin[s] .. set_begin[s+1])
+    std::vector<uint16_t> set_ports;      // local port indices
+    static constexpr uint8_t kUnreachable = 0xff;
+    static constexpr uint32_t kDeliver = 0xfffffffeu;
+};
+
+Routes build_routes(const Fabric& f);
+size_t memory_bytes(const Routes& r);
+
+// The equal-cost egress ports of `node` toward host `dst`, in increasing port order (local indices).
+// Empty when node is dst or dst cannot be reached from node.
+std::vector<uint32_t> next_hops(const Fabric& f, const Routes& r, NodeId node, NodeId dst);
+
+// Hop count of the shortest path from host src to host dst, or -1 when unreachable.
+int path_length(const Fabric& f, const Routes& r, NodeId src, NodeId dst);
+
+struct Hop {
+    NodeId node;    // the node that transmits
+    uint32_t port;  // its local egress port
+};
+// The path of a flow as the reference picks it: at every node with several candidates,
+// candidate[ecmp_hash(sip, dip, sport, dport, seed = node id) % n]. Empty when unreachable.
+std::vector<Hop> flow_path(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint16_t sport, uint16_t dport);
+
+}  // namespace orrery

@@ -1,0 +1,32 @@
+# Sourced by setup.sh and test.sh: installs the Debian packages Orrery builds with, and only those,
+# when any is missing. Works as root, through sudo, or as a user who may sudo.
+orrery_packages=(
+  g++ cmake ninja-build git            # toolchain
+  nlohmann-json3-dev                   # scenario JSON
+  libyaml-cpp-dev                      # ASTRA-sim network YAML
+  libcli11-dev                         # orrery-cli
+  libboost-graph-dev                   # DOT and GraphML
+  libssl-dev                           # SHA-256 of experiments
+  qt6-base-dev                         # Qt Test (and, with the workbench, Qt Widgets)
+)
+
+orrery_install_deps() {
+  local missing=()
+  for p in "${orrery_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "orrery: all build dependencies are installed"
+    return 0
+  fi
+  echo "orrery: installing ${missing[*]}"
+  local as_root=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then as_root=(sudo); else
+      echo "orrery: need root to install ${missing[*]}: run this as root or with sudo" >&2
+      return 1
+    fi
+  fi
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The second README command: install what is missing, build everything, run every test (ctest's summary last).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+source installers/deps.sh
+orrery_install_deps
+cmake --preset release
+cmake --build --preset release
+ctest --preset release

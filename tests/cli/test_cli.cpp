@@ -1,0 +1,134 @@
+// orrery-cli end to end: exit codes, every malformed input's exact error, stats, conversions that
+// never overwrite what the user had.
+#include <QtTest>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+struct Result {
+    int code;
+    QString out, err;
+};
+
+Result run(const QStringList& args, const QString& dir = ORRERY_TEST_DIR) {
+    QProcess p;
+    p.setWorkingDirectory(dir);
+    p.start(ORRERY_CLI, args);
+    p.waitForFinished(120000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+QString first_error_line(const QString& err) {
+    for (const QString& line : err.split('\n'))
+        if (line.contains(": error: ")) return line;
+    return {};
+}
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void exit_codes() {
+        QCOMPARE(run({"--help"}).code, 0);
+        QCOMPARE(run({"validate", "--help"}).code, 0);
+        Result v = run({"--version"});
+        QCOMPARE(v.code, 0);
+        QVERIFY(v.out.startsWith("orrery-cli 0.1.0 (git "));
+        QCOMPARE(run({}).code, 2);
+        QCOMPARE(run({"simulate-everything"}).code, 2);
+        QCOMPARE(run({"validate"}).code, 2);
+        QCOMPARE(run({"fabric", "fat-tree:k=8", "--no-such-flag"}).code, 2);
+        QCOMPARE(run({"validate", "no/such/file.json"}).code, 1);
+        QCOMPARE(run({"validate", QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json"}).code, 0);
+    }
+    void malformed_inputs_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("expected");
+        QFile table(QString(ORRERY_TEST_DIR) + "/malformed/expected.tsv");
+        QVERIFY(table.open(QIODevice::ReadOnly));
+        int rows = 0;
+        for (const QString& line : QString::fromUtf8(table.readAll()).split('\n', Qt::SkipEmptyParts)) {
+            const QStringList parts = line.split('\t');
+            QTest::newRow(parts[0].toUtf8().constData()) << parts[0] << parts[1];
+            ++rows;
+        }
+        QVERIFY(rows >= 30);
+    }
+    void malformed_inputs() {
+        QFETCH(QString, file);
+        QFETCH(QString, expected);
+        const QString dir = QString(ORRERY_TEST_DIR) + "/malformed";
+        Result r = run({"validate", file}, dir);
+        QCOMPARE(r.code, 1);
+        QCOMPARE(first_error_line(r.err), QString(expected).replace("{cwd}", dir));
+    }
+    void fabric_stats() {
+        Result r = run({"fabric", "fat-tree:k=8", "--stats", "--json"});
+        QCOMPARE(r.code, 0);
+        nlohmann::json s = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(s["hosts"].get<int>(), 128);
+        QCOMPARE(s["switches"].get<int>(), 80);
+        QCOMPARE(s["links"].get<int>(), 384);
+        QVERIFY(s["routing"]["all_host_pairs_reachable"].get<bool>());
+        r = run({"fabric", "leaf-spine:leaves=2,spines=2,hosts-per-leaf=8,oversubscription=4", "--json"});
+        s = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(s["links"].get<int>(), 16 + 4);
+        r = run({"fabric", "roft:gpus=128,gpus-per-server=8", "--json"});
+        s = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(s["hosts"].get<int>(), 128);
+        QCOMPARE(s["nvswitches"].get<int>(), 16);
+        r = run({"fabric", "fat-tree:k=9"});
+        QCOMPARE(r.code, 1);
+        QCOMPARE(first_error_line(r.err), QString("fat-tree:k=9: k: error: expected an even switch radix k (a fat-tree has k/2 down and k/2 up ports), found 9"));
+        QCOMPARE(run({"fabric", "fat-three:k=8"}).code, 1);
+    }
+    void expand_lists_experiments() {
+        Result r = run({"expand", QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json", "--json"});
+        QCOMPARE(r.code, 0);
+        nlohmann::json e = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(e.size(), size_t(4));
+        QCOMPARE(e[1]["id"].get<std::string>(), std::string("e0001"));
+        QCOMPARE(e[1]["parameters"]["cc.preset"].get<std::string>(), std::string("hpcc-100g"));
+        QCOMPARE(e[1]["sha256"].get<std::string>().size(), size_t(64));
+    }
+    void conversions_round_trip_and_never_overwrite() {
+        QTemporaryDir tmp;
+        const QString ref = QString(ORRERY_TEST_DIR) + "/reference/ns3-hpcc";
+        const QString json = tmp.filePath("incast.json"), config = tmp.filePath("again.txt");
+        QCOMPARE(run({"convert", ref + "/config_incast_hpcc.txt", "-o", json}, ref).code, 0);
+        QCOMPARE(run({"validate", json}).code, 0);
+        QCOMPARE(run({"convert", json, "-o", config}).code, 0);
+        QVERIFY(QFile::exists(tmp.filePath("again_topology.txt")));
+        QCOMPARE(run({"validate", config}, tmp.path()).code, 0);
+        // The topology written back is the reference file, byte for byte.
+        QFile a(ref + "/topology.txt"), b(tmp.filePath("again_topology.txt"));
+        QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+        QCOMPARE(b.readAll(), a.readAll());
+        // A second conversion to the same name refuses and leaves the file as it was.
+        QFile before(json);
+        QVERIFY(before.open(QIODevice::ReadOnly));
+        const QByteArray original = before.readAll();
+        before.close();
+        Result again = run({"convert", ref + "/config_incast_dcqcn.txt", "-o", json}, ref);
+        QCOMPARE(again.code, 1);
+        QVERIFY(again.err.contains("already exists; not overwriting it"));
+        QVERIFY(before.open(QIODevice::ReadOnly));
+        QCOMPARE(before.readAll(), original);
+        for (const char* ext : {"graphml", "dot", "json"}) {
+            const QString out = tmp.filePath(QString("fabric.") + ext);
+            QCOMPARE(run({"convert", ref + "/topology.txt", "-o", out}).code, 0);
+            const QString txt = tmp.filePath(QString("back_") + ext + ".txt");
+            QCOMPARE(run({"convert", out, "-o", txt, "--to", "hpcc"}).code, 0);
+            QFile c(txt);
+            QVERIFY(c.open(QIODevice::ReadOnly));
+            QVERIFY(a.seek(0));
+            QCOMPARE(c.readAll(), a.readAll());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"
