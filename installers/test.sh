@@ -3,8 +3,6 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-source installers/deps.sh
-orrery_install_deps
-cmake --preset release
-cmake --build --preset release
+source installers/common.sh
+orrery_build
 ctest --preset release

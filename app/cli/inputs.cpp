@@ -127,9 +127,6 @@ std::string fabric_text(const Fabric& f, const std::filesystem::path& out, const
                              : ext == ".txt" || ext.empty() ? "hpcc" : "";
     if (format == "orrery") {
         nlohmann::json topology = fabric_to_topology_json(f);
-        if (f.gpus_per_server > 0) topology["gpus_per_server"] = f.gpus_per_server;
-        if (!f.gpu_type.empty()) topology["gpu_type"] = f.gpu_type;
-        if (f.hosts_forward) topology["hosts_forward"] = true;
         nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"name", out.stem().string()},
                               {"description", "Fabric converted from " + f.name}, {"topology", topology}};
         return doc.dump(2) + "\n";

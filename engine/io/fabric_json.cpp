@@ -19,7 +19,11 @@ nlohmann::json fabric_to_topology_json(const Fabric& f) {
         if (f.link_error_rate[l] != 0) link["error_rate"] = f.link_error_rate[l];
         links.push_back(link);
     }
-    return {{"nodes", nodes}, {"links", links}};
+    nlohmann::json out = {{"nodes", nodes}, {"links", links}};
+    if (f.gpus_per_server > 0) out["gpus_per_server"] = f.gpus_per_server;
+    if (!f.gpu_type.empty()) out["gpu_type"] = f.gpu_type;
+    if (f.hosts_forward) out["hosts_forward"] = true;
+    return out;
 }
 
 }  // namespace orrery

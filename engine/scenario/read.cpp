@@ -242,6 +242,10 @@ std::optional<TopologySpec> read_explicit(JsonReader& r, const LinkDefaults& lin
         if (a && b && *a == *b) l.error("b", "a link must join two different nodes; both ends are node " + std::to_string(*a));
         else if (a && b) add_link(t.fabric, *a, *b, rate, delay, err);
     }
+    // Fabric-wide facts that file formats carry (SimAI's server size and GPU type, ASTRA-sim's forwarding NPUs).
+    t.fabric.gpus_per_server = int(r.integer("gpus_per_server", Need::optional, 0, 1024).value_or(0));
+    t.fabric.gpu_type = r.string("gpu_type", Need::optional).value_or("");
+    t.fabric.hosts_forward = r.boolean("hosts_forward", Need::optional).value_or(false);
     if (r.diagnostics().error_count() != errors_before) return std::nullopt;
     finalize_ports(t.fabric);
     if (!any_tier) infer_tiers(t.fabric);

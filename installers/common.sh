@@ -1,5 +1,6 @@
-# Sourced by setup.sh and test.sh: installs the Debian packages Orrery builds with, and only those,
-# when any is missing. Works as root, through sudo, or as a user who may sudo.
+# Sourced by setup.sh and test.sh. orrery_install_deps installs the Debian packages Orrery builds with,
+# and only those, when any is missing (as root, through sudo, or as a user who may sudo);
+# orrery_build does that, then configures and builds the Release preset.
 orrery_packages=(
   g++ cmake ninja-build git            # toolchain
   nlohmann-json3-dev                   # scenario JSON
@@ -28,5 +29,11 @@ orrery_install_deps() {
     fi
   fi
   "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+}
+
+orrery_build() {
+  orrery_install_deps
+  cmake --preset release
+  cmake --build --preset release
 }
