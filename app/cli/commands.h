@@ -15,5 +15,6 @@ Runner add_expand(CLI::App& app, const PresetLibrary& presets);
 Runner add_fabric(CLI::App& app, const PresetLibrary& presets);
 Runner add_convert(CLI::App& app, const PresetLibrary& presets);
 Runner add_presets(CLI::App& app, const PresetLibrary& presets);
+Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets);
 
 }  // namespace orrery::cli

@@ -1,0 +1,70 @@
+#pragma once
+// DCQCN, Mellanox's version as the reference runs it (RdmaHw::*Mlx): CNPs arrive as a flag on ACKs; the
+// first sets α = 1 and starts the α timer and the rate-decrease check; at most one cut per check interval,
+// rate ← max(min_rate, rate·(1 − α/2)); increases by the RP timer only: fast recovery, then active, then
+// hyper increase toward the target rate.
+#include "net/qp.h"
+
+namespace orrery::net {
+
+ORRERY_HD inline void dcqcn_on_cnp(NetView& v, uint32_t flow, int64_t now) {
+    DcqcnState& d = v.dcqcn[flow];
+    QpState& q = v.qp[flow];
+    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
+    d.alpha_cnp = d.decrease_cnp = true;
+    if (d.first_cnp) {
+        d.alpha = 1;
+        d.alpha_cnp = false;
+        d.t_alpha = now + us_to_ns(ep.alpha_resume_us) * 1000;
+        d.s_alpha = now;
+        d.t_decrease = now + us_to_ns(ep.rate_decrease_us) * 1000 + 1000;  // +1 ns: after the α update
+        d.s_decrease = now;
+        q.rate = rate_times(q.rate, ep.rate_on_first_cnp);
+        d.target_rate = q.rate;
+        d.first_cnp = false;
+    }
+}
+
+ORRERY_HD inline void dcqcn_alpha_timer(NetView& v, uint32_t flow, int64_t now) {
+    DcqcnState& d = v.dcqcn[flow];
+    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
+    d.alpha = d.alpha_cnp ? (1 - ep.g) * d.alpha + ep.g : (1 - ep.g) * d.alpha;
+    d.alpha_cnp = false;
+    d.t_alpha = now + us_to_ns(ep.alpha_resume_us) * 1000;
+    d.s_alpha = now;
+}
+
+ORRERY_HD inline void dcqcn_decrease_timer(NetView& v, uint32_t flow, int64_t now) {
+    DcqcnState& d = v.dcqcn[flow];
+    QpState& q = v.qp[flow];
+    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
+    d.t_decrease = now + us_to_ns(ep.rate_decrease_us) * 1000;
+    d.s_decrease = now;
+    if (!d.decrease_cnp) return;
+    const bool clamp = ep.clamp_target_rate || d.rp_stage != 0;
+    if (clamp) d.target_rate = q.rate;
+    q.rate = umax(ep.min_rate, rate_times(q.rate, 1 - d.alpha / 2));
+    d.rp_stage = 0;
+    d.decrease_cnp = false;
+    d.t_rp = now + us_to_ns(ep.rp_timer_us) * 1000;
+    d.s_rp = now;
+}
+
+ORRERY_HD inline void dcqcn_rate_increase_timer(NetView& v, uint32_t flow, int64_t now) {
+    DcqcnState& d = v.dcqcn[flow];
+    QpState& q = v.qp[flow];
+    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
+    d.t_rp = now + us_to_ns(ep.rp_timer_us) * 1000;
+    d.s_rp = now;
+    if (d.rp_stage >= ep.fast_recovery_times) {
+        // active increase at the threshold, hyper increase after it
+        d.target_rate += d.rp_stage == ep.fast_recovery_times ? ep.rate_ai : ep.rate_hai;
+        if (d.target_rate > q.max_rate) d.target_rate = q.max_rate;
+    }
+    q.rate = rate_div(q.rate, 2) + rate_div(d.target_rate, 2);
+    ++d.rp_stage;
+}
+
+ORRERY_HD inline void dcqcn_cancel(DcqcnState& d) { d.t_alpha = d.t_decrease = d.t_rp = kNever; }
+
+}  // namespace orrery::net

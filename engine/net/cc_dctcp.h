@@ -1,0 +1,37 @@
+#pragma once
+// DCTCP as the reference runs it on RDMA (RdmaHw::HandleAckDctcp): α updated once per window of data from
+// the fraction of ECN-echoing ACKs; one cut per window, rate·(1 − α/2); additive increase per window.
+#include "net/qp.h"
+
+namespace orrery::net {
+
+ORRERY_HD inline void dctcp_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq, bool cnp) {
+    DctcpState& d = v.dctcp[flow];
+    QpState& q = v.qp[flow];
+    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
+    bool new_batch = false;
+    d.ecn_count += cnp ? 1 : 0;
+    if (ack_seq > d.last_update_seq) {
+        new_batch = true;
+        if (d.last_update_seq == 0) {
+            d.last_update_seq = q.snd_nxt;
+            d.batch_size = q.snd_nxt / ep.mtu + 1;
+        } else {
+            double frac = double(d.ecn_count) / double(d.batch_size);
+            if (frac > 1.0) frac = 1.0;
+            d.alpha = (1 - ep.g) * d.alpha + ep.g * frac;
+            d.last_update_seq = q.snd_nxt;
+            d.ecn_count = 0;
+            d.batch_size = (q.snd_nxt - ack_seq) / ep.mtu + 1;
+        }
+    }
+    if (d.ca_state == 1 && ack_seq > d.high_seq) d.ca_state = 0;
+    if (cnp && d.ca_state == 0) {
+        q.rate = umax(ep.min_rate, rate_times(q.rate, 1 - d.alpha / 2));
+        d.ca_state = 1;
+        d.high_seq = q.snd_nxt;
+    }
+    if (d.ca_state == 0 && new_batch) q.rate = umin(q.max_rate, q.rate + ep.dctcp_rate_ai);
+}
+
+}  // namespace orrery::net

@@ -1,0 +1,49 @@
+#pragma once
+// TIMELY as the reference runs it (RdmaHw::UpdateRateTimely): once per RTT of data, the RTT of the ACK's
+// data packet (sent-time echoed back) against T_low / T_high and the smoothed RTT gradient.
+#include "net/qp.h"
+
+namespace orrery::net {
+
+ORRERY_HD inline void timely_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq, uint64_t sent_ns, int64_t now) {
+    TimelyState& t = v.timely[flow];
+    QpState& q = v.qp[flow];
+    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
+    if (!(ack_seq > t.last_update_seq)) return;  // the reference's fast-react path does nothing for TIMELY
+    const uint64_t next_seq = q.snd_nxt;
+    const uint64_t rtt = uint64_t(now / 1000) - sent_ns;
+    if (t.last_update_seq != 0) {
+        const int64_t new_rtt_diff = int64_t(rtt) - int64_t(t.last_rtt_ns);
+        const double rtt_diff = (1 - ep.timely_alpha) * t.rtt_diff + ep.timely_alpha * double(new_rtt_diff);
+        const double gradient = rtt_diff / double(ep.timely_min_rtt_ns);
+        bool inc = false;
+        double c = 0;
+        if (rtt < ep.timely_tlow_ns) {
+            inc = true;
+        } else if (rtt > ep.timely_thigh_ns) {
+            c = 1 - ep.timely_beta * (1 - double(ep.timely_thigh_ns) / double(rtt));
+        } else if (gradient <= 0) {
+            inc = true;
+        } else {
+            c = 1 - ep.timely_beta * gradient;
+            if (c < 0) c = 0;
+        }
+        if (inc) {
+            q.rate = t.cur_rate + (t.inc_stage < 5 ? ep.rate_ai : ep.rate_hai);
+            if (q.rate > q.max_rate) q.rate = q.max_rate;
+            t.cur_rate = q.rate;
+            ++t.inc_stage;
+        } else {
+            q.rate = umax(ep.min_rate, rate_times(t.cur_rate, c));
+            t.cur_rate = q.rate;
+            t.inc_stage = 0;
+        }
+        t.rtt_diff = rtt_diff;
+    }
+    if (next_seq > t.last_update_seq) {
+        t.last_update_seq = next_seq;
+        t.last_rtt_ns = rtt;
+    }
+}
+
+}  // namespace orrery::net

@@ -1,0 +1,64 @@
+#pragma once
+// Sending on a link and the transmit machine of a port, shared by switches and NICs.
+#include "net/ns3_arith.h"
+#include "net/state.h"
+
+namespace orrery::net {
+
+// Per step s, a node reads the counters its peers published in step s-1 and publishes its own into the
+// slot of step s: readers and writers never share a counter within a step.
+struct StepClock {
+    uint64_t step;            // global iteration number
+    int64_t window_end;       // ps: events strictly before this belong to the step
+    ORRERY_HD uint32_t read_slot() const { return uint32_t((step + 1) & 1); }
+    ORRERY_HD uint32_t write_slot() const { return uint32_t(step & 1); }
+};
+
+// Appends p to the receive ring of `to_port`. The ring was sized so that one step's sends always fit
+// (batch.cpp); a full ring is a sizing bug and is counted in the node's overflow flag, never dropped.
+ORRERY_HD inline bool ring_push(NetView& v, uint32_t to_port, const Packet& p, const StepClock& clock, uint32_t node) {
+    Ring& r = v.ring[to_port];
+    if (r.tail - r.published_head[clock.read_slot()] >= r.capacity) {
+        v.out[node].events_overflow |= 2u;
+        return false;
+    }
+    v.ring_slots[r.offset + r.tail % r.capacity] = p;
+    ++r.tail;
+    return true;
+}
+
+// Starts transmitting p on port `row` at `now`: the port is busy for the serialization time, and p reaches
+// the peer after serialization and propagation (reference README §5: floor(bytes·8/rate) ns, no gap).
+ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, Packet p, int64_t now, const StepClock& clock) {
+    const PortInfo& info = v.port[row];
+    PortTx& tx = v.tx[row];
+    const int64_t ser = tx_time_ns(p.wire, info.rate_bps) * 1000;
+    tx.busy = 1;
+    tx.busy_since = now;
+    tx.busy_until = now + ser;
+    p.arrival = now + ser + info.delay_ps;
+    ring_push(v, info.peer_port, p, clock, info.node);
+}
+
+// When the peer sent the packet now arriving at `row`: the reference orders equal-time events by when
+// they were scheduled, and an arrival was scheduled when its sender started transmitting.
+ORRERY_HD inline int64_t arrival_scheduled_at(const NetView& v, uint32_t row, const Packet& p) {
+    const PortInfo& sender = v.port[v.port[row].peer_port];
+    return p.arrival - sender.delay_ps - tx_time_ns(p.wire, sender.rate_bps) * 1000;
+}
+
+ORRERY_HD inline void record_pfc(NetView& v, uint32_t node, uint32_t row, bool pause, int64_t now, uint8_t node_type) {
+    NodeOutput& o = v.out[node];
+    if (o.events_count >= o.events_capacity) {
+        o.events_overflow |= 1u;
+        return;
+    }
+    PfcEvent& e = v.node_events[o.events_offset + o.events_count++];
+    e.time = now;
+    e.node = node;
+    e.ifindex = uint16_t(v.port[row].local + 1);
+    e.node_type = node_type;
+    e.pause = pause ? 1 : 0;
+}
+
+}  // namespace orrery::net

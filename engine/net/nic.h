@@ -1,0 +1,220 @@
+#pragma once
+// A host NIC, processed in timestamp order within a step (the reference's RdmaHw + QbbNetDevice on hosts).
+//  - Receive: one ACK per data packet (L2_ACK_INTERVAL 1), the CNP as a flag on the ACK of a CE-marked
+//    packet, NACK on a gap (at most one per 500 µs for the same expected byte), duplicates ignored.
+//  - Send: the ACK queue first (unless its PFC class is paused), then round robin over queue pairs that
+//    are not paused, not window-bound and whose pacing time has come; pacing = serialization time of the
+//    packet at the QP's rate. When nothing may send, a retry is scheduled at the earliest pacing time.
+#include "net/cc_dcqcn.h"
+#include "net/cc_dctcp.h"
+#include "net/cc_hpcc.h"
+#include "net/cc_timely.h"
+#include "net/link.h"
+
+namespace orrery::net {
+
+ORRERY_HD inline uint32_t data_wire_bytes(uint32_t payload, uint8_t cc_mode) {
+    return payload + kDataHeaderBytes + (cc_mode == kHpcc ? kIntBytes : cc_mode == kTimely ? kTimelyTsBytes : 0);
+}
+
+// RdmaEgressQueue::GetNextQindex: -1 = the ACK queue, -1024 = nothing, else a position in the QP list.
+// Finished QPs seen while scanning are removed from the list, exactly as the reference compacts it.
+ORRERY_HD inline int nic_next_queue(NetView& v, uint32_t node, int64_t now) {
+    NicState& nic = v.nic[node];
+    const PortTx& tx = v.tx[nic.port];
+    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    if (!(tx.paused & (1u << ep.ack_pause_class)) && nic.ack_tail > nic.ack_head) return -1;
+    uint32_t* qps = v.nic_qps + nic.qp_offset;
+    const uint32_t count = nic.qp_count;
+    int res = -1024;
+    uint32_t min_finished = kNoRow;
+    for (uint32_t i = 1; i <= count; ++i) {
+        const uint32_t idx = (i + nic.rr_last) % count;
+        const uint32_t f = qps[idx];
+        const QpState& q = v.qp[f];
+        const FlowInfo& info = v.flow[f];
+        if (!(tx.paused & (1u << info.pg)) && qp_bytes_left(q, info) > 0 && !qp_window_bound(q, info, ep)) {
+            if (q.next_avail > now) continue;
+            res = int(idx);
+            break;
+        } else if (qp_finished(q, info)) {
+            if (idx < min_finished) min_finished = idx;
+        }
+    }
+    if (min_finished != kNoRow) {
+        uint32_t next = min_finished;
+        for (uint32_t i = min_finished + 1; i < count; ++i) {
+            const uint32_t f = qps[i];
+            if (!qp_finished(v.qp[f], v.flow[f])) {
+                if (int(i) == res) res = int(next);
+                qps[next++] = qps[i];
+            }
+        }
+        nic.qp_count = next;
+    }
+    return res;
+}
+
+// QbbNetDevice::DequeueAndTransmit on a host.
+ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, int64_t now, const StepClock& clock) {
+    NicState& nic = v.nic[node];
+    PortTx& tx = v.tx[nic.port];
+    if (tx.busy) return;
+    const int idx = nic_next_queue(v, node, now);
+    if (idx == -1) {
+        Packet a = v.ack_slots[nic.ack_offset + nic.ack_head % nic.ack_capacity];
+        ++nic.ack_head;
+        transmit_start(v, nic.port, a, now, clock);
+        return;
+    }
+    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    if (idx >= 0) {
+        const uint32_t f = v.nic_qps[nic.qp_offset + uint32_t(idx)];
+        nic.rr_last = uint32_t(idx);
+        QpState& q = v.qp[f];
+        const FlowInfo& info = v.flow[f];
+        uint64_t payload = qp_bytes_left(q, info);
+        if (payload > ep.mtu) payload = ep.mtu;
+        Packet p;
+        p.kind = kData;
+        p.flow = f;
+        p.seq = uint32_t(q.snd_nxt);
+        p.payload = uint16_t(payload);
+        p.wire = uint16_t(data_wire_bytes(uint32_t(payload), ep.cc_mode));
+        p.pg = info.pg;
+        p.hop = 1;  // path position 0 is this NIC's own port
+        if (ep.cc_mode == kTimely) p.sent_ns = uint64_t(now / 1000);
+        q.snd_nxt += payload;
+        transmit_start(v, nic.port, p, now, clock);
+        // RdmaHw::PktSent: pace the QP by its packet's serialization time at its rate.
+        q.last_pkt_size = p.wire;
+        q.next_avail = now + tx_time_ns(p.wire, ep.rate_bound ? q.rate : q.max_rate) * 1000;
+        return;
+    }
+    int64_t t = kNever;
+    for (uint32_t i = 0; i < nic.qp_count; ++i) {
+        const uint32_t f = v.nic_qps[nic.qp_offset + i];
+        if (qp_bytes_left(v.qp[f], v.flow[f]) == 0) continue;
+        t = imin(t, v.qp[f].next_avail);
+    }
+    if (nic.next_send == kNever && t < kNever && t > now) {
+        nic.next_send = t;
+        nic.next_send_scheduled = now;
+    }
+}
+
+ORRERY_HD inline void nic_enqueue_ack(NetView& v, uint32_t node, const Packet& a) {
+    NicState& nic = v.nic[node];
+    if (nic.ack_tail - nic.ack_head >= nic.ack_capacity) {
+        ++nic.ack_overflow;
+        v.out[node].events_overflow |= 8u;
+        return;
+    }
+    v.ack_slots[nic.ack_offset + nic.ack_tail % nic.ack_capacity] = a;
+    ++nic.ack_tail;
+}
+
+// RdmaHw::ReceiveUdp and ReceiverCheckSeq.
+ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Packet& p, int64_t now, const StepClock& clock) {
+    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    RxState& rx = v.rx[p.flow];
+    rx.milestone = ep.ack_interval;
+    int x;
+    const uint64_t expected = rx.expected;
+    if (p.seq == expected) {
+        rx.expected = expected + p.payload;
+        if (rx.expected >= rx.milestone) {
+            rx.milestone += ep.ack_interval;
+            x = 1;
+        } else {
+            x = ep.chunk != 0 && rx.expected % ep.chunk == 0 ? 1 : 5;
+        }
+    } else if (p.seq > expected) {
+        if (now >= rx.nack_timer || rx.last_nack != expected) {
+            rx.nack_timer = now + us_to_ns(ep.nack_interval_us) * 1000;
+            rx.last_nack = expected;
+            if (ep.back_to_zero && ep.chunk != 0) rx.expected = rx.expected / ep.chunk * ep.chunk;
+            x = 2;
+        } else {
+            x = 4;
+        }
+    } else {
+        x = 3;
+    }
+    if (x != 1 && x != 2) return;
+    Packet a;
+    a.kind = x == 1 ? kAck : kNack;
+    a.flow = p.flow;
+    a.seq = uint32_t(rx.expected);
+    a.pg = p.pg;
+    a.hop = 1;
+    a.flags = (p.flags & kFlagCe) ? kFlagCnp : 0;
+    a.wire = uint16_t(ep.cc_mode == kHpcc ? kHpccAckBytes : kAckBytes);
+    a.nhop = p.nhop;
+    for (int i = 0; i < kMaxIntHops; ++i) a.hops[i] = p.hops[i];  // the INT (or TIMELY's timestamp) rides back
+    nic_enqueue_ack(v, node, a);
+    nic_start_next(v, node, now, clock);
+}
+
+// RdmaHw::ReceiveAck (ACK and NACK).
+ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Packet& a, int64_t now, const StepClock& clock) {
+    const uint32_t f = a.flow;
+    QpState& q = v.qp[f];
+    if (q.phase != kActive) return;  // the reference no longer finds a completed QP and ignores the ACK
+    const FlowInfo& info = v.flow[f];
+    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    const uint64_t seq = ep.back_to_zero && ep.chunk != 0 ? uint64_t(a.seq) / ep.chunk * ep.chunk : uint64_t(a.seq);
+    if (seq > q.snd_una) q.snd_una = seq;
+    if (qp_finished(q, info)) {
+        q.phase = kDone;
+        q.finish = now;
+        q.completion_order = v.nic[node].completions++;
+        if (ep.cc_mode == kDcqcn) dcqcn_cancel(v.dcqcn[f]);
+    }
+    if (a.kind == kNack) q.snd_nxt = q.snd_una;
+    const bool cnp = (a.flags & kFlagCnp) != 0;
+    if (cnp && ep.cc_mode == kDcqcn) dcqcn_on_cnp(v, f, now);
+    if (ep.cc_mode == kHpcc) hpcc_on_ack(v, node, f, a, now);
+    else if (ep.cc_mode == kTimely) timely_on_ack(v, f, a.seq, a.sent_ns, now);
+    else if (ep.cc_mode == kDctcp) dctcp_on_ack(v, f, a.seq, cnp);
+    nic_start_next(v, node, now, clock);
+}
+
+ORRERY_HD inline void nic_receive(NetView& v, uint32_t node, uint32_t row, const Packet& p, int64_t now, const StepClock& clock) {
+    if (p.kind == kPfc) {
+        PortTx& tx = v.tx[row];
+        const bool pause = (p.flags & kFlagPause) != 0;
+        record_pfc(v, node, row, pause, now, 0);
+        if (pause) {
+            tx.paused |= uint8_t(1u << p.seq);
+        } else {
+            tx.paused &= uint8_t(~(1u << p.seq));
+            nic_start_next(v, node, now, clock);
+        }
+        return;
+    }
+    if (p.kind == kData) nic_receive_data(v, node, p, now, clock);
+    else nic_receive_ack(v, node, p, now, clock);
+}
+
+// RdmaHw::AddQueuePair + QbbNetDevice::NewQp for the next flow of this NIC.
+ORRERY_HD inline void nic_start_flow(NetView& v, uint32_t node, uint32_t f, int64_t now, const StepClock& clock) {
+    NicState& nic = v.nic[node];
+    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    QpState& q = v.qp[f];
+    const uint64_t line = v.port[nic.port].rate_bps;
+    q.phase = kActive;
+    q.rate = q.max_rate = line;
+    q.next_avail = now;
+    if (ep.cc_mode == kDcqcn) v.dcqcn[f].target_rate = line;
+    if (ep.cc_mode == kHpcc) {
+        v.hpcc[f].cur_rate = line;
+        if (ep.multi_rate)
+            for (int i = 0; i < kMaxIntHops; ++i) v.hpcc[f].hop_state[i].rc = line;
+    }
+    if (ep.cc_mode == kTimely) v.timely[f].cur_rate = line;
+    v.nic_qps[nic.qp_offset + nic.qp_count++] = f;
+    nic_start_next(v, node, now, clock);
+}
+
+}  // namespace orrery::net

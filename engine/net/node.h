@@ -1,0 +1,131 @@
+#pragma once
+// process_node: one node's events of one step, in timestamp order.
+//
+// The step [t, t + Δ) of an experiment is the unit of parallel work: Δ is the experiment's minimum link
+// delay, so anything a node sends in the step arrives at its peer at or after t + Δ and nodes of one step
+// never wait on each other. Inside the step a node handles its events exactly in time order; ties are
+// broken as ns-3 breaks them — by when each event was scheduled — and then by a fixed kind and index order
+// (the reference's remaining tie order is its global insertion order, which no parallel engine can know).
+//
+// Call flow: process_node → next_event (scan of the node's sources) → switch_receive / switch_tx_complete /
+// switch_sample_queues (switch.h) or nic_receive / nic_start_next / nic_start_flow / dcqcn timers (nic.h).
+#include "net/nic.h"
+#include "net/switch.h"
+
+namespace orrery::net {
+
+enum EventSource : uint8_t { kSrcArrival, kSrcTxDone, kSrcAlpha, kSrcDecrease, kSrcRateIncrease, kSrcFlowStart, kSrcRetry, kSrcSample, kSrcNone };
+
+struct NextEvent {
+    int64_t time = kNever;
+    int64_t scheduled = kNever;
+    uint8_t source = kSrcNone;
+    uint32_t index = 0;  // port row or flow row
+    int64_t busy_time = kNever;  // the earliest event that is not a queue-monitor sample
+};
+
+ORRERY_HD inline void consider(NextEvent& best, int64_t time, int64_t scheduled, uint8_t source, uint32_t index) {
+    if (source != kSrcSample && time < best.busy_time) best.busy_time = time;
+    if (time < best.time || (time == best.time && (scheduled < best.scheduled || (scheduled == best.scheduled &&
+                                                                                  (source < best.source || (source == best.source && index < best.index)))))) {
+        best = {time, scheduled, source, index, best.busy_time};
+    }
+}
+
+ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node, const StepClock& clock) {
+    NextEvent best;
+    const uint32_t first = v.node_port_begin[node], last = v.node_port_begin[node + 1];
+    for (uint32_t row = first; row < last; ++row) {
+        const Ring& r = v.ring[row];
+        if (r.capacity > 0 && r.head < r.published_tail[clock.read_slot()]) {
+            const Packet& p = v.ring_slots[r.offset + r.head % r.capacity];
+            consider(best, p.arrival, arrival_scheduled_at(v, row, p), kSrcArrival, row);
+        }
+        const PortTx& tx = v.tx[row];
+        if (tx.busy) consider(best, tx.busy_until, tx.busy_since, kSrcTxDone, row);
+    }
+    if (v.node_role[node] == kRoleSwitch) {
+        const SwitchMmu& s = v.sw[node];
+        if (s.next_sample != kNever) {
+            const int64_t interval = v.params[v.node_experiment[node]].qlen_interval;
+            consider(best, s.next_sample, s.next_sample - interval, kSrcSample, node);
+        }
+        return best;
+    }
+    const NicState& nic = v.nic[node];
+    if (nic.next_send != kNever) consider(best, nic.next_send, nic.next_send_scheduled, kSrcRetry, node);
+    if (nic.starts_next < nic.starts_count) {
+        const uint32_t f = v.nic_starts[nic.starts_offset + nic.starts_next];
+        consider(best, v.flow[f].start, v.flow[f].start, kSrcFlowStart, f);
+    }
+    if (v.params[v.node_experiment[node]].cc_mode == kDcqcn) {
+        for (uint32_t i = 0; i < nic.qp_count; ++i) {
+            const uint32_t f = v.nic_qps[nic.qp_offset + i];
+            const DcqcnState& d = v.dcqcn[f];
+            if (d.t_alpha != kNever) consider(best, d.t_alpha, d.s_alpha, kSrcAlpha, f);
+            if (d.t_decrease != kNever) consider(best, d.t_decrease, d.s_decrease, kSrcDecrease, f);
+            if (d.t_rp != kNever) consider(best, d.t_rp, d.s_rp, kSrcRateIncrease, f);
+        }
+    }
+    return best;
+}
+
+ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& clock) {
+    const uint8_t role = v.node_role[node];
+    NodeOutput& out = v.out[node];
+    if (role != kRoleIdle) {
+        for (;;) {
+            const NextEvent e = next_event(v, node, clock);
+            if (e.time >= clock.window_end) {
+                out.next_event = e.time;
+                out.next_busy_event = e.busy_time;
+                break;
+            }
+            ++out.packets_processed;
+            const int64_t now = e.time;
+            switch (e.source) {
+                case kSrcArrival: {
+                    Ring& r = v.ring[e.index];
+                    const Packet p = v.ring_slots[r.offset + r.head % r.capacity];
+                    ++r.head;
+                    if (role == kRoleSwitch) switch_receive(v, node, e.index, p, now, clock);
+                    else nic_receive(v, node, e.index, p, now, clock);
+                    break;
+                }
+                case kSrcTxDone:
+                    v.tx[e.index].busy = 0;
+                    if (role == kRoleSwitch) switch_start_next(v, node, e.index, now, clock);
+                    else nic_start_next(v, node, now, clock);
+                    break;
+                case kSrcAlpha: dcqcn_alpha_timer(v, e.index, now); break;
+                case kSrcDecrease: dcqcn_decrease_timer(v, e.index, now); break;
+                case kSrcRateIncrease: dcqcn_rate_increase_timer(v, e.index, now); break;
+                case kSrcFlowStart:
+                    ++v.nic[node].starts_next;
+                    nic_start_flow(v, node, e.index, now, clock);
+                    break;
+                case kSrcRetry:
+                    v.nic[node].next_send = kNever;
+                    nic_start_next(v, node, now, clock);
+                    break;
+                case kSrcSample: {
+                    switch_sample_queues(v, node);
+                    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+                    SwitchMmu& s = v.sw[node];
+                    s.next_sample = s.next_sample + ep.qlen_interval > ep.qlen_end ? kNever : s.next_sample + ep.qlen_interval;
+                    break;
+                }
+                default: break;
+            }
+        }
+    }
+    // Publish this step's counters for the peers' next step.
+    for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {
+        Ring& mine = v.ring[row];
+        mine.published_head[clock.write_slot()] = mine.head;
+        Ring& theirs = v.ring[v.port[row].peer_port];
+        theirs.published_tail[clock.write_slot()] = theirs.tail;
+    }
+}
+
+}  // namespace orrery::net

@@ -1,0 +1,286 @@
+#pragma once
+// The packet engine's tables: one row per entity across all experiments of a batch, each row carrying
+// its experiment. Host code (engine/runtime/batch.cpp) owns them as std::vector columns; systems see them
+// through NetView, a struct of raw pointers, so the same functions compile for the CPU and under nvcc.
+//
+// Time is integer picoseconds. The reference model's own quantities (INT timestamps, TIMELY RTTs, base
+// RTT) are nanoseconds there; they are converted where they are used and named *_ns.
+#include <cstdint>
+
+#include "common/host_device.h"
+#include "net/packet.h"
+
+namespace orrery::net {
+
+inline constexpr int64_t kNever = INT64_MAX;
+inline constexpr uint32_t kNoRow = 0xffffffffu;
+inline constexpr int kPriorities = 8;
+
+enum CcMode : uint8_t { kDcqcn = 1, kHpcc = 3, kTimely = 7, kDctcp = 8 };
+
+// ---- experiments ----------------------------------------------------------------------------------------
+// Parameters of one experiment (written by compile, read by every system).
+struct ExperimentParams {
+    uint8_t cc_mode = kDcqcn;
+    bool ecn_enabled = true;
+    bool rate_bound = true;
+    bool var_win = false;
+    bool fast_react = true;
+    bool multi_rate = false;
+    bool sample_feedback = false;
+    bool clamp_target_rate = false;
+    bool back_to_zero = false;
+    uint8_t ack_pause_class = 3;       // the PFC class that pauses a NIC's ACK queue (ACK_HIGH_PRIO ? 0 : 3)
+    uint32_t mtu = 1000;               // payload bytes per data packet
+    uint32_t ack_interval = 1;
+    uint32_t chunk = 4000;
+    uint32_t int_multi = 1;
+    uint32_t mi_thresh = 0;
+    uint32_t fast_recovery_times = 1;
+    uint64_t min_rate = 0, rate_ai = 0, rate_hai = 0, dctcp_rate_ai = 0;  // bit/s
+    double g = 1.0 / 256;              // EWMA gain (DCQCN α, DCTCP α)
+    double target_util = 0.95;
+    double rate_on_first_cnp = 1.0;
+    double alpha_resume_us = 1, rate_decrease_us = 4, rp_timer_us = 300, nack_interval_us = 500;
+    double timely_alpha = 0.875, timely_beta = 0.8;
+    uint64_t timely_tlow_ns = 50000, timely_thigh_ns = 500000, timely_min_rtt_ns = 20000;
+    uint64_t seed = 1;
+    uint32_t port_base = 0;            // first port row of the experiment: random streams are keyed by the
+                                       // port's index inside its experiment, so a batch changes nothing
+    int64_t qlen_start = kNever, qlen_end = kNever, qlen_interval = 100000;  // queue monitor, ps
+    int64_t stop_time = kNever;
+};
+
+// ---- nodes ----------------------------------------------------------------------------------------------
+enum NodeRole : uint8_t { kRoleHost = 0, kRoleSwitch = 1, kRoleIdle = 2 };
+
+// ---- ports ----------------------------------------------------------------------------------------------
+// Static facts of a directed port (the transmit side of one end of a link). Written by compile.
+struct PortInfo {
+    uint32_t node;           // owner
+    uint32_t peer_port;      // global row of the other end, whose ring receives what this port sends
+    uint16_t local;          // index among the owner's ports (reference ifindex = local + 1)
+    uint16_t reserved;
+    uint64_t rate_bps;
+    int64_t delay_ps;
+};
+
+// Packets arriving at a port: a ring written by the peer (sender) and read by the owner (receiver).
+// Each side publishes its counter for the other at the end of a step, into the slot of that step's
+// parity, so the two never touch the same counter in the same step.
+struct Ring {
+    uint64_t offset = 0;          // first slot in ring_slots
+    uint32_t capacity = 0;
+    uint32_t reserved = 0;
+    uint64_t head = 0;            // reader-private: packets consumed
+    uint64_t tail = 0;            // writer-private: packets written
+    uint64_t published_tail[2] = {0, 0};
+    uint64_t published_head[2] = {0, 0};
+};
+
+// Transmit state of a port (switch egress or NIC). Written by the owner's systems.
+struct PortTx {
+    int64_t busy_until = 0;       // ps; the port is transmitting before this
+    int64_t busy_since = 0;       // ps; when the current transmission started
+    uint8_t paused = 0;           // bit per priority: paused by a PFC frame from the peer
+    uint8_t rr_last = 0;          // switch: last priority served by round robin
+    uint8_t busy = 0;             // 1 from transmit start until its completion event is handled (ns-3's BUSY)
+    uint8_t reserved = 0;
+    uint32_t reserved2 = 0;
+    uint64_t tx_bytes = 0;        // bytes sent (HPCC INT counter)
+    uint64_t ecn_draws = 0;       // counter of this port's random ECN draws
+};
+
+// A switch egress port's queues: singly linked lists through the switch's packet pool.
+struct PortQueues {
+    uint32_t head[kPriorities];
+    uint32_t tail[kPriorities];
+    uint32_t bytes[kPriorities];
+    uint32_t bytes_total;
+};
+
+// Buffer accounting of a switch port (the reference's SwitchMmu, per port and priority).
+struct PortMmu {
+    uint32_t ingress_bytes[kPriorities];
+    uint32_t hdrm_bytes[kPriorities];
+    uint32_t egress_bytes[kPriorities];
+    uint8_t ingress_paused;       // bit per priority: this switch has paused the peer on this port
+    uint8_t pfc_shift;            // dynamic threshold = free >> shift
+    uint16_t reserved;
+    uint32_t headroom;            // bytes: rate·delay/8·3
+    uint32_t kmin, kmax;          // bytes
+    double pmax;
+};
+
+// Per switch: the shared buffer.
+struct SwitchMmu {
+    uint32_t buffer_size;
+    uint32_t total_hdrm;
+    uint32_t total_rsrv;
+    uint32_t shared_used;
+    uint32_t pool_offset;         // first slot of this switch's packet pool
+    uint32_t pool_capacity;
+    uint32_t free_head;           // free list through pool_next
+    uint32_t free_count;
+    uint32_t drops;               // packets dropped for lack of headroom (the reference never drops in its runs)
+    uint32_t reserved;
+    int64_t next_sample = kNever; // ps: next queue-monitor sample
+};
+
+// ---- flows (queue pairs) --------------------------------------------------------------------------------
+struct FlowInfo {
+    uint32_t src, dst;            // host nodes
+    uint32_t sip, dip;            // reference addresses
+    uint16_t sport, dport;
+    uint8_t pg;
+    uint8_t reserved[3];
+    uint64_t size;                // payload bytes
+    int64_t start;                // ps
+    uint32_t data_path;           // offset in path_ports: egress ports (local) from the sender's NIC on
+    uint32_t ack_path;            // offset in path_ports: egress ports from the receiver's NIC on
+    uint64_t win;                 // bytes; 0 = no window
+    uint64_t base_rtt_ns;
+    uint64_t standalone_fct_ns;
+};
+
+enum FlowPhase : uint8_t { kWaiting = 0, kActive = 1, kDone = 2 };
+
+struct QpState {
+    uint64_t snd_nxt = 0, snd_una = 0;
+    uint64_t rate = 0, max_rate = 0;   // bit/s
+    int64_t next_avail = 0;            // ps: pacing
+    uint32_t last_pkt_size = 0;
+    uint8_t phase = kWaiting;
+    uint8_t reserved[3] = {0, 0, 0};
+    int64_t finish = kNever;           // ps: the ACK covering the last byte reached the sender
+    uint64_t completion_order = 0;     // sender NIC's running count, to order equal finish times
+};
+
+struct RxState {
+    uint64_t expected = 0;
+    uint64_t milestone = 0;
+    int64_t nack_timer = 0;            // ps
+    uint64_t last_nack = 0;
+};
+
+struct DcqcnState {
+    double alpha = 1;
+    bool alpha_cnp = false, decrease_cnp = false, first_cnp = true;
+    uint8_t reserved = 0;
+    uint32_t rp_stage = 0;
+    uint64_t target_rate = 0;
+    int64_t t_alpha = kNever, t_decrease = kNever, t_rp = kNever;              // ps: next timer events
+    int64_t s_alpha = 0, s_decrease = 0, s_rp = 0;                            // ps: when each was scheduled
+};
+
+struct HpccHop {
+    double u = 1;
+    int32_t inc_stage = 0;
+    uint32_t reserved = 0;
+    uint64_t rc = 0;
+};
+struct HpccState {
+    uint64_t last_update_seq = 0;
+    int32_t inc_stage = 0;
+    uint32_t reserved = 0;
+    double u = 1;
+    uint64_t cur_rate = 0;
+    IntHop hop[kMaxIntHops];
+    HpccHop hop_state[kMaxIntHops];
+};
+
+struct TimelyState {
+    uint64_t last_update_seq = 0;
+    uint32_t inc_stage = 0;
+    uint32_t reserved = 0;
+    uint64_t last_rtt_ns = 0;
+    double rtt_diff = 0;
+    uint64_t cur_rate = 0;
+};
+
+struct DctcpState {
+    uint64_t last_update_seq = 0;
+    uint64_t high_seq = 0;
+    uint32_t ca_state = 0;
+    uint32_t ecn_count = 0;
+    uint64_t batch_size = 0;
+    double alpha = 1;
+};
+
+// ---- hosts ----------------------------------------------------------------------------------------------
+struct NicState {
+    uint32_t port = kNoRow;            // global row of the NIC's port
+    uint32_t qp_offset = 0;            // active QPs: nic_qps[qp_offset .. qp_offset + qp_count), in creation order
+    uint32_t qp_count = 0;
+    uint32_t rr_last = 0;
+    uint32_t starts_offset = 0;        // flows sourced here, by start time: nic_starts[starts_offset .. + starts_count)
+    uint32_t starts_count = 0;
+    uint32_t starts_next = 0;
+    uint32_t ack_offset = 0;           // ACK/NACK queue: ring in ack_slots
+    uint32_t ack_capacity = 0;
+    uint32_t ack_overflow = 0;
+    uint64_t ack_head = 0, ack_tail = 0;
+    int64_t next_send = kNever;        // ps: a scheduled retry of DequeueAndTransmit
+    int64_t next_send_scheduled = 0;
+    uint64_t completions = 0;
+};
+
+// ---- telemetry written by systems, drained by the host after each step ---------------------------------
+struct PfcEvent {
+    int64_t time;                      // ps
+    uint32_t node;
+    uint16_t ifindex;                  // the receiving port, reference numbering (local + 1)
+    uint8_t node_type;                 // 0 host, 1 switch
+    uint8_t pause;                     // 1 pause, 0 resume
+};
+
+struct NodeOutput {
+    uint32_t events_offset = 0;        // PFC events: node_events[events_offset .. + events_count)
+    uint32_t events_capacity = 0;
+    uint32_t events_count = 0;
+    uint32_t events_overflow = 0;
+    uint64_t packets_processed = 0;    // events handled (for speed figures)
+    int64_t next_event = kNever;       // ps: earliest pending local event after the step
+    int64_t next_busy_event = kNever;  // ps: the same, leaving out queue-monitor samples
+};
+
+// ---- the view systems take ------------------------------------------------------------------------------
+struct NetView {
+    // experiments
+    const ExperimentParams* params;
+    // nodes
+    const uint32_t* node_experiment;
+    const uint8_t* node_role;
+    const uint32_t* node_port_begin;   // global port rows of node n: [node_port_begin[n], node_port_begin[n+1])
+    NicState* nic;                     // by node (hosts)
+    SwitchMmu* sw;                     // by node (switches)
+    NodeOutput* out;
+    PfcEvent* node_events;
+    // ports
+    const PortInfo* port;
+    Ring* ring;                        // receive ring of each port
+    Packet* ring_slots;
+    PortTx* tx;
+    PortQueues* queues;                // by port (switch ports)
+    PortMmu* mmu;                      // by port (switch ports)
+    uint32_t* qlen_hist;               // queue monitor: counts per KB bucket
+    const uint32_t* qlen_offset;       // by port
+    const uint32_t* qlen_buckets;      // by port
+    // switch packet pools
+    Packet* pool;
+    uint32_t* pool_next;
+    // flows
+    const FlowInfo* flow;
+    const uint16_t* path_ports;
+    QpState* qp;
+    RxState* rx;
+    DcqcnState* dcqcn;
+    HpccState* hpcc;
+    TimelyState* timely;
+    DctcpState* dctcp;
+    uint32_t* nic_qps;
+    const uint32_t* nic_starts;
+    Packet* ack_slots;
+};
+
+}  // namespace orrery::net

@@ -1,0 +1,234 @@
+#pragma once
+// A switch, processed as one unit in timestamp order within a step, so its shared buffer, PFC and ECN
+// state are exact: every arrival and every dequeue of the switch happens in the order of its time.
+//
+// Model (reference/ns3-hpcc README §5 and the reference's SwitchNode / SwitchMmu / BEgressQueue):
+//  - 8 egress queues per port; queue 0 (PFC frames) strict priority and never paused, 1..7 round robin,
+//    skipping classes paused by the peer.
+//  - Ingress accounting per (port, priority) with a 4096 B reserve, headroom rate·delay/8·3, and the dynamic
+//    threshold (buffer − Σheadroom − Σreserve − shared_used) >> shift; pause when headroom is in use or
+//    shared use reaches the threshold; resume on dequeue when headroom is empty and shared use is 0 or
+//    + 3072 B ≤ threshold. A packet is dropped only when headroom overflows (counted).
+//  - ECN at dequeue on the port's remaining egress bytes: > kmax mark; kmin < Q ≤ kmax mark with probability
+//    pmax·(Q−kmin)/(kmax−kmin), drawn from a counter-based generator (the reference draws from ns-3's
+//    global stream, so marks match in distribution, not draw for draw).
+//  - HPCC INT: at dequeue of a data packet, push (time, tx bytes before it, queue bytes after it, rate).
+#include "net/link.h"
+
+namespace orrery::net {
+
+inline constexpr uint32_t kReserveBytes = 4096;
+inline constexpr uint32_t kResumeOffset = 3072;
+
+// ---- buffer (SwitchMmu) -----------------------------------------------------------------------------------
+ORRERY_HD inline uint32_t pfc_threshold(const SwitchMmu& s, const PortMmu& m) {
+    return (s.buffer_size - s.total_hdrm - s.total_rsrv - s.shared_used) >> m.pfc_shift;
+}
+ORRERY_HD inline uint32_t shared_used(const PortMmu& m, int q) {
+    return m.ingress_bytes[q] > kReserveBytes ? m.ingress_bytes[q] - kReserveBytes : 0;
+}
+ORRERY_HD inline bool ingress_admits(const SwitchMmu& s, const PortMmu& m, int q, uint32_t size) {
+    return !(size + m.hdrm_bytes[q] > m.headroom && size + shared_used(m, q) > pfc_threshold(s, m));
+}
+ORRERY_HD inline void ingress_add(SwitchMmu& s, PortMmu& m, int q, uint32_t size) {
+    const uint32_t now_bytes = m.ingress_bytes[q] + size;
+    if (now_bytes <= kReserveBytes) {
+        m.ingress_bytes[q] += size;
+    } else if (now_bytes - kReserveBytes > pfc_threshold(s, m)) {
+        m.hdrm_bytes[q] += size;
+    } else {
+        m.ingress_bytes[q] += size;
+        s.shared_used += size < now_bytes - kReserveBytes ? size : now_bytes - kReserveBytes;
+    }
+}
+ORRERY_HD inline void ingress_remove(SwitchMmu& s, PortMmu& m, int q, uint32_t size) {
+    const uint32_t from_hdrm = m.hdrm_bytes[q] < size ? m.hdrm_bytes[q] : size;
+    const uint32_t over = m.ingress_bytes[q] > kReserveBytes ? m.ingress_bytes[q] - kReserveBytes : 0;
+    const uint32_t from_shared = size - from_hdrm < over ? size - from_hdrm : over;
+    m.hdrm_bytes[q] -= from_hdrm;
+    m.ingress_bytes[q] -= size - from_hdrm;
+    s.shared_used -= from_shared;
+}
+ORRERY_HD inline bool should_pause(const SwitchMmu& s, const PortMmu& m, int q) {
+    return !(m.ingress_paused & (1u << q)) && (m.hdrm_bytes[q] > 0 || shared_used(m, q) >= pfc_threshold(s, m));
+}
+ORRERY_HD inline bool should_resume(const SwitchMmu& s, const PortMmu& m, int q) {
+    if (!(m.ingress_paused & (1u << q))) return false;
+    const uint32_t used = shared_used(m, q);
+    return m.hdrm_bytes[q] == 0 && (used == 0 || used + kResumeOffset <= pfc_threshold(s, m));
+}
+
+// ---- queues -------------------------------------------------------------------------------------------------
+ORRERY_HD inline void queue_push(NetView& v, uint32_t node, uint32_t row, int q, const Packet& p) {
+    SwitchMmu& s = v.sw[node];
+    if (s.free_count == 0) {  // the pool is grown between steps to hold a step's arrivals; this is a sizing bug
+        v.out[node].events_overflow |= 4u;
+        return;
+    }
+    const uint32_t slot = s.free_head;
+    s.free_head = v.pool_next[s.pool_offset + slot];
+    --s.free_count;
+    v.pool[s.pool_offset + slot] = p;
+    v.pool_next[s.pool_offset + slot] = kNoRow;
+    PortQueues& qs = v.queues[row];
+    if (qs.tail[q] == kNoRow) qs.head[q] = slot;
+    else v.pool_next[s.pool_offset + qs.tail[q]] = slot;
+    qs.tail[q] = slot;
+    qs.bytes[q] += p.wire;
+    qs.bytes_total += p.wire;
+}
+
+ORRERY_HD inline Packet queue_pop(NetView& v, uint32_t node, uint32_t row, int q) {
+    SwitchMmu& s = v.sw[node];
+    PortQueues& qs = v.queues[row];
+    const uint32_t slot = qs.head[q];
+    Packet p = v.pool[s.pool_offset + slot];
+    qs.head[q] = v.pool_next[s.pool_offset + slot];
+    if (qs.head[q] == kNoRow) qs.tail[q] = kNoRow;
+    v.pool_next[s.pool_offset + slot] = s.free_head;
+    s.free_head = slot;
+    ++s.free_count;
+    qs.bytes[q] -= p.wire;
+    qs.bytes_total -= p.wire;
+    return p;
+}
+
+ORRERY_HD inline uint32_t int_rate_code(uint64_t bps) {
+    switch (bps) {
+        case 25000000000ull: return 0;
+        case 50000000000ull: return 1;
+        case 100000000000ull: return 2;
+        case 200000000000ull: return 3;
+        case 400000000000ull: return 4;
+        default: return 5;  // the reference prints an error and leaves the field; its line rate then reads as 0
+    }
+}
+
+ORRERY_HD inline void int_push(Packet& p, int64_t now_ps, uint64_t tx_bytes, uint32_t qlen, uint64_t bps, uint32_t multi) {
+    IntHop& h = p.hops[p.nhop % kMaxIntHops];
+    const uint64_t time = uint64_t(now_ps / 1000) & ((1ull << IntHop::kTimeWidth) - 1);
+    const uint64_t bytes = (tx_bytes / (128ull * multi)) & ((1ull << IntHop::kBytesWidth) - 1);
+    const uint64_t q = (qlen / (80ull * multi)) & ((1ull << IntHop::kQlenWidth) - 1);
+    h.bits = int_rate_code(bps) | (time << 3) | (bytes << 27) | (q << 47);
+    ++p.nhop;
+}
+
+ORRERY_HD void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_t now, const StepClock& clock);
+
+// The reference's SendPfc: a pause or resume frame into queue 0 of the port toward the upstream device.
+ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, uint32_t row, int q, bool pause, int64_t now, const StepClock& clock) {
+    Packet f;
+    f.kind = kPfc;
+    f.wire = kPfcBytes;
+    f.seq = uint32_t(q);
+    f.pg = 0;
+    f.flags = pause ? kFlagPause : 0;
+    queue_push(v, node, row, 0, f);
+    switch_start_next(v, node, row, now, clock);
+}
+
+// DequeueAndTransmit of a switch port.
+ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_t now, const StepClock& clock) {
+    PortTx& tx = v.tx[row];
+    if (tx.busy) return;
+    PortQueues& qs = v.queues[row];
+    int q = -1;
+    if (qs.head[0] != kNoRow) {
+        q = 0;
+    } else {
+        for (int i = 1; i <= kPriorities; ++i) {
+            const int idx = (i + tx.rr_last) % kPriorities;
+            if (!(tx.paused & (1u << idx)) && qs.head[idx] != kNoRow) {
+                q = idx;
+                break;
+            }
+        }
+    }
+    if (q < 0) return;
+    Packet p = queue_pop(v, node, row, q);
+    if (q != 0) {
+        tx.rr_last = uint8_t(q);
+        SwitchMmu& s = v.sw[node];
+        const uint32_t in_row = v.node_port_begin[node] + p.in_port;
+        PortMmu& in = v.mmu[in_row];
+        PortMmu& out = v.mmu[row];
+        ingress_remove(s, in, q, p.wire);
+        out.egress_bytes[q] -= p.wire;
+        const ExperimentParams& ep = v.params[v.node_experiment[node]];
+        if (ep.ecn_enabled) {
+            const uint32_t e = out.egress_bytes[q];
+            bool mark = e > out.kmax;
+            if (!mark && e > out.kmin) {
+                const double prob = out.pmax * double(e - out.kmin) / double(out.kmax - out.kmin);
+                mark = uniform01(ep.seed, row - ep.port_base, tx.ecn_draws++) < prob;
+            }
+            if (mark) p.flags |= kFlagCe;
+        }
+        if (should_resume(s, in, q)) {
+            in.ingress_paused &= uint8_t(~(1u << q));
+            switch_send_pfc(v, node, in_row, q, false, now, clock);
+        }
+        if (p.kind == kData && ep.cc_mode == kHpcc)
+            int_push(p, now, tx.tx_bytes, qs.bytes_total, v.port[row].rate_bps, ep.int_multi);
+    }
+    tx.tx_bytes += p.wire;
+    transmit_start(v, row, p, now, clock);
+}
+
+// TransmitComplete of a switch port.
+ORRERY_HD inline void switch_tx_complete(NetView& v, uint32_t node, uint32_t row, int64_t now, const StepClock& clock) {
+    v.tx[row].busy = 0;
+    switch_start_next(v, node, row, now, clock);
+}
+
+// A packet has fully arrived at switch port `in_row`.
+ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row, Packet p, int64_t now, const StepClock& clock) {
+    if (p.kind == kPfc) {
+        PortTx& tx = v.tx[in_row];
+        const bool pause = (p.flags & kFlagPause) != 0;
+        record_pfc(v, node, in_row, pause, now, 1);
+        if (pause) {
+            tx.paused |= uint8_t(1u << p.seq);
+        } else {
+            tx.paused &= uint8_t(~(1u << p.seq));
+            switch_start_next(v, node, in_row, now, clock);
+        }
+        return;
+    }
+    const FlowInfo& f = v.flow[p.flow];
+    const uint16_t egress = v.path_ports[(p.kind == kData ? f.data_path : f.ack_path) + p.hop];
+    ++p.hop;
+    const uint32_t out_row = v.node_port_begin[node] + egress;
+    const int q = p.pg;
+    p.in_port = v.port[in_row].local;
+    if (q != 0) {
+        SwitchMmu& s = v.sw[node];
+        PortMmu& in = v.mmu[in_row];
+        if (!ingress_admits(s, in, q, p.wire)) {
+            ++s.drops;
+            return;
+        }
+        ingress_add(s, in, q, p.wire);
+        v.mmu[out_row].egress_bytes[q] += p.wire;
+        if (should_pause(s, in, q)) {
+            in.ingress_paused |= uint8_t(1u << q);
+            switch_send_pfc(v, node, in_row, q, true, now, clock);
+        }
+    }
+    queue_push(v, node, out_row, q, p);
+    switch_start_next(v, node, out_row, now, clock);
+}
+
+// One queue-monitor sample of every port: egress bytes summed over the queues, in 1 KB buckets.
+ORRERY_HD inline void switch_sample_queues(NetView& v, uint32_t node) {
+    for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {
+        const PortMmu& m = v.mmu[row];
+        uint32_t bytes = 0;
+        for (int q = 0; q < kPriorities; ++q) bytes += m.egress_bytes[q];
+        uint32_t bucket = bytes / 1000;
+        if (bucket >= v.qlen_buckets[row]) bucket = v.qlen_buckets[row] - 1;
+        ++v.qlen_hist[v.qlen_offset[row] + bucket];
+    }
+}
+
+}  // namespace orrery::net

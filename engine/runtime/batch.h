@@ -1,0 +1,83 @@
+#pragma once
+// A batch: the tables of every experiment of a sweep, laid out one after the other. compile_batch builds
+// them from scenarios; the runners (cpu_runner) step them; the view hands the systems raw pointers.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "net/state.h"
+#include "scenario/scenario.h"
+#include "topology/fabric.h"
+
+namespace orrery {
+
+struct ExperimentInput {
+    std::string id;                 // "e0000"
+    const Scenario* scenario = nullptr;
+    const Fabric* fabric = nullptr;
+    std::vector<FlowSpec> flows;
+};
+
+// Where an experiment's rows sit in the batch, and its clock.
+struct ExperimentSlice {
+    std::string id;
+    uint32_t node_begin = 0, node_end = 0;
+    uint32_t port_begin = 0, port_end = 0;
+    uint32_t flow_begin = 0, flow_end = 0;
+    int64_t lookahead = 0;          // ps: the minimum link delay
+    int64_t clock = 0;              // ps: start of its next step
+    bool done = false;
+    uint64_t max_rtt_ns = 0, max_bdp = 0;
+    const Fabric* fabric = nullptr;
+};
+
+struct Batch {
+    std::vector<ExperimentSlice> experiments;
+    // experiments
+    std::vector<net::ExperimentParams> params;
+    // nodes
+    std::vector<uint32_t> node_experiment;
+    std::vector<uint8_t> node_role;
+    std::vector<uint32_t> node_fabric_id;      // the node's id inside its experiment's fabric
+    std::vector<uint32_t> node_port_begin;     // size nodes + 1
+    std::vector<net::NicState> nic;
+    std::vector<net::SwitchMmu> sw;
+    std::vector<net::NodeOutput> out;
+    std::vector<net::PfcEvent> node_events;
+    // ports
+    std::vector<net::PortInfo> port;
+    std::vector<net::Ring> ring;
+    std::vector<net::Packet> ring_slots;
+    std::vector<net::PortTx> tx;
+    std::vector<net::PortQueues> queues;
+    std::vector<net::PortMmu> mmu;
+    std::vector<uint32_t> qlen_hist, qlen_offset, qlen_buckets;
+    // switch pools
+    std::vector<net::Packet> pool;
+    std::vector<uint32_t> pool_next;
+    std::vector<uint32_t> pool_need;           // by node: free slots a switch must have at the start of a step
+    // flows
+    std::vector<net::FlowInfo> flow;
+    std::vector<uint16_t> path_ports;
+    std::vector<net::QpState> qp;
+    std::vector<net::RxState> rx;
+    std::vector<net::DcqcnState> dcqcn;
+    std::vector<net::HpccState> hpcc;
+    std::vector<net::TimelyState> timely;
+    std::vector<net::DctcpState> dctcp;
+    std::vector<uint32_t> nic_qps, nic_starts;
+    std::vector<net::Packet> ack_slots;
+
+    net::NetView view();
+    size_t memory_bytes() const;
+};
+
+// Throws InputError when an experiment cannot be simulated (a host with two network ports, a zero link
+// delay, a flow between unreachable hosts, no ECN threshold for a port rate).
+Batch compile_batch(const std::vector<ExperimentInput>& inputs);
+
+// Grows the packet pool of every switch whose free slots are below what one step may need.
+// Returns true when it grew (the view must then be rebuilt).
+bool grow_pools(Batch& b);
+
+}  // namespace orrery

@@ -1,0 +1,25 @@
+#include "runtime/hpcc_job.h"
+
+#include "io/hpcc_config.h"
+#include "scenario/build.h"
+
+namespace orrery {
+
+std::unique_ptr<HpccJob> load_hpcc_job(const std::filesystem::path& config, const std::filesystem::path& working_dir,
+                                       const PresetLibrary& presets, Diagnostics& warnings) {
+    Diagnostics diags;
+    const std::filesystem::path folder = config.parent_path().empty() ? "." : config.parent_path();
+    HpccConfig parsed = read_hpcc_config(read_text_file(config), config.string(), folder, diags);
+    nlohmann::json doc = scenario_from_hpcc_config(parsed, working_dir, working_dir, diags);
+    if (diags.has_errors()) throw InputError(diags);
+    warnings.append(diags);
+    auto job = std::make_unique<HpccJob>();
+    job->loaded = load_scenario_document(doc, config.string(), working_dir, presets);
+    warnings.append(job->loaded.warnings);
+    const Scenario& s = job->loaded.scenarios.at(0);
+    job->fabric = std::make_unique<Fabric>(build_fabric(s.topology));
+    job->input = ExperimentInput{"e0000", &s, job->fabric.get(), workload_flows(s)};
+    return job;
+}
+
+}  // namespace orrery

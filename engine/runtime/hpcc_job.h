@@ -1,0 +1,23 @@
+#pragma once
+// An HPCC/SimAI config.txt as one runnable experiment: the scenario it means, its fabric and its flows.
+// File names resolve as the reference resolves them (the working directory, then beside the config).
+#include <filesystem>
+#include <memory>
+
+#include "common/diagnostics.h"
+#include "runtime/batch.h"
+#include "scenario/load.h"
+
+namespace orrery {
+
+struct HpccJob {
+    LoadedScenario loaded;
+    std::unique_ptr<Fabric> fabric;
+    ExperimentInput input;  // points into loaded and fabric
+};
+
+// Throws InputError with every problem; warnings (keys not modelled) go to `warnings`.
+std::unique_ptr<HpccJob> load_hpcc_job(const std::filesystem::path& config, const std::filesystem::path& working_dir,
+                                       const PresetLibrary& presets, Diagnostics& warnings);
+
+}  // namespace orrery

@@ -1,0 +1,219 @@
+// engine/net + engine/runtime: the packet engine against the HPCC reference simulator's results
+// (tests/reference/ns3-hpcc), analytic cases, and determinism across threads and batch composition.
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include "runtime/batch.h"
+#include "runtime/cpu_runner.h"
+#include "runtime/hpcc_job.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
+#include "telemetry/hpcc_files.h"
+#include "topology/generators.h"
+
+using namespace orrery;
+
+namespace {
+const std::filesystem::path kRef = std::filesystem::path(ORRERY_TEST_DIR) / "reference/ns3-hpcc";
+
+struct Run {
+    std::unique_ptr<HpccJob> job;
+    Batch batch;
+    std::vector<ExperimentResult> results;
+};
+
+Run run_reference(const std::string& scenario, const std::string& cc, int threads = 1) {
+    Run r;
+    Diagnostics warnings;
+    r.job = load_hpcc_job(kRef / ("config_" + scenario + "_" + cc + ".txt"), kRef, PresetLibrary(), warnings);
+    r.batch = compile_batch({r.job->input});
+    RunOptions options;
+    options.threads = threads;
+    r.results = run_cpu(r.batch, options);
+    return r;
+}
+
+// Reference FCTs keyed by "sip dip sport".
+std::map<std::string, double> reference_fcts(const std::string& scenario, const std::string& cc) {
+    std::map<std::string, double> out;
+    std::ifstream in(kRef / ("fct_" + scenario + "_" + cc + ".txt"));
+    std::string sip, dip, sport, dport, size, start, fct, standalone;
+    while (in >> sip >> dip >> sport >> dport >> size >> start >> fct >> standalone) out[sip + " " + dip + " " + sport] = std::stod(fct);
+    return out;
+}
+
+std::map<std::string, double> our_fcts(const Run& r) {
+    std::map<std::string, double> out;
+    char key[64];
+    for (const FlowResult& fr : r.results[0].flows) {
+        if (fr.finish == net::kNever) continue;
+        const net::FlowInfo& f = r.batch.flow[fr.flow];
+        std::snprintf(key, sizeof key, "%08x %08x %u", f.sip, f.dip, unsigned(f.sport));
+        out[key] = double(fr.finish - f.start) / 1000.0;
+    }
+    return out;
+}
+
+size_t reference_pfc_lines(const std::string& scenario, const std::string& cc) {
+    std::ifstream in(kRef / ("pfc_" + scenario + "_" + cc + ".txt"));
+    return size_t(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+}
+
+double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); }
+
+// A small scenario in code: `hosts` on one switch or a k = 4 fat-tree, with the given flows.
+LoadedScenario scenario_with_flows(const nlohmann::json& topology, const nlohmann::json& flows, const std::string& cc) {
+    nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", topology},
+                          {"cc", {{"algorithm", cc}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+    return load_scenario_document(doc, "test.json", ".", PresetLibrary());
+}
+
+std::vector<ExperimentResult> run_loaded(const LoadedScenario& s, const Fabric& f, int threads = 1) {
+    Batch b = compile_batch({{"e0000", &s.scenarios[0], &f, workload_flows(s.scenarios[0])}});
+    RunOptions o;
+    o.threads = threads;
+    return run_cpu(b, o);
+}
+}  // namespace
+
+class TestNet : public QObject {
+    Q_OBJECT
+private slots:
+    void reference_scenarios_data() {
+        QTest::addColumn<QString>("scenario");
+        QTest::addColumn<QString>("cc");
+        for (const char* s : {"ring", "incast"})
+            for (const char* c : {"dcqcn", "hpcc", "timely", "dctcp"}) QTest::newRow((std::string(s) + " " + c).c_str()) << s << c;
+    }
+    void reference_scenarios() {
+        QFETCH(QString, scenario);
+        QFETCH(QString, cc);
+        const Run r = run_reference(scenario.toStdString(), cc.toStdString());
+        const auto ref = reference_fcts(scenario.toStdString(), cc.toStdString());
+        const auto ours = our_fcts(r);
+        QCOMPARE(ours.size(), ref.size());  // every flow present, keyed by the reference's addresses and ports
+        std::vector<double> errors, ref_sorted, our_sorted;
+        for (const auto& [key, fct] : ref) {
+            QVERIFY2(ours.count(key), ("flow missing: " + key).c_str());
+            errors.push_back(std::abs(ours.at(key) - fct) / fct);
+            ref_sorted.push_back(fct);
+            our_sorted.push_back(ours.at(key));
+        }
+        std::sort(ref_sorted.begin(), ref_sorted.end());
+        std::sort(our_sorted.begin(), our_sorted.end());
+        std::vector<double> sorted_errors;
+        for (size_t i = 0; i < ref_sorted.size(); ++i) sorted_errors.push_back(std::abs(our_sorted[i] - ref_sorted[i]) / ref_sorted[i]);
+        const double mean_error = std::abs(mean(our_sorted) - mean(ref_sorted)) / mean(ref_sorted);
+        const double last_error = std::abs(our_sorted.back() - ref_sorted.back()) / ref_sorted.back();
+        qInfo("%s %s: mean FCT %.0f ns vs %.0f ns (%.2f%%), last %.0f vs %.0f ns (%.2f%%), per flow mean %.2f%% max %.2f%%, sorted %.2f%%, PFC lines %zu vs %zu",
+              qPrintable(scenario), qPrintable(cc), mean(our_sorted), mean(ref_sorted), 100 * mean_error, our_sorted.back(), ref_sorted.back(),
+              100 * last_error, 100 * mean(errors), 100 * *std::max_element(errors.begin(), errors.end()), 100 * mean(sorted_errors),
+              r.results[0].pfc.size(), reference_pfc_lines(scenario.toStdString(), cc.toStdString()));
+        QCOMPARE(r.results[0].drops, 0u);
+        QCOMPARE(r.results[0].pfc.empty(), reference_pfc_lines(scenario.toStdString(), cc.toStdString()) == 0);
+        QVERIFY(last_error <= 0.02);
+        if (cc == "dcqcn") {
+            // DCQCN marks at random: compare the distribution. Known gap (see engine/net/README.md): over 20 seeds
+            // our incast mean is 1245 ± 25 us against the reference's single run at 1212 us.
+            if (scenario == "incast") QEXPECT_FAIL("", "DCQCN incast mean FCT is 2-6% above the reference's run (open fidelity gap)", Continue);
+            QVERIFY(mean_error <= 0.02);
+            if (scenario == "incast") QEXPECT_FAIL("", "DCQCN incast sorted FCT vector is 4-9% from the reference's run (open fidelity gap)", Continue);
+            QVERIFY(mean(sorted_errors) <= 0.05);
+        } else {
+            QVERIFY(mean_error <= 0.02);
+            QVERIFY(mean(errors) <= 0.02);
+            QVERIFY(*std::max_element(errors.begin(), errors.end()) <= 0.05);
+        }
+    }
+    void ring_runs_reproduce_the_reference_exactly() {
+        // No packet is ever marked in the ring, so the model is deterministic there: every FCT to the nanosecond.
+        for (const char* cc : {"dcqcn", "hpcc", "timely", "dctcp"}) {
+            const Run r = run_reference("ring", cc);
+            QCOMPARE(our_fcts(r), reference_fcts("ring", cc));
+        }
+    }
+    void timely_incast_queue_histogram_matches_byte_for_byte() {
+        const Run r = run_reference("incast", "timely");
+        std::ifstream in(kRef / "qlen_incast_timely.txt");
+        std::stringstream ref;
+        ref << in.rdbuf();
+        const std::string ours = format_hpcc_qlen(r.results[0]);
+        QCOMPARE(QString::fromStdString(ours), QString::fromStdString(ref.str()));
+    }
+    void single_flow_matches_the_closed_form() {
+        // Two hosts on one switch, 100 Gb/s, 1 us links, 1 MB: the last of N = 1000 packets leaves the sender
+        // (N − 1)·83 ns after the first; one packet's FCT is 2·(83 + 1000) + 2·(4 + 1000) ns (reference README §5).
+        LoadedScenario s = scenario_with_flows({{"generator", "single-switch"}, {"hosts", 2}},
+                                               {{{"src", 0}, {"dst", 1}, {"size", "1000000B"}}}, "dcqcn");
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        const auto results = run_loaded(s, f);
+        const double closed_form = 999.0 * 83 + 2 * (83 + 1000) + 2 * (4 + 1000);
+        const double fct = double(results[0].flows[0].finish) / 1000.0;
+        qInfo("single flow: FCT %.0f ns, closed form %.0f ns", fct, closed_form);
+        QVERIFY(std::abs(fct - closed_form) / closed_form <= 0.001);
+    }
+    void long_flows_share_a_bottleneck_fairly() {
+        // Four senders into one receiver under DCTCP (AIMD): long flows converge to a quarter each and keep the
+        // link busy. (HPCC's multiplicative update keeps rate ratios and equalizes them only by its small
+        // additive step — the reference's own incast shows that spread — so it is not the control to test here.)
+        nlohmann::json flows = nlohmann::json::array();
+        for (int h = 1; h <= 4; ++h) flows.push_back({{"src", h}, {"dst", 0}, {"size", "40MB"}});
+        LoadedScenario s = scenario_with_flows({{"generator", "single-switch"}, {"hosts", 5}}, flows, "dctcp");
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        const auto results = run_loaded(s, f);
+        std::vector<double> fcts;
+        for (const FlowResult& r : results[0].flows) fcts.push_back(double(r.finish));
+        const double spread = *std::max_element(fcts.begin(), fcts.end()) / *std::min_element(fcts.begin(), fcts.end());
+        const double goodput = 160e6 * 8 / (*std::max_element(fcts.begin(), fcts.end()) / 1e12) / 1e9;  // Gb/s of payload
+        qInfo("fair share: last/first completion %.3f, aggregate goodput %.1f Gb/s", spread, goodput);
+        QVERIFY(spread < 1.10);
+        QVERIFY(goodput > 85.0);
+    }
+    void incast_pauses_and_loses_nothing() {
+        const Run r = run_reference("incast", "dcqcn");
+        QVERIFY(!r.results[0].pfc.empty());
+        QCOMPARE(r.results[0].drops, 0u);
+        for (const FlowResult& f : r.results[0].flows) QVERIFY(f.finish != net::kNever);
+        // Every pause is received by agg 24 on its port toward ToR 16, as in the reference.
+        for (const net::PfcEvent& e : r.results[0].pfc) {
+            QCOMPARE(e.node, 24u);
+            QCOMPARE(unsigned(e.ifindex), 1u);
+        }
+    }
+    void identical_on_any_thread_count() {
+        const Run one = run_reference("incast", "dcqcn", 1);
+        for (int threads : {2, 3, 5}) {
+            const Run many = run_reference("incast", "dcqcn", threads);
+            QCOMPARE(our_fcts(many), our_fcts(one));
+            QCOMPARE(many.results[0].pfc.size(), one.results[0].pfc.size());
+            for (size_t i = 0; i < one.results[0].pfc.size(); ++i) QCOMPARE(many.results[0].pfc[i].time, one.results[0].pfc[i].time);
+        }
+    }
+    void identical_alone_or_in_a_batch() {
+        Diagnostics w;
+        auto a = load_hpcc_job(kRef / "config_incast_dcqcn.txt", kRef, PresetLibrary(), w);
+        auto b = load_hpcc_job(kRef / "config_ring_hpcc.txt", kRef, PresetLibrary(), w);
+        auto c = load_hpcc_job(kRef / "config_incast_timely.txt", kRef, PresetLibrary(), w);
+        Batch alone = compile_batch({a->input});
+        const auto solo = run_cpu(alone, RunOptions{});
+        Batch together = compile_batch({b->input, a->input, c->input});
+        RunOptions two;
+        two.threads = 2;
+        const auto batch = run_cpu(together, two);
+        QCOMPARE(batch[1].flows.size(), solo[0].flows.size());
+        for (size_t i = 0; i < solo[0].flows.size(); ++i) {
+            QCOMPARE(batch[1].flows[i].finish, solo[0].flows[i].finish);
+            QCOMPARE(together.flow[batch[1].flows[i].flow].sport, alone.flow[solo[0].flows[i].flow].sport);
+        }
+        QCOMPARE(batch[1].pfc.size(), solo[0].pfc.size());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestNet)
+#include "test_net.moc"
