@@ -17,13 +17,14 @@ struct StepClock {
 // Appends p to the receive ring of `to_port`. The ring was sized so that one step's sends always fit
 // (batch.cpp); a full ring is a sizing bug and is counted in the node's overflow flag, never dropped.
 ORRERY_HD inline bool ring_push(NetView& v, uint32_t to_port, const Packet& p, const StepClock& clock, uint32_t node) {
-    Ring& r = v.ring[to_port];
-    if (r.tail - r.published_head[clock.read_slot()] >= r.capacity) {
+    const Ring& r = v.ring[to_port];
+    RingTail& t = v.ring_tail[to_port];
+    if (t.tail - v.ring_head[to_port].published_head[clock.read_slot()] >= r.capacity) {
         v.out[node].events_overflow |= 2u;
         return false;
     }
-    v.ring_slots[r.offset + r.tail % r.capacity] = p;
-    ++r.tail;
+    v.ring_slots[r.offset + t.tail % r.capacity] = p;
+    ++t.tail;
     return true;
 }
 
@@ -32,11 +33,18 @@ ORRERY_HD inline bool ring_push(NetView& v, uint32_t to_port, const Packet& p, c
 ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, Packet p, int64_t now, const StepClock& clock) {
     const PortInfo& info = v.port[row];
     PortTx& tx = v.tx[row];
-    const int64_t ser = tx_time_ns(p.wire, info.rate_bps) * 1000;
+    if (tx.last_wire != p.wire) {
+        tx.last_wire = p.wire;
+        tx.last_ser = tx_time_ns(p.wire, info.rate_bps) * 1000;
+    }
+    const int64_t ser = tx.last_ser;
     tx.busy = 1;
     tx.busy_since = now;
     tx.busy_until = now + ser;
     p.arrival = now + ser + info.delay_ps;
+    NodeOutput& o = v.out[info.node];
+    ++o.transmissions;
+    if (p.arrival < o.min_sent_arrival) o.min_sent_arrival = p.arrival;
     ring_push(v, info.peer_port, p, clock, info.node);
 }
 

@@ -169,6 +169,7 @@ ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Packet& a
         q.phase = kDone;
         q.finish = now;
         q.completion_order = v.nic[node].completions++;
+        ++v.out[node].completions;
         if (ep.cc_mode == kDcqcn) dcqcn_cancel(v.dcqcn[f]);
     }
     if (a.kind == kNack) q.snd_nxt = q.snd_una;

@@ -37,9 +37,12 @@ ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node, const StepClock
     const uint32_t first = v.node_port_begin[node], last = v.node_port_begin[node + 1];
     for (uint32_t row = first; row < last; ++row) {
         const Ring& r = v.ring[row];
-        if (r.capacity > 0 && r.head < r.published_tail[clock.read_slot()]) {
-            const Packet& p = v.ring_slots[r.offset + r.head % r.capacity];
-            consider(best, p.arrival, arrival_scheduled_at(v, row, p), kSrcArrival, row);
+        const uint64_t head = v.ring_head[row].head;
+        if (r.capacity > 0 && head < v.ring_tail[row].published_tail[clock.read_slot()]) {
+            const Packet& p = v.ring_slots[r.offset + head % r.capacity];
+            // The scheduling time only breaks exact ties: compute it only when it can matter.
+            if (p.arrival <= best.time) consider(best, p.arrival, arrival_scheduled_at(v, row, p), kSrcArrival, row);
+            else if (p.arrival < best.busy_time) best.busy_time = p.arrival;
         }
         const PortTx& tx = v.tx[row];
         if (tx.busy) consider(best, tx.busy_until, tx.busy_since, kSrcTxDone, row);
@@ -73,6 +76,7 @@ ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node, const StepClock
 ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& clock) {
     const uint8_t role = v.node_role[node];
     NodeOutput& out = v.out[node];
+    out.min_sent_arrival = kNever;
     if (role != kRoleIdle) {
         for (;;) {
             const NextEvent e = next_event(v, node, clock);
@@ -85,9 +89,10 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
             const int64_t now = e.time;
             switch (e.source) {
                 case kSrcArrival: {
-                    Ring& r = v.ring[e.index];
-                    const Packet p = v.ring_slots[r.offset + r.head % r.capacity];
-                    ++r.head;
+                    const Ring& r = v.ring[e.index];
+                    RingHead& h = v.ring_head[e.index];
+                    const Packet p = v.ring_slots[r.offset + h.head % r.capacity];
+                    ++h.head;
                     if (role == kRoleSwitch) switch_receive(v, node, e.index, p, now, clock);
                     else nic_receive(v, node, e.index, p, now, clock);
                     break;
@@ -121,9 +126,9 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
     }
     // Publish this step's counters for the peers' next step.
     for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {
-        Ring& mine = v.ring[row];
+        RingHead& mine = v.ring_head[row];
         mine.published_head[clock.write_slot()] = mine.head;
-        Ring& theirs = v.ring[v.port[row].peer_port];
+        RingTail& theirs = v.ring_tail[v.port[row].peer_port];
         theirs.published_tail[clock.write_slot()] = theirs.tail;
     }
 }

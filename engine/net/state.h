@@ -67,32 +67,38 @@ struct PortInfo {
 
 // Packets arriving at a port: a ring written by the peer (sender) and read by the owner (receiver).
 // Each side publishes its counter for the other at the end of a step, into the slot of that step's
-// parity, so the two never touch the same counter in the same step.
+// parity, so the two never touch the same counter in the same step. The writer's and the reader's
+// counters live in separate cache lines, as do all per-entity states written by one node's thread.
 struct Ring {
     uint64_t offset = 0;          // first slot in ring_slots
     uint32_t capacity = 0;
     uint32_t reserved = 0;
-    uint64_t head = 0;            // reader-private: packets consumed
-    uint64_t tail = 0;            // writer-private: packets written
+};
+struct alignas(64) RingTail {     // written by the sending node
+    uint64_t tail = 0;            // packets written
     uint64_t published_tail[2] = {0, 0};
+};
+struct alignas(64) RingHead {     // written by the receiving node
+    uint64_t head = 0;            // packets consumed
     uint64_t published_head[2] = {0, 0};
 };
 
 // Transmit state of a port (switch egress or NIC). Written by the owner's systems.
-struct PortTx {
+struct alignas(64) PortTx {
     int64_t busy_until = 0;       // ps; the port is transmitting before this
     int64_t busy_since = 0;       // ps; when the current transmission started
     uint8_t paused = 0;           // bit per priority: paused by a PFC frame from the peer
     uint8_t rr_last = 0;          // switch: last priority served by round robin
     uint8_t busy = 0;             // 1 from transmit start until its completion event is handled (ns-3's BUSY)
     uint8_t reserved = 0;
-    uint32_t reserved2 = 0;
+    uint32_t last_wire = 0;       // cache: serialization time of the last packet size sent
+    int64_t last_ser = 0;         // ps
     uint64_t tx_bytes = 0;        // bytes sent (HPCC INT counter)
     uint64_t ecn_draws = 0;       // counter of this port's random ECN draws
 };
 
 // A switch egress port's queues: singly linked lists through the switch's packet pool.
-struct PortQueues {
+struct alignas(64) PortQueues {
     uint32_t head[kPriorities];
     uint32_t tail[kPriorities];
     uint32_t bytes[kPriorities];
@@ -100,7 +106,7 @@ struct PortQueues {
 };
 
 // Buffer accounting of a switch port (the reference's SwitchMmu, per port and priority).
-struct PortMmu {
+struct alignas(64) PortMmu {
     uint32_t ingress_bytes[kPriorities];
     uint32_t hdrm_bytes[kPriorities];
     uint32_t egress_bytes[kPriorities];
@@ -113,7 +119,7 @@ struct PortMmu {
 };
 
 // Per switch: the shared buffer.
-struct SwitchMmu {
+struct alignas(64) SwitchMmu {
     uint32_t buffer_size;
     uint32_t total_hdrm;
     uint32_t total_rsrv;
@@ -145,7 +151,7 @@ struct FlowInfo {
 
 enum FlowPhase : uint8_t { kWaiting = 0, kActive = 1, kDone = 2 };
 
-struct QpState {
+struct alignas(64) QpState {
     uint64_t snd_nxt = 0, snd_una = 0;
     uint64_t rate = 0, max_rate = 0;   // bit/s
     int64_t next_avail = 0;            // ps: pacing
@@ -156,14 +162,14 @@ struct QpState {
     uint64_t completion_order = 0;     // sender NIC's running count, to order equal finish times
 };
 
-struct RxState {
+struct alignas(64) RxState {
     uint64_t expected = 0;
     uint64_t milestone = 0;
     int64_t nack_timer = 0;            // ps
     uint64_t last_nack = 0;
 };
 
-struct DcqcnState {
+struct alignas(64) DcqcnState {
     double alpha = 1;
     bool alpha_cnp = false, decrease_cnp = false, first_cnp = true;
     uint8_t reserved = 0;
@@ -179,7 +185,7 @@ struct HpccHop {
     uint32_t reserved = 0;
     uint64_t rc = 0;
 };
-struct HpccState {
+struct alignas(64) HpccState {
     uint64_t last_update_seq = 0;
     int32_t inc_stage = 0;
     uint32_t reserved = 0;
@@ -189,7 +195,7 @@ struct HpccState {
     HpccHop hop_state[kMaxIntHops];
 };
 
-struct TimelyState {
+struct alignas(64) TimelyState {
     uint64_t last_update_seq = 0;
     uint32_t inc_stage = 0;
     uint32_t reserved = 0;
@@ -198,7 +204,7 @@ struct TimelyState {
     uint64_t cur_rate = 0;
 };
 
-struct DctcpState {
+struct alignas(64) DctcpState {
     uint64_t last_update_seq = 0;
     uint64_t high_seq = 0;
     uint32_t ca_state = 0;
@@ -208,7 +214,7 @@ struct DctcpState {
 };
 
 // ---- hosts ----------------------------------------------------------------------------------------------
-struct NicState {
+struct alignas(64) NicState {
     uint32_t port = kNoRow;            // global row of the NIC's port
     uint32_t qp_offset = 0;            // active QPs: nic_qps[qp_offset .. qp_offset + qp_count), in creation order
     uint32_t qp_count = 0;
@@ -234,14 +240,17 @@ struct PfcEvent {
     uint8_t pause;                     // 1 pause, 0 resume
 };
 
-struct NodeOutput {
+struct alignas(64) NodeOutput {
     uint32_t events_offset = 0;        // PFC events: node_events[events_offset .. + events_count)
     uint32_t events_capacity = 0;
     uint32_t events_count = 0;
     uint32_t events_overflow = 0;
     uint64_t packets_processed = 0;    // events handled (for speed figures)
+    uint64_t transmissions = 0;        // packets put on a link (packet-hops)
     int64_t next_event = kNever;       // ps: earliest pending local event after the step
     int64_t next_busy_event = kNever;  // ps: the same, leaving out queue-monitor samples
+    int64_t min_sent_arrival = kNever; // ps: earliest arrival among the packets this node sent in the step
+    uint32_t completions = 0;          // flows this node completed (as sender), cumulative
 };
 
 // ---- the view systems take ------------------------------------------------------------------------------
@@ -258,7 +267,9 @@ struct NetView {
     PfcEvent* node_events;
     // ports
     const PortInfo* port;
-    Ring* ring;                        // receive ring of each port
+    const Ring* ring;                  // receive ring of each port
+    RingTail* ring_tail;
+    RingHead* ring_head;
     Packet* ring_slots;
     PortTx* tx;
     PortQueues* queues;                // by port (switch ports)

@@ -131,6 +131,8 @@ net::NetView Batch::view() {
     v.node_events = node_events.data();
     v.port = port.data();
     v.ring = ring.data();
+    v.ring_tail = ring_tail.data();
+    v.ring_head = ring_head.data();
     v.ring_slots = ring_slots.data();
     v.tx = tx.data();
     v.queues = queues.data();
@@ -157,7 +159,7 @@ net::NetView Batch::view() {
 size_t Batch::memory_bytes() const {
     auto bytes = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
     return bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
-           bytes(nic) + bytes(sw) + bytes(out) + bytes(node_events) + bytes(port) + bytes(ring) + bytes(ring_slots) +
+           bytes(nic) + bytes(sw) + bytes(out) + bytes(node_events) + bytes(port) + bytes(ring) + bytes(ring_tail) + bytes(ring_head) + bytes(ring_slots) +
            bytes(tx) + bytes(queues) + bytes(mmu) + bytes(qlen_hist) + bytes(qlen_offset) + bytes(qlen_buckets) +
            bytes(pool) + bytes(pool_next) + bytes(pool_need) + bytes(flow) + bytes(path_ports) + bytes(qp) + bytes(rx) +
            bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts) + bytes(ack_slots);
@@ -251,6 +253,8 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                     b.ring_slots.resize(b.ring_slots.size() + ring.capacity);
                 }
                 b.ring.push_back(ring);
+                b.ring_tail.push_back(RingTail{});
+                b.ring_head.push_back(RingHead{});
             }
         b.node_port_begin.push_back(port0 + f.port_begin[f.node_count()]);
         // Keep node_port_begin with one entry per node plus a final one only for the whole batch.

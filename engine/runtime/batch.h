@@ -47,6 +47,8 @@ struct Batch {
     // ports
     std::vector<net::PortInfo> port;
     std::vector<net::Ring> ring;
+    std::vector<net::RingTail> ring_tail;
+    std::vector<net::RingHead> ring_head;
     std::vector<net::Packet> ring_slots;
     std::vector<net::PortTx> tx;
     std::vector<net::PortQueues> queues;

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <exception>
 #include <stdexcept>
 #include <thread>
 
 #include "common/diagnostics.h"
 #include "net/node.h"
+#include "runtime/spin_barrier.h"
 
 namespace orrery {
 namespace {
@@ -29,6 +29,28 @@ struct HostStep {
     uint64_t step = 0;
     bool finished = false;
     std::exception_ptr error;
+    std::vector<uint32_t> bounds;      // thread t processes nodes [bounds[t], bounds[t+1])
+    std::vector<uint64_t> work_seen;   // per node: events counted at the last rebalance
+
+    // Contiguous node ranges of equal work: events handled since the last rebalance (plus one per node, so
+    // idle nodes still cost something). Any split gives the same results; only the speed differs.
+    void rebalance() {
+        const size_t threads = bounds.size() - 1, nodes = b.out.size();
+        std::vector<uint64_t> weight(nodes);
+        uint64_t total = 0;
+        for (size_t n = 0; n < nodes; ++n) {
+            weight[n] = b.out[n].packets_processed - work_seen[n] + 1;
+            work_seen[n] = b.out[n].packets_processed;
+            total += weight[n];
+        }
+        uint64_t acc = 0;
+        size_t t = 1;
+        for (size_t n = 0; n < nodes && t < threads; ++n) {
+            acc += weight[n];
+            while (t < threads && acc * threads >= total * t) bounds[t++] = uint32_t(n + 1);
+        }
+        while (t < threads) bounds[t++] = uint32_t(nodes);
+    }
 
     void prepare() {
         for (size_t e = 0; e < b.experiments.size(); ++e) {
@@ -125,18 +147,17 @@ struct HostStep {
             const int64_t end = window_end[e];
             if (ep.qlen_start != kNever && (end - 1) % kDumpInterval == 0 && end - 1 >= ep.qlen_start && end - 1 <= ep.qlen_end)
                 snapshot_queues(e, end - 1);
+            // Every unconsumed packet was either seen by its receiver (its next event) or sent in this step
+            // (its sender's earliest arrival): the next event of the experiment needs no scan of the rings.
             uint32_t done = 0;
-            for (uint32_t f = x.flow_begin; f < x.flow_end; ++f) done += b.qp[f].phase == kDone;
-            done_count[e] = done;
             int64_t next = kNever, next_busy = kNever;
             for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
-                next = std::min(next, b.out[n].next_event);
-                next_busy = std::min(next_busy, b.out[n].next_busy_event);
+                const NodeOutput& o = b.out[n];
+                done += o.completions;
+                next = std::min(next, o.next_event);
+                next_busy = std::min({next_busy, o.next_busy_event, o.min_sent_arrival});
             }
-            for (uint32_t row = x.port_begin; row < x.port_end; ++row) {
-                const Ring& r = b.ring[row];
-                if (r.capacity && r.head < r.published_tail[step & 1]) next_busy = std::min(next_busy, b.ring_slots[r.offset + r.head % r.capacity].arrival);
-            }
+            done_count[e] = done;
             next = std::min(next, next_busy);
             if (next_busy > end && next < next_busy) next = skip_idle_samples(e, next, next_busy);
             const bool flows_done = done == x.flow_end - x.flow_begin;
@@ -160,6 +181,7 @@ struct HostStep {
         }
         ++step;
         if (grow_pools(b)) view = b.view();
+        if (bounds.size() > 2 && (step & 31) == 0) rebalance();
         if (options.progress && step % 1000 == 0) {
             RunProgress p{step, {}, done_count};
             for (const ExperimentSlice& x : b.experiments) p.clocks.push_back(x.clock);
@@ -178,24 +200,22 @@ struct HostStep {
 std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
     std::vector<ExperimentResult> results(b.experiments.size());
     for (size_t e = 0; e < b.experiments.size(); ++e) results[e].id = b.experiments[e].id;
-    HostStep host{b, options, results, b.view(), std::vector<int64_t>(b.experiments.size()), std::vector<uint32_t>(b.experiments.size(), 0), 0, false, nullptr};
-    host.prepare();
     const uint32_t nodes = uint32_t(b.node_experiment.size());
     const int threads = std::max(1, std::min<int>(options.threads, int(std::max<uint32_t>(1, nodes))));
+    HostStep host{b, options, results, b.view(), std::vector<int64_t>(b.experiments.size()), std::vector<uint32_t>(b.experiments.size(), 0),
+                  0, false, nullptr, std::vector<uint32_t>(threads + 1, nodes), std::vector<uint64_t>(nodes, 0)};
+    host.bounds[0] = 0;
+    // First split by ports, the best guess before any work is measured.
+    for (int t = 1; t < threads; ++t)
+        host.bounds[t] = uint32_t(std::lower_bound(b.node_port_begin.begin(), b.node_port_begin.begin() + nodes,
+                                                   uint32_t(uint64_t(b.port.size()) * t / threads)) - b.node_port_begin.begin());
+    host.prepare();
     auto on_step = [&host]() noexcept { host.run(); };
-    std::barrier sync(threads, on_step);
+    SpinBarrier sync(threads, on_step);
     auto work = [&](int t) {
-        // Contiguous ranges balanced by ports, the measure of a node's work.
-        const uint32_t total = uint32_t(b.port.size());
-        uint32_t begin = 0, end = nodes;
-        {
-            const uint32_t lo = uint32_t(uint64_t(total) * t / threads), hi = uint32_t(uint64_t(total) * (t + 1) / threads);
-            begin = uint32_t(std::lower_bound(b.node_port_begin.begin(), b.node_port_begin.begin() + nodes, lo) - b.node_port_begin.begin());
-            end = t + 1 == threads ? nodes
-                                   : uint32_t(std::lower_bound(b.node_port_begin.begin(), b.node_port_begin.begin() + nodes, hi) - b.node_port_begin.begin());
-        }
         while (!host.finished) {
             NetView v = host.view;
+            const uint32_t begin = host.bounds[t], end = host.bounds[t + 1];
             for (uint32_t n = begin; n < end; ++n) {
                 StepClock clock{host.step, host.window_end[b.node_experiment[n]]};
                 process_node(v, n, clock);
@@ -225,6 +245,7 @@ std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
         });
         for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
             r.events += b.out[n].packets_processed;
+            r.packet_hops += b.out[n].transmissions;
             if (b.node_role[n] == kRoleSwitch) r.drops += b.sw[n].drops;
         }
     }

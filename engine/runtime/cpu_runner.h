@@ -33,6 +33,7 @@ struct ExperimentResult {
     std::vector<net::PfcEvent> pfc;           // in time order; node = fabric id
     std::vector<QueueSnapshot> queues;
     uint64_t events = 0;                      // node events handled
+    uint64_t packet_hops = 0;                 // packets put on a link
     uint64_t steps = 0;
     int64_t end_time = 0;                     // ps: when its last flow finished (or the stop time)
     uint32_t drops = 0;

@@ -1,0 +1,115 @@
+// Packet engine speed: the k = 8 fat-tree ring (128 flows of 10 MB) and incast (127 flows of 1 MB to one
+// host) under DCQCN and HPCC, on 1 and 2 threads: compile and run wall time, packet-hops per second,
+// events per second, FCT summary, batch memory. Then a 64-experiment sweep of the k = 4 ring (DCQCN Kmin /
+// Kmax varied) run as one batch against 64 separate runs. Prints a table; --json FILE writes the figures.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/batch.h"
+#include "runtime/cpu_runner.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
+
+using namespace orrery;
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+nlohmann::json scenario(int k, const std::string& pattern, const std::string& cc, int kmin_kb = 400, int kmax_kb = 1600) {
+    const int hosts = k * k * k / 4;
+    nlohmann::json flows = nlohmann::json::array();
+    if (pattern == "ring")
+        for (int i = 0; i < hosts; ++i) flows.push_back({{"src", i}, {"dst", (i + 1) % hosts}, {"size", "10MB"}});
+    else
+        for (int i = 1; i < hosts; ++i) flows.push_back({{"src", i}, {"dst", 0}, {"size", "1MB"}});
+    return {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", k}}},
+            {"network", {{"ecn", {{"thresholds", {{{"rate", "100Gbps"}, {"kmin", std::to_string(kmin_kb) + "KB"},
+                                                    {"kmax", std::to_string(kmax_kb) + "KB"}, {"pmax", 0.2}}}}}}}},
+            {"cc", {{"algorithm", cc}, {"hpcc", {{"int_multi", 4}}}}},
+            {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+}
+
+struct Case {
+    LoadedScenario loaded;
+    Fabric fabric;
+};
+
+Case load(const nlohmann::json& doc) {
+    Case c{load_scenario_document(doc, "bench", ".", PresetLibrary(), LoadOptions{false}), {}};
+    c.fabric = build_fabric(c.loaded.scenarios[0].topology);
+    return c;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string json_path;
+    for (int i = 1; i + 1 < argc; ++i)
+        if (std::string(argv[i]) == "--json") json_path = argv[i + 1];
+    nlohmann::json out = {{"runs", nlohmann::json::array()}};
+    std::printf("%-22s %7s %9s %9s %12s %12s %10s %10s %10s\n", "scenario", "threads", "compile s", "run s", "pkt-hops/s", "events/s",
+                "mean FCT", "max FCT", "batch MB");
+    for (const char* pattern : {"ring", "incast"})
+        for (const char* cc : {"dcqcn", "hpcc"}) {
+            Case c = load(scenario(8, pattern, cc));
+            for (int threads : {1, 2}) {
+                auto t0 = std::chrono::steady_clock::now();
+                Batch batch = compile_batch({{"e0000", &c.loaded.scenarios[0], &c.fabric, workload_flows(c.loaded.scenarios[0])}});
+                const double compile_s = seconds_since(t0);
+                const double memory_mb = double(batch.memory_bytes()) / 1048576.0;
+                RunOptions options;
+                options.threads = threads;
+                t0 = std::chrono::steady_clock::now();
+                std::vector<ExperimentResult> r = run_cpu(batch, options);
+                const double run_s = seconds_since(t0);
+                std::vector<double> fct_us;
+                for (const FlowResult& f : r[0].flows) fct_us.push_back(double(f.finish - batch.flow[f.flow].start) / 1e6);
+                const double mean = std::accumulate(fct_us.begin(), fct_us.end(), 0.0) / double(fct_us.size());
+                const double max = *std::max_element(fct_us.begin(), fct_us.end());
+                const std::string name = std::string("k=8 ") + pattern + " " + cc;
+                std::printf("%-22s %7d %9.3f %9.3f %12.3g %12.3g %8.1fus %8.1fus %10.1f\n", name.c_str(), threads, compile_s, run_s,
+                            double(r[0].packet_hops) / run_s, double(r[0].events) / run_s, mean, max, memory_mb);
+                out["runs"].push_back({{"scenario", name}, {"threads", threads}, {"compile_s", compile_s}, {"run_s", run_s},
+                                       {"packet_hops", r[0].packet_hops}, {"events", r[0].events}, {"mean_fct_us", mean},
+                                       {"max_fct_us", max}, {"batch_memory_mb", memory_mb}});
+            }
+        }
+    // The sweep: 64 Kmin/Kmax pairs on the k = 4 ring, one batch against 64 runs of one experiment each.
+    std::vector<Case> sweep;
+    for (int i = 0; i < 64; ++i) sweep.push_back(load(scenario(4, "ring", "dcqcn", 100 + 25 * (i % 8), 800 + 200 * (i / 8))));
+    std::vector<ExperimentInput> inputs;
+    for (int i = 0; i < 64; ++i) {
+        char id[16];
+        std::snprintf(id, sizeof id, "e%04d", i);
+        inputs.push_back({id, &sweep[i].loaded.scenarios[0], &sweep[i].fabric, workload_flows(sweep[i].loaded.scenarios[0])});
+    }
+    for (int threads : {1, 2}) {
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < 64; ++i) {
+            Batch one = compile_batch({inputs[i]});
+            RunOptions o;
+            o.threads = threads;
+            run_cpu(one, o);
+        }
+        const double separate = seconds_since(t0);
+        t0 = std::chrono::steady_clock::now();
+        Batch all = compile_batch(inputs);
+        RunOptions o;
+        o.threads = threads;
+        run_cpu(all, o);
+        const double batched = seconds_since(t0);
+        std::printf("64-experiment k=4 ring sweep, %d thread%s: 64 separate runs %.3f s, one batch %.3f s (%.2fx)\n", threads,
+                    threads == 1 ? "" : "s", separate, batched, separate / batched);
+        out["sweep"].push_back({{"threads", threads}, {"separate_s", separate}, {"batched_s", batched}});
+    }
+    if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
+    return 0;
+}
