@@ -62,7 +62,7 @@ ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, int64_t now, con
     if (tx.busy) return;
     const int idx = nic_next_queue(v, node, now);
     if (idx == -1) {
-        Packet a = v.ack_slots[nic.ack_offset + nic.ack_head % nic.ack_capacity];
+        Packet a = v.ack_slots[v.node_experiment[node]][nic.ack_offset + nic.ack_head % nic.ack_capacity];
         ++nic.ack_head;
         transmit_start(v, nic.port, a, now, clock);
         return;
@@ -75,7 +75,7 @@ ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, int64_t now, con
         const FlowInfo& info = v.flow[f];
         uint64_t payload = qp_bytes_left(q, info);
         if (payload > ep.mtu) payload = ep.mtu;
-        Packet p;
+        Packet p{};
         p.kind = kData;
         p.flow = f;
         p.seq = uint32_t(q.snd_nxt);
@@ -110,7 +110,7 @@ ORRERY_HD inline void nic_enqueue_ack(NetView& v, uint32_t node, const Packet& a
         v.out[node].events_overflow |= 8u;
         return;
     }
-    v.ack_slots[nic.ack_offset + nic.ack_tail % nic.ack_capacity] = a;
+    v.ack_slots[v.node_experiment[node]][nic.ack_offset + nic.ack_tail % nic.ack_capacity] = a;
     ++nic.ack_tail;
 }
 
@@ -142,7 +142,7 @@ ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Packet& 
         x = 3;
     }
     if (x != 1 && x != 2) return;
-    Packet a;
+    Packet a{};
     a.kind = x == 1 ? kAck : kNack;
     a.flow = p.flow;
     a.seq = uint32_t(rx.expected);

@@ -3,6 +3,7 @@
 // Wire sizes follow reference/ns3-hpcc README §5: data = payload + 48 B (+42 B INT for HPCC, +8 B
 // timestamp for TIMELY); ACK/NACK = 60 B (88 B with HPCC INT); PFC = 43 B (14 L2 + 20 IPv4 + 9 pause).
 #include <cstdint>
+#include <type_traits>
 
 #include "common/host_device.h"
 
@@ -27,7 +28,7 @@ inline constexpr uint32_t kPfcBytes = 43;
 // One INT hop record exactly as the reference packs it (IntHop): 64 bits of
 // lineRate:3 | time:24 | bytes:20 | qlen:17, with bytes in units of 128·multi B and qlen in 80·multi B.
 struct IntHop {
-    uint64_t bits = 0;
+    uint64_t bits;
     static constexpr int kTimeWidth = 24, kBytesWidth = 20, kQlenWidth = 17;
     ORRERY_HD uint32_t line_rate_code() const { return uint32_t(bits & 7u); }
     ORRERY_HD uint64_t time() const { return (bits >> 3) & ((1ull << kTimeWidth) - 1); }
@@ -35,25 +36,27 @@ struct IntHop {
     ORRERY_HD uint64_t qlen_field() const { return (bits >> 47) & ((1ull << kQlenWidth) - 1); }
 };
 
+// Trivially constructible, so ring memory needs no initialization (a slot is always written before it is
+// read); create packets with `Packet p{}`, which zeroes every field.
 struct Packet {
-    int64_t arrival = 0;    // ps: when the last bit reaches the receiving port
-    uint32_t flow = 0;      // flow row (data, ACK, NACK); unused for PFC
-    uint32_t seq = 0;       // data: offset of the first payload byte; ACK/NACK: next expected byte; PFC: priority
-    uint16_t wire = 0;      // bytes serialized on the link and counted in buffers
-    uint16_t payload = 0;   // data payload bytes
-    uint8_t kind = kData;
-    uint8_t pg = 3;         // priority class: switch queue and PFC class
-    uint8_t flags = 0;
-    uint8_t hop = 0;        // index of the next egress on the flow's path (incremented by each switch)
-    uint16_t in_port = 0;   // at a switch: the local ingress port (for buffer accounting)
-    uint16_t nhop = 0;      // INT hop count (HPCC), may exceed kMaxIntHops like the reference's
-    uint32_t reserved = 0;
+    int64_t arrival;        // ps: when the last bit reaches the receiving port
+    uint32_t flow;          // flow row (data, ACK, NACK); unused for PFC
+    uint32_t seq;           // data: offset of the first payload byte; ACK/NACK: next expected byte; PFC: priority
+    uint16_t wire;          // bytes serialized on the link and counted in buffers
+    uint16_t payload;       // data payload bytes
+    uint8_t kind;           // PacketKind
+    uint8_t pg;             // priority class: switch queue and PFC class
+    uint8_t flags;          // PacketFlags
+    uint8_t hop;            // index of the next egress on the flow's path (incremented by each switch)
+    uint16_t in_port;       // at a switch: the local ingress port (for buffer accounting)
+    uint16_t nhop;          // INT hop count (HPCC), may exceed kMaxIntHops like the reference's
+    uint32_t reserved;
     union {
         IntHop hops[kMaxIntHops];  // HPCC
         uint64_t sent_ns;          // TIMELY: NIC dequeue time in ns
     };
-    ORRERY_HD Packet() : hops{} {}
 };
 static_assert(sizeof(Packet) == 72, "Packet crosses ring and queue boundaries: keep its layout fixed");
+static_assert(std::is_trivially_default_constructible_v<Packet>, "ring memory is left uninitialized");
 
 }  // namespace orrery::net

@@ -124,7 +124,7 @@ struct alignas(64) SwitchMmu {
     uint32_t total_hdrm;
     uint32_t total_rsrv;
     uint32_t shared_used;
-    uint32_t pool_offset;         // first slot of this switch's packet pool
+    uint32_t pool_offset;         // first slot of this switch's packet pool, in its experiment's pool
     uint32_t pool_capacity;
     uint32_t free_head;           // free list through pool_next
     uint32_t free_count;
@@ -222,7 +222,7 @@ struct alignas(64) NicState {
     uint32_t starts_offset = 0;        // flows sourced here, by start time: nic_starts[starts_offset .. + starts_count)
     uint32_t starts_count = 0;
     uint32_t starts_next = 0;
-    uint32_t ack_offset = 0;           // ACK/NACK queue: ring in ack_slots
+    uint32_t ack_offset = 0;           // ACK/NACK queue: ring in its experiment's ack_slots
     uint32_t ack_capacity = 0;
     uint32_t ack_overflow = 0;
     uint64_t ack_head = 0, ack_tail = 0;
@@ -274,12 +274,12 @@ struct NetView {
     PortTx* tx;
     PortQueues* queues;                // by port (switch ports)
     PortMmu* mmu;                      // by port (switch ports)
-    uint32_t* qlen_hist;               // queue monitor: counts per KB bucket
-    const uint32_t* qlen_offset;       // by port
+    uint32_t* const* qlen_hist;        // queue monitor, per experiment: counts per KB bucket (allocated when it starts)
+    const uint32_t* qlen_offset;       // by port, in its experiment's histogram array
     const uint32_t* qlen_buckets;      // by port
-    // switch packet pools
-    Packet* pool;
-    uint32_t* pool_next;
+    // switch packet pools, one array per experiment (so one experiment's pool can grow while others run)
+    Packet* const* pool;
+    uint32_t* const* pool_next;
     // flows
     const FlowInfo* flow;
     const uint16_t* path_ports;
@@ -291,7 +291,7 @@ struct NetView {
     DctcpState* dctcp;
     uint32_t* nic_qps;
     const uint32_t* nic_starts;
-    Packet* ack_slots;
+    Packet* const* ack_slots;          // one array per experiment, like the pools
 };
 
 }  // namespace orrery::net

@@ -61,18 +61,20 @@ ORRERY_HD inline bool should_resume(const SwitchMmu& s, const PortMmu& m, int q)
 // ---- queues -------------------------------------------------------------------------------------------------
 ORRERY_HD inline void queue_push(NetView& v, uint32_t node, uint32_t row, int q, const Packet& p) {
     SwitchMmu& s = v.sw[node];
+    Packet* pool = v.pool[v.node_experiment[node]] + s.pool_offset;
+    uint32_t* next = v.pool_next[v.node_experiment[node]] + s.pool_offset;
     if (s.free_count == 0) {  // the pool is grown between steps to hold a step's arrivals; this is a sizing bug
         v.out[node].events_overflow |= 4u;
         return;
     }
     const uint32_t slot = s.free_head;
-    s.free_head = v.pool_next[s.pool_offset + slot];
+    s.free_head = next[slot];
     --s.free_count;
-    v.pool[s.pool_offset + slot] = p;
-    v.pool_next[s.pool_offset + slot] = kNoRow;
+    pool[slot] = p;
+    next[slot] = kNoRow;
     PortQueues& qs = v.queues[row];
     if (qs.tail[q] == kNoRow) qs.head[q] = slot;
-    else v.pool_next[s.pool_offset + qs.tail[q]] = slot;
+    else next[qs.tail[q]] = slot;
     qs.tail[q] = slot;
     qs.bytes[q] += p.wire;
     qs.bytes_total += p.wire;
@@ -80,12 +82,14 @@ ORRERY_HD inline void queue_push(NetView& v, uint32_t node, uint32_t row, int q,
 
 ORRERY_HD inline Packet queue_pop(NetView& v, uint32_t node, uint32_t row, int q) {
     SwitchMmu& s = v.sw[node];
+    Packet* pool = v.pool[v.node_experiment[node]] + s.pool_offset;
+    uint32_t* next = v.pool_next[v.node_experiment[node]] + s.pool_offset;
     PortQueues& qs = v.queues[row];
     const uint32_t slot = qs.head[q];
-    Packet p = v.pool[s.pool_offset + slot];
-    qs.head[q] = v.pool_next[s.pool_offset + slot];
+    Packet p = pool[slot];
+    qs.head[q] = next[slot];
     if (qs.head[q] == kNoRow) qs.tail[q] = kNoRow;
-    v.pool_next[s.pool_offset + slot] = s.free_head;
+    next[slot] = s.free_head;
     s.free_head = slot;
     ++s.free_count;
     qs.bytes[q] -= p.wire;
@@ -117,7 +121,7 @@ ORRERY_HD void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_
 
 // The reference's SendPfc: a pause or resume frame into queue 0 of the port toward the upstream device.
 ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, uint32_t row, int q, bool pause, int64_t now, const StepClock& clock) {
-    Packet f;
+    Packet f{};
     f.kind = kPfc;
     f.wire = kPfcBytes;
     f.seq = uint32_t(q);
@@ -227,7 +231,7 @@ ORRERY_HD inline void switch_sample_queues(NetView& v, uint32_t node) {
         for (int q = 0; q < kPriorities; ++q) bytes += m.egress_bytes[q];
         uint32_t bucket = bytes / 1000;
         if (bucket >= v.qlen_buckets[row]) bucket = v.qlen_buckets[row] - 1;
-        ++v.qlen_hist[v.qlen_offset[row] + bucket];
+        ++v.qlen_hist[v.node_experiment[node]][v.qlen_offset[row] + bucket];
     }
 }
 

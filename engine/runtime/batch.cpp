@@ -15,7 +15,8 @@ namespace {
 
 using namespace net;
 
-constexpr uint32_t kAckQueueCapacity = 1024;
+constexpr uint32_t kInitialAckCapacity = 32;
+constexpr uint32_t kInitialPoolCapacity = 64;
 constexpr uint32_t kEventsPerStep = 1024;
 constexpr uint32_t kPfcFrameBytes = net::kPfcBytes;
 
@@ -133,15 +134,23 @@ net::NetView Batch::view() {
     v.ring = ring.data();
     v.ring_tail = ring_tail.data();
     v.ring_head = ring_head.data();
-    v.ring_slots = ring_slots.data();
+    v.ring_slots = ring_slots.get();
     v.tx = tx.data();
     v.queues = queues.data();
     v.mmu = mmu.data();
-    v.qlen_hist = qlen_hist.data();
+    qlen_ptr.resize(qlen_hist.size());
+    for (size_t e = 0; e < qlen_hist.size(); ++e) qlen_ptr[e] = qlen_hist[e].data();
+    v.qlen_hist = qlen_ptr.data();
     v.qlen_offset = qlen_offset.data();
     v.qlen_buckets = qlen_buckets.data();
-    v.pool = pool.data();
-    v.pool_next = pool_next.data();
+    pool_ptr.resize(pool.size());
+    pool_next_ptr.resize(pool.size());
+    for (size_t e = 0; e < pool.size(); ++e) {
+        pool_ptr[e] = pool[e].data();
+        pool_next_ptr[e] = pool_next[e].data();
+    }
+    v.pool = pool_ptr.data();
+    v.pool_next = pool_next_ptr.data();
     v.flow = flow.data();
     v.path_ports = path_ports.data();
     v.qp = qp.data();
@@ -152,21 +161,66 @@ net::NetView Batch::view() {
     v.dctcp = dctcp.data();
     v.nic_qps = nic_qps.data();
     v.nic_starts = nic_starts.data();
-    v.ack_slots = ack_slots.data();
+    ack_ptr.resize(ack_slots.size());
+    for (size_t e = 0; e < ack_slots.size(); ++e) ack_ptr[e] = ack_slots[e].data();
+    v.ack_slots = ack_ptr.data();
     return v;
 }
 
 size_t Batch::memory_bytes() const {
     auto bytes = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
-    return bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
-           bytes(nic) + bytes(sw) + bytes(out) + bytes(node_events) + bytes(port) + bytes(ring) + bytes(ring_tail) + bytes(ring_head) + bytes(ring_slots) +
-           bytes(tx) + bytes(queues) + bytes(mmu) + bytes(qlen_hist) + bytes(qlen_offset) + bytes(qlen_buckets) +
-           bytes(pool) + bytes(pool_next) + bytes(pool_need) + bytes(flow) + bytes(path_ports) + bytes(qp) + bytes(rx) +
-           bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts) + bytes(ack_slots);
+    size_t pools = 0;
+    for (size_t e = 0; e < pool.size(); ++e) pools += bytes(pool[e]) + bytes(pool_next[e]) + bytes(ack_slots[e]) + bytes(qlen_hist[e]);
+    return pools + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
+           bytes(nic) + bytes(sw) + bytes(out) + bytes(node_events) + bytes(port) + bytes(ring) + bytes(ring_tail) + bytes(ring_head) + ring_slot_count * sizeof(Packet) +
+           bytes(tx) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
+           bytes(flow) + bytes(path_ports) + bytes(qp) + bytes(rx) +
+           bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts);
 }
+
+// Receive ring of a port: everything the peer may have in flight toward it plus one step of its sends, at
+// the smallest frame (a 43 B PFC frame).
+uint32_t ring_capacity(uint64_t rate_bps, int64_t delay_ps, int64_t lookahead, uint32_t mtu) {
+    const int64_t min_ser = std::max<int64_t>(ser_ps(kPfcFrameBytes, rate_bps), 1000);
+    const int64_t max_ser = std::min<int64_t>(ser_ps(65535, rate_bps), ser_ps(mtu + 200, rate_bps));
+    return uint32_t((delay_ps + lookahead + max_ser) / min_ser + 8);
+}
+
+bool carries_packets(const Fabric& f, LinkId l) {
+    return f.node_kind[f.link_a[l]] != NodeKind::nvswitch && f.node_kind[f.link_b[l]] != NodeKind::nvswitch;
+}
+
+int64_t lookahead_of(const Fabric& f) {
+    int64_t lookahead = INT64_MAX;
+    for (LinkId l = 0; l < f.link_count(); ++l)
+        if (carries_packets(f, l)) lookahead = std::min(lookahead, f.link_delay[l].count);
+    return lookahead;
+}
+
+// Routes and the reference's max RTT / BDP depend only on the fabric and the payload size: experiments of a
+// sweep that share a fabric share them.
+struct FabricFacts {
+    Routes routes;
+    uint64_t max_rtt_ns = 0, max_bdp = 0;
+};
 
 Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
     Batch b;
+    std::map<std::pair<const Fabric*, uint32_t>, FabricFacts> facts_cache;
+    // Rings are most of a batch's memory: size them first and allocate once.
+    uint64_t total_ring_slots = 0;
+    for (const ExperimentInput& in : inputs) {
+        const Fabric& f = *in.fabric;
+        const int64_t lookahead = lookahead_of(f);
+        if (lookahead == INT64_MAX || lookahead <= 0) continue;  // reported below
+        for (LinkId l = 0; l < f.link_count(); ++l)
+            if (carries_packets(f, l))
+                total_ring_slots += 2ull * ring_capacity(uint64_t(f.link_rate[l].count), f.link_delay[l].count, lookahead,
+                                                         uint32_t(in.scenario->network.packet_payload.count));
+    }
+    b.ring_slots = std::make_unique_for_overwrite<Packet[]>(total_ring_slots);
+    uint64_t ring_slots_used = 0;
+    b.ring_slot_count = total_ring_slots;
     for (uint32_t e = 0; e < inputs.size(); ++e) {
         const ExperimentInput& in = inputs[e];
         const Scenario& s = *in.scenario;
@@ -175,6 +229,13 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
         ExperimentParams ep = make_params(s);
         ep.port_base = uint32_t(b.port.size());
         b.params.push_back(ep);
+        b.pool.emplace_back();
+        b.pool_next.emplace_back();
+        b.ack_slots.emplace_back();
+        b.qlen_hist.emplace_back();
+        std::vector<Packet>& pool = b.pool.back();
+        std::vector<uint32_t>& pool_next = b.pool_next.back();
+        std::vector<Packet>& acks = b.ack_slots.back();
 
         ExperimentSlice slice;
         slice.id = in.id;
@@ -185,11 +246,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
         const uint32_t node0 = slice.node_begin, port0 = slice.port_begin;
 
         // Lookahead: the smallest delay of a link that carries packets.
-        int64_t lookahead = INT64_MAX;
-        for (LinkId l = 0; l < f.link_count(); ++l) {
-            if (f.node_kind[f.link_a[l]] == NodeKind::nvswitch || f.node_kind[f.link_b[l]] == NodeKind::nvswitch) continue;
-            lookahead = std::min(lookahead, f.link_delay[l].count);
-        }
+        const int64_t lookahead = lookahead_of(f);
         if (lookahead == INT64_MAX) throw InputError(where, "the fabric has no network link");
         if (lookahead <= 0)
             throw InputError(where, "a network link has zero propagation delay; the packet engine needs every link's delay > 0 (its lookahead)");
@@ -197,6 +254,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
 
         // ---- nodes and ports ----
         uint64_t nic_rate = 0;
+        uint64_t ring_slots_needed = ring_slots_used;
         for (NodeId n = 0; n < f.node_count(); ++n) {
             b.node_experiment.push_back(e);
             b.node_fabric_id.push_back(n);
@@ -216,7 +274,6 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             b.nic.push_back(nic);
             b.sw.push_back(SwitchMmu{});
             b.out.push_back(NodeOutput{});
-            b.pool_need.push_back(0);
         }
         std::vector<std::pair<uint32_t, uint32_t>> link_ports(f.link_count(), {kNone, kNone});
         for (uint32_t p = 0; p < f.port_begin[f.node_count()]; ++p) {
@@ -241,24 +298,17 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                 b.mmu.push_back(PortMmu{});
                 b.qlen_offset.push_back(0);
                 b.qlen_buckets.push_back(0);
-                // Receive ring: everything the peer may have in flight toward this port, plus one step of sends.
                 Ring ring;
-                const bool carries = f.node_kind[n] != NodeKind::nvswitch && f.node_kind[f.port_peer[p]] != NodeKind::nvswitch;
-                if (carries) {
-                    const int64_t min_ser = std::max<int64_t>(ser_ps(kPfcFrameBytes, info.rate_bps), 1000);
-                    const int64_t max_ser = ser_ps(65535, info.rate_bps);
-                    const int64_t span = info.delay_ps + lookahead + std::min<int64_t>(max_ser, ser_ps(ep.mtu + 200, info.rate_bps));
-                    ring.capacity = uint32_t(span / min_ser + 8);
-                    ring.offset = b.ring_slots.size();
-                    b.ring_slots.resize(b.ring_slots.size() + ring.capacity);
+                if (carries_packets(f, l)) {
+                    ring.capacity = ring_capacity(info.rate_bps, info.delay_ps, lookahead, ep.mtu);
+                    ring.offset = ring_slots_needed;
+                    ring_slots_needed += ring.capacity;
                 }
                 b.ring.push_back(ring);
                 b.ring_tail.push_back(RingTail{});
                 b.ring_head.push_back(RingHead{});
             }
-        b.node_port_begin.push_back(port0 + f.port_begin[f.node_count()]);
-        // Keep node_port_begin with one entry per node plus a final one only for the whole batch.
-        b.node_port_begin.pop_back();
+        ring_slots_used = ring_slots_needed;
 
         // ---- switches: buffer, PFC, ECN, pools, queue monitor ----
         for (NodeId n = 0; n < f.node_count(); ++n) {
@@ -268,7 +318,6 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             if (buffer > int64_t(UINT32_MAX))
                 throw InputError(s.source + ": network.buffer_per_switch", "the switch buffer model counts bytes in 32 bits; at most 4 GiB");
             sm.buffer_size = uint32_t(buffer);
-            uint32_t need = 0;
             for (uint32_t p = f.port_begin[n]; p < f.port_begin[n + 1]; ++p) {
                 const uint32_t row = port0 + p;
                 const PortInfo& info = b.port[row];
@@ -288,46 +337,46 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                 }
                 sm.total_hdrm += m.headroom;
                 sm.total_rsrv += 4096;
-                need += uint32_t(lookahead / std::max<int64_t>(ser_ps(kPfcFrameBytes, info.rate_bps), 1000)) + 4;
-                if (ep.qlen_start != kNever) {
-                    b.qlen_offset[row] = uint32_t(b.qlen_hist.size());
-                    b.qlen_buckets[row] = sm.buffer_size / 1000 + 2;
-                    b.qlen_hist.resize(b.qlen_hist.size() + b.qlen_buckets[row], 0);
-                }
             }
-            need += f.port_count(n);  // PFC frames this switch may queue in one step
-            b.pool_need[node0 + n] = need;
-            sm.pool_capacity = 2 * need + 64;
-            sm.pool_offset = uint32_t(b.pool.size());
-            b.pool.resize(b.pool.size() + sm.pool_capacity);
-            b.pool_next.resize(b.pool_next.size() + sm.pool_capacity);
-            for (uint32_t i = 0; i < sm.pool_capacity; ++i) b.pool_next[sm.pool_offset + i] = i + 1 < sm.pool_capacity ? i + 1 : kNoRow;
+            sm.pool_capacity = kInitialPoolCapacity;  // grown before each step to what the step can bring
+            sm.pool_offset = uint32_t(pool.size());
+            pool.resize(pool.size() + sm.pool_capacity);
+            pool_next.resize(pool_next.size() + sm.pool_capacity);
+            for (uint32_t i = 0; i < sm.pool_capacity; ++i) pool_next[sm.pool_offset + i] = i + 1 < sm.pool_capacity ? i + 1 : kNoRow;
             sm.free_head = 0;
             sm.free_count = sm.pool_capacity;
             sm.next_sample = ep.qlen_start;
         }
 
         // ---- reference RTTs: maxRtt and maxBdp over host pairs, for GLOBAL_T ----
-        const Routes routes = build_routes(f);
-        std::vector<NodeId> hosts;
-        for (NodeId n = 0; n < f.node_count(); ++n)
-            if (b.node_role[node0 + n] == kRoleHost) hosts.push_back(n);
-        std::vector<NodeId> sources = hosts;
-        if (hosts.size() > 2048) {  // one representative per destination group (exact for generated fabrics)
-            std::map<uint32_t, NodeId> rep;
-            for (NodeId h : hosts) rep.emplace(routes.host_group[h], h);
-            sources.clear();
-            for (auto& [g, h] : rep) sources.push_back(h);
-        }
-        for (NodeId a : sources)
-            for (NodeId c : hosts) {
-                if (a == c) continue;
-                PathMetrics m = path_metrics(f, routes, a, c, ep.mtu);
-                if (m.hops < 0) continue;
-                const uint64_t rtt = m.delay_ns * 2 + m.tx_delay_ns;
-                slice.max_rtt_ns = std::max(slice.max_rtt_ns, rtt);
-                slice.max_bdp = std::max(slice.max_bdp, uint64_t((net::uint128)rtt * m.min_bw / 1000000000ull / 8));
+        auto cached = facts_cache.find({&f, ep.mtu});
+        if (cached == facts_cache.end()) {
+            FabricFacts facts;
+            facts.routes = build_routes(f);
+            std::vector<NodeId> hosts;
+            for (NodeId n = 0; n < f.node_count(); ++n)
+                if (b.node_role[node0 + n] == kRoleHost) hosts.push_back(n);
+            std::vector<NodeId> sources = hosts;
+            if (hosts.size() > 2048) {  // one representative per destination group (exact for generated fabrics)
+                std::map<uint32_t, NodeId> rep;
+                for (NodeId h : hosts) rep.emplace(facts.routes.host_group[h], h);
+                sources.clear();
+                for (auto& [g, h] : rep) sources.push_back(h);
             }
+            for (NodeId a : sources)
+                for (NodeId c : hosts) {
+                    if (a == c) continue;
+                    PathMetrics m = path_metrics(f, facts.routes, a, c, ep.mtu);
+                    if (m.hops < 0) continue;
+                    const uint64_t rtt = m.delay_ns * 2 + m.tx_delay_ns;
+                    facts.max_rtt_ns = std::max(facts.max_rtt_ns, rtt);
+                    facts.max_bdp = std::max(facts.max_bdp, uint64_t((net::uint128)rtt * m.min_bw / 1000000000ull / 8));
+                }
+            cached = facts_cache.emplace(std::make_pair(&f, ep.mtu), std::move(facts)).first;
+        }
+        const Routes& routes = cached->second.routes;
+        slice.max_rtt_ns = cached->second.max_rtt_ns;
+        slice.max_bdp = cached->second.max_bdp;
 
         // ---- flows ----
         std::vector<std::vector<uint32_t>> flows_of(f.node_count());
@@ -382,9 +431,9 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             b.nic_qps.resize(b.nic_qps.size() + list.size(), kNoRow);
             b.nic_starts.insert(b.nic_starts.end(), list.begin(), list.end());
             if (b.node_role[node0 + n] == kRoleHost) {
-                nic.ack_offset = uint32_t(b.ack_slots.size());
-                nic.ack_capacity = kAckQueueCapacity;
-                b.ack_slots.resize(b.ack_slots.size() + kAckQueueCapacity);
+                nic.ack_offset = uint32_t(acks.size());
+                nic.ack_capacity = kInitialAckCapacity;  // grown before each step to what the step can bring
+                acks.resize(acks.size() + kInitialAckCapacity);
             }
             NodeOutput& o = b.out[node0 + n];
             o.events_offset = uint32_t(b.node_events.size());
@@ -406,35 +455,98 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
     return b;
 }
 
-bool grow_pools(Batch& b) {
-    bool grow = false;
-    for (size_t n = 0; n < b.sw.size(); ++n)
-        if (b.node_role[n] == kRoleSwitch && b.sw[n].free_count < b.pool_need[n]) grow = true;
-    if (!grow) return false;
-    std::vector<Packet> pool;
-    std::vector<uint32_t> next;
-    for (size_t n = 0; n < b.sw.size(); ++n) {
-        SwitchMmu& s = b.sw[n];
-        if (b.node_role[n] != kRoleSwitch) continue;
-        const uint32_t old_capacity = s.pool_capacity;
-        const uint32_t capacity = s.free_count < b.pool_need[n] ? std::max(2 * old_capacity, old_capacity + 2 * b.pool_need[n]) : old_capacity;
-        const uint32_t offset = uint32_t(pool.size());
-        pool.insert(pool.end(), b.pool.begin() + s.pool_offset, b.pool.begin() + s.pool_offset + old_capacity);
-        next.insert(next.end(), b.pool_next.begin() + s.pool_offset, b.pool_next.begin() + s.pool_offset + old_capacity);
-        pool.resize(offset + capacity);
-        next.resize(offset + capacity);
-        // New slots join the free list (list links are relative to the switch's own pool).
-        for (uint32_t i = old_capacity; i < capacity; ++i) next[offset + i] = i + 1 < capacity ? i + 1 : s.free_head;
-        if (capacity > old_capacity) {
-            s.free_head = old_capacity;
-            s.free_count += capacity - old_capacity;
+namespace {
+// Packets waiting in port `row`'s receive ring: all that can arrive there in the next step.
+uint64_t unconsumed(const Batch& b, uint32_t row, uint64_t step) {
+    return b.ring[row].capacity ? b.ring_tail[row].published_tail[step & 1] - b.ring_head[row].head : 0;
+}
+}  // namespace
+
+void allocate_queue_monitor(Batch& b, uint32_t e) {
+    const ExperimentSlice& x = b.experiments[e];
+    std::vector<uint32_t>& hist = b.qlen_hist[e];
+    if (!hist.empty()) return;
+    size_t total = 0;
+    for (uint32_t n = x.node_begin; n < x.node_end; ++n)
+        if (b.node_role[n] == kRoleSwitch)
+            for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) total += b.sw[n].buffer_size / 1000 + 2;
+    hist.assign(total, 0);
+    size_t offset = 0;
+    for (uint32_t n = x.node_begin; n < x.node_end; ++n)
+        if (b.node_role[n] == kRoleSwitch)
+            for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) {
+                b.qlen_offset[row] = uint32_t(offset);
+                b.qlen_buckets[row] = b.sw[n].buffer_size / 1000 + 2;
+                offset += b.qlen_buckets[row];
+            }
+    b.qlen_ptr[e] = hist.data();
+}
+
+void grow_buffers(Batch& b, uint32_t e, uint64_t step) {
+    const ExperimentSlice& x = b.experiments[e];
+    // Switch pools: each arrival takes a slot and may queue a pause frame (a resume frees a slot first).
+    std::vector<uint32_t> need(x.node_end - x.node_begin, 0);
+    bool grow_pool = false, grow_acks = false;
+    for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
+        if (b.node_role[n] == kRoleIdle) continue;
+        uint64_t arriving = 0;
+        for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) arriving += unconsumed(b, row, step);
+        if (b.node_role[n] == kRoleSwitch) {
+            need[n - x.node_begin] = uint32_t(2 * arriving + 8);
+            grow_pool = grow_pool || b.sw[n].free_count < need[n - x.node_begin];
+        } else {
+            const NicState& nic = b.nic[n];
+            need[n - x.node_begin] = uint32_t(arriving + 8);  // at most one ACK or NACK per arriving packet
+            grow_acks = grow_acks || nic.ack_capacity - (nic.ack_tail - nic.ack_head) < need[n - x.node_begin];
         }
-        s.pool_offset = offset;
-        s.pool_capacity = capacity;
     }
-    b.pool.swap(pool);
-    b.pool_next.swap(next);
-    return true;
+    if (grow_pool) {
+        std::vector<Packet> pool;
+        std::vector<uint32_t> next;
+        for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
+            SwitchMmu& s = b.sw[n];
+            if (b.node_role[n] != kRoleSwitch) continue;
+            const uint32_t want = need[n - x.node_begin];
+            const uint32_t old_capacity = s.pool_capacity;
+            const uint32_t capacity = s.free_count < want ? std::max(2 * old_capacity, old_capacity - s.free_count + 2 * want) : old_capacity;
+            const uint32_t offset = uint32_t(pool.size());
+            pool.insert(pool.end(), b.pool[e].begin() + s.pool_offset, b.pool[e].begin() + s.pool_offset + old_capacity);
+            next.insert(next.end(), b.pool_next[e].begin() + s.pool_offset, b.pool_next[e].begin() + s.pool_offset + old_capacity);
+            pool.resize(offset + capacity);
+            next.resize(offset + capacity);
+            // New slots join the free list (list links are relative to the switch's own pool).
+            for (uint32_t i = old_capacity; i < capacity; ++i) next[offset + i] = i + 1 < capacity ? i + 1 : s.free_head;
+            if (capacity > old_capacity) {
+                s.free_head = old_capacity;
+                s.free_count += capacity - old_capacity;
+            }
+            s.pool_offset = offset;
+            s.pool_capacity = capacity;
+        }
+        b.pool[e].swap(pool);
+        b.pool_next[e].swap(next);
+        b.pool_ptr[e] = b.pool[e].data();
+        b.pool_next_ptr[e] = b.pool_next[e].data();
+    }
+    if (grow_acks) {
+        std::vector<Packet> acks;
+        for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
+            NicState& nic = b.nic[n];
+            if (b.node_role[n] != kRoleHost) continue;
+            const uint32_t want = need[n - x.node_begin];
+            const uint32_t used = uint32_t(nic.ack_tail - nic.ack_head);
+            const uint32_t capacity = nic.ack_capacity - used < want ? std::max(2 * nic.ack_capacity, used + 2 * want) : nic.ack_capacity;
+            const uint32_t offset = uint32_t(acks.size());
+            acks.resize(offset + capacity);
+            // Same counters, new ring size: every waiting ACK moves to its slot in the new ring.
+            for (uint64_t i = nic.ack_head; i < nic.ack_tail; ++i)
+                acks[offset + i % capacity] = b.ack_slots[e][nic.ack_offset + i % nic.ack_capacity];
+            nic.ack_offset = offset;
+            nic.ack_capacity = capacity;
+        }
+        b.ack_slots[e].swap(acks);
+        b.ack_ptr[e] = b.ack_slots[e].data();
+    }
 }
 
 }  // namespace orrery

@@ -2,6 +2,7 @@
 // A batch: the tables of every experiment of a sweep, laid out one after the other. compile_batch builds
 // them from scenarios; the runners (cpu_runner) step them; the view hands the systems raw pointers.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,15 +50,20 @@ struct Batch {
     std::vector<net::Ring> ring;
     std::vector<net::RingTail> ring_tail;
     std::vector<net::RingHead> ring_head;
-    std::vector<net::Packet> ring_slots;
+    std::unique_ptr<net::Packet[]> ring_slots;  // uninitialized: pages are touched only when used
+    size_t ring_slot_count = 0;
     std::vector<net::PortTx> tx;
     std::vector<net::PortQueues> queues;
     std::vector<net::PortMmu> mmu;
-    std::vector<uint32_t> qlen_hist, qlen_offset, qlen_buckets;
-    // switch pools
-    std::vector<net::Packet> pool;
-    std::vector<uint32_t> pool_next;
-    std::vector<uint32_t> pool_need;           // by node: free slots a switch must have at the start of a step
+    std::vector<std::vector<uint32_t>> qlen_hist;  // per experiment, allocated when its monitor starts
+    std::vector<uint32_t*> qlen_ptr;
+    std::vector<uint32_t> qlen_offset, qlen_buckets;
+    // switch pools, one per experiment
+    std::vector<std::vector<net::Packet>> pool;
+    std::vector<std::vector<uint32_t>> pool_next;
+    std::vector<net::Packet*> pool_ptr;        // what the view hands the systems
+    std::vector<uint32_t*> pool_next_ptr;
+
     // flows
     std::vector<net::FlowInfo> flow;
     std::vector<uint16_t> path_ports;
@@ -68,7 +74,8 @@ struct Batch {
     std::vector<net::TimelyState> timely;
     std::vector<net::DctcpState> dctcp;
     std::vector<uint32_t> nic_qps, nic_starts;
-    std::vector<net::Packet> ack_slots;
+    std::vector<std::vector<net::Packet>> ack_slots;  // per experiment
+    std::vector<net::Packet*> ack_ptr;
 
     net::NetView view();
     size_t memory_bytes() const;
@@ -78,8 +85,13 @@ struct Batch {
 // delay, a flow between unreachable hosts, no ECN threshold for a port rate).
 Batch compile_batch(const std::vector<ExperimentInput>& inputs);
 
-// Grows the packet pool of every switch whose free slots are below what one step may need.
-// Returns true when it grew (the view must then be rebuilt).
-bool grow_pools(Batch& b);
+// Before experiment e's next step: grows the packet pools of its switches and the ACK queues of its NICs
+// where their free room is below what the next step can bring — every packet that can arrive in it is
+// already in the receive rings (the lookahead is at most a link's delay). `step` is the step just
+// finished. Touches only that experiment's arrays; the view reaches them through pointer tables.
+void grow_buffers(Batch& b, uint32_t e, uint64_t step);
+
+// Allocates experiment e's queue-monitor histograms (one 1 KB bucket per KB of switch buffer, per port).
+void allocate_queue_monitor(Batch& b, uint32_t e);
 
 }  // namespace orrery

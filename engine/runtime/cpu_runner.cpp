@@ -1,10 +1,17 @@
-// Map: run_cpu → workers (process_node over their node range) ⇄ barrier completion HostStep::run
-// (drain PFC events → queue snapshots → completion → next clock per experiment → pool growth).
+// Map: run_cpu picks the parallelism:
+//   - at least as many experiments as threads: each thread takes whole experiments from a queue and steps
+//     each alone to its end (experiments never interact, so no barrier between them, and one experiment's
+//     working set stays in cache);
+//   - fewer experiments than threads: threads split the nodes of the batch and meet at a barrier every step.
+// Both run Stepper: workers call process_node over their nodes; Stepper::host_step (the barrier's
+// completion) drains PFC events → takes queue snapshots → detects completion → moves each clock to its
+// next event → grows packet pools → rebalances thread ranges.
 #include "runtime/cpu_runner.h"
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -19,41 +26,39 @@ using namespace net;
 
 constexpr int64_t kDumpInterval = 100'000'000'000;  // ps: the reference writes queue histograms every 100 ms
 
-struct HostStep {
+struct Stepper {
     Batch& b;
-    const RunOptions& options;
     std::vector<ExperimentResult>& results;
+    std::vector<uint32_t> exps;        // the experiments this stepper advances
+    uint32_t node_begin, node_end;     // their nodes (contiguous)
+    const RunOptions* options;         // progress reports (node-parallel mode only)
     NetView view;
-    std::vector<int64_t> window_end;   // per experiment, for the step under way
-    std::vector<uint32_t> done_count;  // per experiment
+    std::vector<int64_t> window_end;   // per experiment of the batch, for the step under way
+    std::vector<uint32_t> done_count;  // per experiment of the batch
+    std::vector<uint32_t> bounds;      // thread t processes nodes [bounds[t], bounds[t+1])
+    std::vector<uint64_t> work_seen;   // per node of the range: events counted at the last rebalance
     uint64_t step = 0;
     bool finished = false;
     std::exception_ptr error;
-    std::vector<uint32_t> bounds;      // thread t processes nodes [bounds[t], bounds[t+1])
-    std::vector<uint64_t> work_seen;   // per node: events counted at the last rebalance
 
-    // Contiguous node ranges of equal work: events handled since the last rebalance (plus one per node, so
-    // idle nodes still cost something). Any split gives the same results; only the speed differs.
-    void rebalance() {
-        const size_t threads = bounds.size() - 1, nodes = b.out.size();
-        std::vector<uint64_t> weight(nodes);
-        uint64_t total = 0;
-        for (size_t n = 0; n < nodes; ++n) {
-            weight[n] = b.out[n].packets_processed - work_seen[n] + 1;
-            work_seen[n] = b.out[n].packets_processed;
-            total += weight[n];
-        }
-        uint64_t acc = 0;
-        size_t t = 1;
-        for (size_t n = 0; n < nodes && t < threads; ++n) {
-            acc += weight[n];
-            while (t < threads && acc * threads >= total * t) bounds[t++] = uint32_t(n + 1);
-        }
-        while (t < threads) bounds[t++] = uint32_t(nodes);
+    Stepper(Batch& batch, const NetView& v, std::vector<ExperimentResult>& r, std::vector<uint32_t> experiments, int threads, const RunOptions* o)
+        : b(batch), results(r), exps(std::move(experiments)), options(o), view(v),
+          window_end(batch.experiments.size(), 0), done_count(batch.experiments.size(), 0) {
+        node_begin = b.experiments[exps.front()].node_begin;
+        node_end = b.experiments[exps.back()].node_end;
+        work_seen.assign(node_end - node_begin, 0);
+        // First split by ports, the best guess before any work is measured.
+        bounds.assign(threads + 1, node_end);
+        bounds[0] = node_begin;
+        const uint32_t p0 = b.node_port_begin[node_begin], p1 = b.node_port_begin[node_end];
+        for (int t = 1; t < threads; ++t)
+            bounds[t] = uint32_t(std::lower_bound(b.node_port_begin.begin() + node_begin, b.node_port_begin.begin() + node_end,
+                                                  p0 + uint32_t(uint64_t(p1 - p0) * t / threads)) - b.node_port_begin.begin());
+        prepare();
     }
 
     void prepare() {
-        for (size_t e = 0; e < b.experiments.size(); ++e) {
+        for (uint32_t e : exps) {
             ExperimentSlice& x = b.experiments[e];
             const ExperimentParams& ep = b.params[e];
             if (x.done) {
@@ -61,6 +66,7 @@ struct HostStep {
                 continue;
             }
             int64_t end = x.clock + x.lookahead;
+            if (ep.qlen_start != kNever && end > ep.qlen_start && x.clock <= ep.qlen_end) allocate_queue_monitor(b, e);
             // Never cross a queue-histogram dump time within a step: the snapshot is taken right after it.
             if (ep.qlen_start != kNever && x.clock <= ep.qlen_end) {
                 const int64_t next_dump = (x.clock / kDumpInterval) * kDumpInterval + (x.clock % kDumpInterval == 0 ? 0 : kDumpInterval);
@@ -71,15 +77,42 @@ struct HostStep {
         }
     }
 
+    void process(uint32_t begin, uint32_t end) {
+        NetView v = view;
+        for (uint32_t n = begin; n < end; ++n) process_node(v, n, StepClock{step, window_end[b.node_experiment[n]]});
+    }
+
+    // Contiguous node ranges of equal work: events handled since the last rebalance (plus one per node, so
+    // idle nodes still cost something). Any split gives the same results; only the speed differs.
+    void rebalance() {
+        const size_t threads = bounds.size() - 1;
+        std::vector<uint64_t> weight(node_end - node_begin);
+        uint64_t total = 0;
+        for (uint32_t n = node_begin; n < node_end; ++n) {
+            uint64_t& seen = work_seen[n - node_begin];
+            weight[n - node_begin] = b.out[n].packets_processed - seen + 1;
+            seen = b.out[n].packets_processed;
+            total += weight[n - node_begin];
+        }
+        uint64_t acc = 0;
+        size_t t = 1;
+        for (uint32_t n = node_begin; n < node_end && t < threads; ++n) {
+            acc += weight[n - node_begin];
+            while (t < threads && acc * threads >= total * t) bounds[t++] = n + 1;
+        }
+        while (t < threads) bounds[t++] = node_end;
+    }
+
     // Nothing but queue-monitor samples happens before `until`: the queues are constant, so count those
     // samples at once instead of stepping through them. Stops at a dump time so its snapshot is taken.
     // Returns the next time anything happens: the next sample still to take, or `until`.
-    int64_t skip_idle_samples(size_t e, int64_t next_sample, int64_t until) {
+    int64_t skip_idle_samples(uint32_t e, int64_t next_sample, int64_t until) {
         const ExperimentSlice& x = b.experiments[e];
         const ExperimentParams& ep = b.params[e];
         const int64_t next_dump = (next_sample / kDumpInterval) * kDumpInterval + (next_sample % kDumpInterval == 0 ? 0 : kDumpInterval);
         const int64_t limit = std::min({until, next_dump, ep.qlen_end + 1});
         if (limit <= next_sample) return next_sample;
+        allocate_queue_monitor(b, e);
         const int64_t count = (limit - 1 - next_sample) / ep.qlen_interval + 1;  // samples in [next_sample, limit)
         const int64_t resume = next_sample + count * ep.qlen_interval;
         for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
@@ -88,21 +121,22 @@ struct HostStep {
                 uint32_t bytes = 0;
                 for (int q = 0; q < kPriorities; ++q) bytes += b.mmu[row].egress_bytes[q];
                 const uint32_t bucket = std::min(bytes / 1000, b.qlen_buckets[row] - 1);
-                b.qlen_hist[b.qlen_offset[row] + bucket] += uint32_t(count);
+                b.qlen_hist[e][b.qlen_offset[row] + bucket] += uint32_t(count);
             }
             b.sw[n].next_sample = resume > ep.qlen_end ? kNever : resume;
         }
         return resume > ep.qlen_end ? until : std::min(resume, until);
     }
 
-    void snapshot_queues(size_t e, int64_t time) {
+    void snapshot_queues(uint32_t e, int64_t time) {
         const ExperimentSlice& x = b.experiments[e];
         QueueSnapshot snap;
         snap.time = time;
         for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
             if (b.node_role[n] != kRoleSwitch) continue;
             for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) {
-                const uint32_t* h = b.qlen_hist.data() + b.qlen_offset[row];
+                if (b.qlen_hist[e].empty()) continue;
+                const uint32_t* h = b.qlen_hist[e].data() + b.qlen_offset[row];
                 uint32_t last = 0;
                 bool any = false;
                 for (uint32_t i = 0; i < b.qlen_buckets[row]; ++i)
@@ -124,7 +158,7 @@ struct HostStep {
     }
 
     void host_step() {
-        for (size_t n = 0; n < b.out.size(); ++n) {
+        for (uint32_t n = node_begin; n < node_end; ++n) {
             NodeOutput& o = b.out[n];
             if (o.events_overflow)
                 throw std::runtime_error("packet engine capacity exceeded at node " + std::to_string(b.node_fabric_id[n]) + " of experiment " +
@@ -139,7 +173,7 @@ struct HostStep {
             o.events_count = 0;
         }
         bool all_done = true;
-        for (size_t e = 0; e < b.experiments.size(); ++e) {
+        for (uint32_t e : exps) {
             ExperimentSlice& x = b.experiments[e];
             const ExperimentParams& ep = b.params[e];
             if (x.done) continue;
@@ -179,13 +213,13 @@ struct HostStep {
             x.clock = std::max(end, next);
             all_done = false;
         }
+        for (uint32_t e : exps) grow_buffers(b, e, step);  // the view reads pool pointers through the batch: no rebuild needed
         ++step;
-        if (grow_pools(b)) view = b.view();
         if (bounds.size() > 2 && (step & 31) == 0) rebalance();
-        if (options.progress && step % 1000 == 0) {
+        if (options && options->progress && step % 1000 == 0) {
             RunProgress p{step, {}, done_count};
             for (const ExperimentSlice& x : b.experiments) p.clocks.push_back(x.clock);
-            options.progress(p);
+            options->progress(p);
         }
         if (all_done) {
             finished = true;
@@ -195,40 +229,7 @@ struct HostStep {
     }
 };
 
-}  // namespace
-
-std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
-    std::vector<ExperimentResult> results(b.experiments.size());
-    for (size_t e = 0; e < b.experiments.size(); ++e) results[e].id = b.experiments[e].id;
-    const uint32_t nodes = uint32_t(b.node_experiment.size());
-    const int threads = std::max(1, std::min<int>(options.threads, int(std::max<uint32_t>(1, nodes))));
-    HostStep host{b, options, results, b.view(), std::vector<int64_t>(b.experiments.size()), std::vector<uint32_t>(b.experiments.size(), 0),
-                  0, false, nullptr, std::vector<uint32_t>(threads + 1, nodes), std::vector<uint64_t>(nodes, 0)};
-    host.bounds[0] = 0;
-    // First split by ports, the best guess before any work is measured.
-    for (int t = 1; t < threads; ++t)
-        host.bounds[t] = uint32_t(std::lower_bound(b.node_port_begin.begin(), b.node_port_begin.begin() + nodes,
-                                                   uint32_t(uint64_t(b.port.size()) * t / threads)) - b.node_port_begin.begin());
-    host.prepare();
-    auto on_step = [&host]() noexcept { host.run(); };
-    SpinBarrier sync(threads, on_step);
-    auto work = [&](int t) {
-        while (!host.finished) {
-            NetView v = host.view;
-            const uint32_t begin = host.bounds[t], end = host.bounds[t + 1];
-            for (uint32_t n = begin; n < end; ++n) {
-                StepClock clock{host.step, host.window_end[b.node_experiment[n]]};
-                process_node(v, n, clock);
-            }
-            sync.arrive_and_wait();
-        }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
-    work(0);
-    for (std::thread& t : pool) t.join();
-    if (host.error) std::rethrow_exception(host.error);
-
+void finish_results(Batch& b, std::vector<ExperimentResult>& results) {
     for (size_t e = 0; e < b.experiments.size(); ++e) {
         const ExperimentSlice& x = b.experiments[e];
         ExperimentResult& r = results[e];
@@ -249,6 +250,72 @@ std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
             if (b.node_role[n] == kRoleSwitch) r.drops += b.sw[n].drops;
         }
     }
+}
+
+// Threads split the nodes of `exps`, meeting at a barrier every step.
+void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResult>& results, std::vector<uint32_t> exps, int threads,
+                       const RunOptions* options) {
+    const uint32_t nodes = b.experiments[exps.back()].node_end - b.experiments[exps.front()].node_begin;
+    threads = std::max(1, std::min<int>(threads, int(std::max<uint32_t>(1, nodes))));
+    Stepper stepper(b, view, results, std::move(exps), threads, options);
+    if (threads == 1) {
+        while (!stepper.finished) {
+            stepper.process(stepper.node_begin, stepper.node_end);
+            stepper.run();
+        }
+    } else {
+        auto on_step = [&stepper]() noexcept { stepper.run(); };
+        SpinBarrier sync(threads, on_step);
+        auto work = [&](int t) {
+            while (!stepper.finished) {
+                stepper.process(stepper.bounds[t], stepper.bounds[t + 1]);
+                sync.arrive_and_wait();
+            }
+        };
+        std::vector<std::thread> pool;
+        for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+        work(0);
+        for (std::thread& t : pool) t.join();
+    }
+    if (stepper.error) std::rethrow_exception(stepper.error);
+}
+
+}  // namespace
+
+std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
+    std::vector<ExperimentResult> results(b.experiments.size());
+    for (size_t e = 0; e < b.experiments.size(); ++e) results[e].id = b.experiments[e].id;
+    const uint32_t count = uint32_t(b.experiments.size());
+    if (count == 0) return results;
+    // Built once: steppers of different experiments run concurrently and only ever change their own
+    // experiment's entries of the pool and ACK pointer tables.
+    const NetView view = b.view();
+    if (count > 1 && count >= uint32_t(options.threads)) {
+        // Whole experiments per thread, taken from a queue in order (one thread: one after the other).
+        std::atomic<uint32_t> next{0};
+        std::mutex failure_lock;
+        std::exception_ptr failure;
+        auto work = [&]() {
+            for (uint32_t e; (e = next.fetch_add(1)) < count;) {
+                try {
+                    run_node_parallel(b, view, results, {e}, 1, nullptr);
+                } catch (...) {
+                    std::lock_guard<std::mutex> lock(failure_lock);
+                    if (!failure) failure = std::current_exception();
+                }
+            }
+        };
+        std::vector<std::thread> pool;
+        for (int t = 1; t < std::min<int>(options.threads, int(count)); ++t) pool.emplace_back(work);
+        work();
+        for (std::thread& t : pool) t.join();
+        if (failure) std::rethrow_exception(failure);
+    } else {
+        std::vector<uint32_t> all(count);
+        for (uint32_t e = 0; e < count; ++e) all[e] = e;
+        run_node_parallel(b, view, results, all, options.threads, &options);
+    }
+    finish_results(b, results);
     return results;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
-// The CPU backend: steps every experiment of a batch together on a pool of threads, each thread owning a
-// fixed range of node rows. One barrier per step; its completion runs the host's share (telemetry,
-// completion, idle-time jumps, pool growth). Results are identical for every thread count: nodes of one
-// step never touch each other's state, and every reduction runs in node order on one thread.
+// The CPU backend. With at least as many experiments as threads, each thread steps whole experiments,
+// one after another; otherwise threads split the nodes and meet at a barrier every step, whose completion
+// runs the host's share (telemetry, completion, idle-time jumps, pool growth, load balance). Results are
+// identical for every thread count and either mode: nodes of one step never touch each other's state,
+// experiments never touch each other's, and every reduction runs in node order on one thread.
 #include <cstdint>
 #include <functional>
 #include <string>
