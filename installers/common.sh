@@ -8,6 +8,7 @@ orrery_packages=(
   libcli11-dev                         # orrery-cli
   libboost-graph-dev                   # DOT and GraphML
   libssl-dev                           # SHA-256 of experiments
+  libsqlite3-dev                       # the results store
   qt6-base-dev                         # Qt Test (and, with the workbench, Qt Widgets)
 )
 

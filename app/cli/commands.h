@@ -16,5 +16,6 @@ Runner add_fabric(CLI::App& app, const PresetLibrary& presets);
 Runner add_convert(CLI::App& app, const PresetLibrary& presets);
 Runner add_presets(CLI::App& app, const PresetLibrary& presets);
 Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets);
+Runner add_run(CLI::App& app, const PresetLibrary& presets);
 
 }  // namespace orrery::cli

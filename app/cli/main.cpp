@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
         cli::add_fabric);
     add("convert", "Convert between Orrery JSON, HPCC/SimAI text files, ASTRA-sim YAML (read), DOT and GraphML", cli::add_convert);
     add("presets", "List the presets a scenario can name (fabrics, network, cc)", cli::add_presets);
+    add("run", "Simulate every experiment of a scenario's sweep and store the results (SQLite); a summary per experiment", cli::add_run);
     add("run-hpcc", "Simulate an HPCC/SimAI config.txt unchanged and write its FCT, PFC and queue-length files in the reference's formats",
         cli::add_run_hpcc);
     try {

@@ -49,6 +49,7 @@ struct ExperimentParams {
                                        // port's index inside its experiment, so a batch changes nothing
     int64_t qlen_start = kNever, qlen_end = kNever, qlen_interval = 100000;  // queue monitor, ps
     int64_t stop_time = kNever;
+    int64_t sample_interval = kNever;  // ps: telemetry samples (queues, rates); kNever = none
 };
 
 // ---- nodes ----------------------------------------------------------------------------------------------

@@ -78,6 +78,7 @@ ExperimentParams make_params(const Scenario& s) {
         p.qlen_interval = s.output.queue_monitor_interval.count;
     }
     if (s.workload.stop_time) p.stop_time = s.workload.stop_time->count;
+    if (s.output.record_queues || s.output.record_flow_rates) p.sample_interval = s.output.sample_interval.count;
     return p;
 }
 

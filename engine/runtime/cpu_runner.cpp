@@ -26,6 +26,28 @@ using namespace net;
 
 constexpr int64_t kDumpInterval = 100'000'000'000;  // ps: the reference writes queue histograms every 100 ms
 
+void finish_experiment(Batch& b, uint32_t e, ExperimentResult& r) {
+    {
+        const ExperimentSlice& x = b.experiments[e];
+        for (uint32_t f = x.flow_begin; f < x.flow_end; ++f) r.flows.push_back({f, b.qp[f].phase == kDone ? b.qp[f].finish : kNever});
+        std::stable_sort(r.flows.begin(), r.flows.end(), [&](const FlowResult& a, const FlowResult& c) {
+            if (a.finish != c.finish) return a.finish < c.finish;
+            if (b.flow[a.flow].src != b.flow[c.flow].src) return b.flow[a.flow].src < b.flow[c.flow].src;
+            return b.qp[a.flow].completion_order < b.qp[c.flow].completion_order;
+        });
+        std::stable_sort(r.pfc.begin(), r.pfc.end(), [](const PfcEvent& a, const PfcEvent& c) {
+            if (a.time != c.time) return a.time < c.time;
+            if (a.node != c.node) return a.node < c.node;
+            return a.ifindex < c.ifindex;
+        });
+        for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
+            r.events += b.out[n].packets_processed;
+            r.packet_hops += b.out[n].transmissions;
+            if (b.node_role[n] == kRoleSwitch) r.drops += b.sw[n].drops;
+        }
+    }
+}
+
 struct Stepper {
     Batch& b;
     std::vector<ExperimentResult>& results;
@@ -35,6 +57,7 @@ struct Stepper {
     NetView view;
     std::vector<int64_t> window_end;   // per experiment of the batch, for the step under way
     std::vector<uint32_t> done_count;  // per experiment of the batch
+    std::vector<int64_t> next_sample;  // per experiment of the batch: next telemetry sample time
     std::vector<uint32_t> bounds;      // thread t processes nodes [bounds[t], bounds[t+1])
     std::vector<uint64_t> work_seen;   // per node of the range: events counted at the last rebalance
     uint64_t step = 0;
@@ -43,7 +66,7 @@ struct Stepper {
 
     Stepper(Batch& batch, const NetView& v, std::vector<ExperimentResult>& r, std::vector<uint32_t> experiments, int threads, const RunOptions* o)
         : b(batch), results(r), exps(std::move(experiments)), options(o), view(v),
-          window_end(batch.experiments.size(), 0), done_count(batch.experiments.size(), 0) {
+          window_end(batch.experiments.size(), 0), done_count(batch.experiments.size(), 0), next_sample(batch.experiments.size(), kNever) {
         node_begin = b.experiments[exps.front()].node_begin;
         node_end = b.experiments[exps.back()].node_end;
         work_seen.assign(node_end - node_begin, 0);
@@ -54,6 +77,11 @@ struct Stepper {
         for (int t = 1; t < threads; ++t)
             bounds[t] = uint32_t(std::lower_bound(b.node_port_begin.begin() + node_begin, b.node_port_begin.begin() + node_end,
                                                   p0 + uint32_t(uint64_t(p1 - p0) * t / threads)) - b.node_port_begin.begin());
+        for (uint32_t e : exps) {
+            const int64_t interval = b.params[e].sample_interval;
+            if (interval != kNever && interval > 0) next_sample[e] = (b.experiments[e].clock / interval + 1) * interval;
+            if (options && options->on_experiment_start && !b.experiments[e].done) options->on_experiment_start(e);
+        }
         prepare();
     }
 
@@ -73,6 +101,7 @@ struct Stepper {
                 if (next_dump <= ep.qlen_end) end = std::min(end, next_dump + 1);
             }
             if (ep.stop_time != kNever) end = std::min(end, ep.stop_time + 1);
+            if (next_sample[e] != kNever) end = std::min(end, next_sample[e] + 1);  // a sample sees every event up to its time
             window_end[e] = end;
         }
     }
@@ -148,6 +177,16 @@ struct Stepper {
         results[e].queues.push_back(std::move(snap));
     }
 
+    void finish(uint32_t e, int64_t end_time, bool stalled, bool cancelled = false) {
+        b.experiments[e].done = true;
+        ExperimentResult& r = results[e];
+        r.end_time = end_time;
+        r.stalled = stalled;
+        r.cancelled = cancelled;
+        finish_experiment(b, e, r);
+        if (options && options->on_experiment_done) options->on_experiment_done(e, r);
+    }
+
     void run() noexcept {
         try {
             host_step();
@@ -173,14 +212,23 @@ struct Stepper {
             o.events_count = 0;
         }
         bool all_done = true;
+        const bool cancelled = options && options->cancel && options->cancel->load(std::memory_order_relaxed);
         for (uint32_t e : exps) {
             ExperimentSlice& x = b.experiments[e];
             const ExperimentParams& ep = b.params[e];
             if (x.done) continue;
+            if (cancelled) {
+                finish(e, window_end[e], false, true);
+                continue;
+            }
             ++results[e].steps;
             const int64_t end = window_end[e];
             if (ep.qlen_start != kNever && (end - 1) % kDumpInterval == 0 && end - 1 >= ep.qlen_start && end - 1 <= ep.qlen_end)
                 snapshot_queues(e, end - 1);
+            if (next_sample[e] == end - 1) {
+                if (options && options->on_sample) options->on_sample(e, end - 1);
+                next_sample[e] += ep.sample_interval;
+            }
             // Every unconsumed packet was either seen by its receiver (its next event) or sent in this step
             // (its sender's earliest arrival): the next event of the experiment needs no scan of the rings.
             uint32_t done = 0;
@@ -197,26 +245,26 @@ struct Stepper {
             const bool flows_done = done == x.flow_end - x.flow_begin;
             const bool monitor_pending = ep.qlen_start != kNever && end <= ep.qlen_end;
             if ((flows_done && !monitor_pending) || (ep.stop_time != kNever && end > ep.stop_time)) {
-                x.done = true;
                 int64_t last = 0;
                 for (uint32_t f = x.flow_begin; f < x.flow_end; ++f)
                     if (b.qp[f].phase == kDone) last = std::max(last, b.qp[f].finish);
-                results[e].end_time = flows_done ? last : ep.stop_time;
+                finish(e, flows_done ? last : ep.stop_time, false);
                 continue;
             }
             if (next == kNever) {
-                results[e].stalled = true;
-                results[e].end_time = end;
-                x.done = true;
+                finish(e, end, true);
                 continue;
             }
             x.clock = std::max(end, next);
+            // Idle stretches produce no samples: the next one is the first at or after the new clock.
+            if (next_sample[e] != kNever && next_sample[e] < x.clock)
+                next_sample[e] = (x.clock + ep.sample_interval - 1) / ep.sample_interval * ep.sample_interval;
             all_done = false;
         }
         for (uint32_t e : exps) grow_buffers(b, e, step);  // the view reads pool pointers through the batch: no rebuild needed
         ++step;
         if (bounds.size() > 2 && (step & 31) == 0) rebalance();
-        if (options && options->progress && step % 1000 == 0) {
+        if (options && options->progress && bounds.size() > 1 && exps.size() == b.experiments.size() && step % 1000 == 0) {
             RunProgress p{step, {}, done_count};
             for (const ExperimentSlice& x : b.experiments) p.clocks.push_back(x.clock);
             options->progress(p);
@@ -228,29 +276,6 @@ struct Stepper {
         prepare();
     }
 };
-
-void finish_results(Batch& b, std::vector<ExperimentResult>& results) {
-    for (size_t e = 0; e < b.experiments.size(); ++e) {
-        const ExperimentSlice& x = b.experiments[e];
-        ExperimentResult& r = results[e];
-        for (uint32_t f = x.flow_begin; f < x.flow_end; ++f) r.flows.push_back({f, b.qp[f].phase == kDone ? b.qp[f].finish : kNever});
-        std::stable_sort(r.flows.begin(), r.flows.end(), [&](const FlowResult& a, const FlowResult& c) {
-            if (a.finish != c.finish) return a.finish < c.finish;
-            if (b.flow[a.flow].src != b.flow[c.flow].src) return b.flow[a.flow].src < b.flow[c.flow].src;
-            return b.qp[a.flow].completion_order < b.qp[c.flow].completion_order;
-        });
-        std::stable_sort(r.pfc.begin(), r.pfc.end(), [](const PfcEvent& a, const PfcEvent& c) {
-            if (a.time != c.time) return a.time < c.time;
-            if (a.node != c.node) return a.node < c.node;
-            return a.ifindex < c.ifindex;
-        });
-        for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
-            r.events += b.out[n].packets_processed;
-            r.packet_hops += b.out[n].transmissions;
-            if (b.node_role[n] == kRoleSwitch) r.drops += b.sw[n].drops;
-        }
-    }
-}
 
 // Threads split the nodes of `exps`, meeting at a barrier every step.
 void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResult>& results, std::vector<uint32_t> exps, int threads,
@@ -298,7 +323,7 @@ std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
         auto work = [&]() {
             for (uint32_t e; (e = next.fetch_add(1)) < count;) {
                 try {
-                    run_node_parallel(b, view, results, {e}, 1, nullptr);
+                    run_node_parallel(b, view, results, {e}, 1, &options);
                 } catch (...) {
                     std::lock_guard<std::mutex> lock(failure_lock);
                     if (!failure) failure = std::current_exception();
@@ -315,7 +340,6 @@ std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
         for (uint32_t e = 0; e < count; ++e) all[e] = e;
         run_node_parallel(b, view, results, all, options.threads, &options);
     }
-    finish_results(b, results);
     return results;
 }
 

@@ -4,6 +4,7 @@
 // runs the host's share (telemetry, completion, idle-time jumps, pool growth, load balance). Results are
 // identical for every thread count and either mode: nodes of one step never touch each other's state,
 // experiments never touch each other's, and every reduction runs in node order on one thread.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -39,6 +40,7 @@ struct ExperimentResult {
     int64_t end_time = 0;                     // ps: when its last flow finished (or the stop time)
     uint32_t drops = 0;
     bool stalled = false;                     // nothing left to do but flows unfinished
+    bool cancelled = false;                   // stopped by RunOptions::cancel
 };
 
 struct RunProgress {
@@ -47,9 +49,17 @@ struct RunProgress {
     std::vector<uint32_t> flows_done;         // per experiment
 };
 
+// Hooks are called on the thread stepping the experiment (several at once in a batch run on several
+// threads): they must be thread-safe and quick, and they may read the batch's rows of their experiment.
 struct RunOptions {
     int threads = 1;
-    std::function<void(const RunProgress&)> progress;  // called on the host about every 1000 steps
+    std::function<void(const RunProgress&)> progress;  // node-parallel runs: about every 1000 steps
+    std::function<void(uint32_t experiment)> on_experiment_start;
+    // At every multiple of the experiment's sample interval while it is busy (idle stretches are skipped).
+    std::function<void(uint32_t experiment, int64_t time_ps)> on_sample;
+    std::function<void(uint32_t experiment, const ExperimentResult&)> on_experiment_done;
+    // Checked after every step: when set, every unfinished experiment stops and reports what it finished.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 std::vector<ExperimentResult> run_cpu(Batch& batch, const RunOptions& options);

@@ -94,6 +94,25 @@ private slots:
         QCOMPARE(e[1]["parameters"]["cc.preset"].get<std::string>(), std::string("hpcc-100g"));
         QCOMPARE(e[1]["sha256"].get<std::string>().size(), size_t(64));
     }
+    void run_stores_every_experiment() {
+        QTemporaryDir tmp;
+        const QString store = tmp.filePath("demo.sqlite");
+        Result r = run({"run", QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json", "--out", store, "--threads", "2", "--json"});
+        QCOMPARE(r.code, 0);
+        nlohmann::json summary = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(summary.size(), size_t(4));
+        for (const auto& e : summary) {
+            QCOMPARE(e["status"].get<std::string>(), std::string("finished"));
+            QCOMPARE(e["flows_finished"]["value"].get<double>(), 15.0);
+            QCOMPARE(e["fct_mean"]["unit"].get<std::string>(), std::string("us"));
+        }
+        // The HPCC experiment (e0001) is the reference incast: its mean FCT is the reference's within 2 %.
+        QVERIFY(std::abs(summary[1]["fct_mean"]["value"].get<double>() - 1190.847) / 1190.847 < 0.02);
+        QVERIFY(QFile::exists(store));
+        // A second run into the same store appends; a scenario with a bad topology changes nothing.
+        QCOMPARE(run({"run", QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json", "--out", store}).code, 0);
+        QCOMPARE(run({"run", QString(ORRERY_TEST_DIR) + "/malformed/odd_k.json", "--out", store}).code, 1);
+    }
     void conversions_round_trip_and_never_overwrite() {
         QTemporaryDir tmp;
         const QString ref = QString(ORRERY_TEST_DIR) + "/reference/ns3-hpcc";

@@ -1,0 +1,252 @@
+#include "telemetry/results_store.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <ctime>
+#include <stdexcept>
+#include <tuple>
+
+#include "common/diagnostics.h"
+#include "common/version.h"
+
+namespace orrery {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS orrery_store (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+  run_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_utc TEXT NOT NULL, scenario_name TEXT, scenario_file TEXT, scenario_sha256 TEXT,
+  engine_version TEXT NOT NULL, git_revision TEXT NOT NULL, backend TEXT NOT NULL, device TEXT, threads INTEGER,
+  status TEXT NOT NULL, wall_seconds REAL);
+CREATE TABLE IF NOT EXISTS experiments (
+  run_id INTEGER NOT NULL REFERENCES runs(run_id), experiment TEXT NOT NULL, idx INTEGER NOT NULL, seed INTEGER NOT NULL,
+  sha256 TEXT NOT NULL, status TEXT NOT NULL, message TEXT, sim_end_ps INTEGER, events INTEGER, packet_hops INTEGER,
+  wall_seconds REAL, PRIMARY KEY (run_id, experiment));
+CREATE TABLE IF NOT EXISTS parameters (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, path TEXT NOT NULL, value_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS metrics (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, name TEXT NOT NULL, value REAL, unit TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS flows (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, flow INTEGER NOT NULL, src INTEGER, dst INTEGER, sport INTEGER,
+  dport INTEGER, priority INTEGER, size_bytes INTEGER, start_ps INTEGER, finish_ps INTEGER, fct_ps INTEGER,
+  standalone_fct_ps INTEGER, slowdown REAL);
+CREATE TABLE IF NOT EXISTS pfc (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, node INTEGER, node_type INTEGER,
+  ifindex INTEGER, pause INTEGER);
+CREATE TABLE IF NOT EXISTS queue_samples (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, node INTEGER, ifindex INTEGER, bytes INTEGER);
+CREATE TABLE IF NOT EXISTS queue_tiers (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, tier INTEGER, ports INTEGER,
+  max_bytes INTEGER, p99_bytes INTEGER, median_bytes INTEGER);
+CREATE TABLE IF NOT EXISTS flow_rates (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, flow INTEGER, rate_bps INTEGER);
+CREATE INDEX IF NOT EXISTS flows_by_experiment ON flows (run_id, experiment);
+CREATE INDEX IF NOT EXISTS queue_samples_by_time ON queue_samples (run_id, experiment, time_ps);
+CREATE INDEX IF NOT EXISTS queue_tiers_by_time ON queue_tiers (run_id, experiment, time_ps);
+)sql";
+
+void exec(sqlite3* db, const char* sql, const std::filesystem::path& file) {
+    char* message = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+        std::string text = message ? message : "unknown error";
+        sqlite3_free(message);
+        throw InputError(file.string(), "results store: " + text);
+    }
+}
+
+// A prepared statement bound by position and stepped once per row.
+struct Statement {
+    sqlite3_stmt* s = nullptr;
+    Statement(sqlite3* db, const char* sql) {
+        if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db));
+    }
+    ~Statement() { sqlite3_finalize(s); }
+    Statement& bind(int i, int64_t v) { sqlite3_bind_int64(s, i, v); return *this; }
+    Statement& bind(int i, double v) { sqlite3_bind_double(s, i, v); return *this; }
+    Statement& bind(int i, const std::string& v) { sqlite3_bind_text(s, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT); return *this; }
+    Statement& null(int i) { sqlite3_bind_null(s, i); return *this; }
+    void row() {
+        if (sqlite3_step(s) != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(sqlite3_db_handle(s)));
+        sqlite3_reset(s);
+    }
+};
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+}  // namespace
+
+ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
+    if (sqlite3_open_v2(file.string().c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+        const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+        sqlite3_close(db_);
+        throw InputError(file.string(), "cannot open the results store: " + why);
+    }
+    sqlite3_busy_timeout(db_, 5000);
+    // An existing database must be an Orrery store (or empty): never write into someone else's file.
+    int existing = 0;
+    {
+        Statement tables(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+        if (sqlite3_step(tables.s) == SQLITE_ROW) existing = sqlite3_column_int(tables.s, 0);
+    }
+    bool ours = existing == 0;
+    if (!ours) {
+        sqlite3_stmt* check = nullptr;
+        if (sqlite3_prepare_v2(db_, "SELECT value FROM orrery_store WHERE key = 'format'", -1, &check, nullptr) == SQLITE_OK &&
+            sqlite3_step(check) == SQLITE_ROW)
+            ours = std::string(reinterpret_cast<const char*>(sqlite3_column_text(check, 0))) == "orrery-results";
+        sqlite3_finalize(check);
+    }
+    if (!ours) {
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw InputError(file.string(), "is a SQLite database but not an Orrery results store; choose another --out file");
+    }
+    exec(db_, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", file_);
+    exec(db_, kSchema, file_);
+    exec(db_, "INSERT OR IGNORE INTO orrery_store VALUES ('format', 'orrery-results'), ('schema_version', '1');", file_);
+    thread_ = std::thread([this] { writer(); });
+}
+
+ResultsStore::~ResultsStore() {
+    {
+        std::lock_guard<std::mutex> g(lock_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    if (db_) sqlite3_close(db_);
+}
+
+void ResultsStore::post(std::function<void(sqlite3*)> job) {
+    {
+        std::lock_guard<std::mutex> g(lock_);
+        if (!error_.empty()) throw InputError(file_.string(), "results store: " + error_);
+        jobs_.push_back(std::move(job));
+    }
+    wake_.notify_one();
+}
+
+void ResultsStore::writer() {
+    for (;;) {
+        std::deque<std::function<void(sqlite3*)>> batch;
+        {
+            std::unique_lock<std::mutex> g(lock_);
+            wake_.wait(g, [this] { return stopping_ || !jobs_.empty(); });
+            if (jobs_.empty() && stopping_) return;
+            batch.swap(jobs_);
+            in_flight_ = batch.size();
+        }
+        // One transaction per batch of jobs: what is committed survives a crash of the run.
+        try {
+            sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr);
+            for (auto& job : batch) job(db_);
+            if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db_));
+        } catch (const std::exception& e) {
+            sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+            std::lock_guard<std::mutex> g(lock_);
+            error_ = e.what();
+        }
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            in_flight_ = 0;
+        }
+        drained_.notify_all();
+    }
+}
+
+void ResultsStore::flush() {
+    std::unique_lock<std::mutex> g(lock_);
+    drained_.wait(g, [this] { return jobs_.empty() && in_flight_ == 0; });
+    if (!error_.empty()) throw InputError(file_.string(), "results store: " + error_);
+}
+
+int64_t ResultsStore::begin_run(const RunRecord& run, const std::vector<ExperimentRecord>& experiments) {
+    // The run row is written synchronously: its id keys everything that follows.
+    Statement insert(db_, "INSERT INTO runs (started_utc, scenario_name, scenario_file, scenario_sha256, engine_version, git_revision, "
+                          "backend, device, threads, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')");
+    insert.bind(1, utc_now()).bind(2, run.scenario_name).bind(3, run.scenario_file).bind(4, run.scenario_sha256).bind(5, version())
+        .bind(6, git_revision()).bind(7, run.backend).bind(8, run.device).bind(9, int64_t(run.threads)).row();
+    run_id_ = sqlite3_last_insert_rowid(db_);
+    const int64_t id = run_id_;
+    post([id, experiments](sqlite3* db) {
+        Statement e(db, "INSERT INTO experiments (run_id, experiment, idx, seed, sha256, status) VALUES (?, ?, ?, ?, ?, 'pending')");
+        Statement p(db, "INSERT INTO parameters VALUES (?, ?, ?, ?)");
+        for (const ExperimentRecord& x : experiments) {
+            e.bind(1, id).bind(2, x.id).bind(3, int64_t(x.index)).bind(4, int64_t(x.seed)).bind(5, x.sha256).row();
+            for (const auto& param : x.parameters)
+                p.bind(1, id).bind(2, x.id).bind(3, param["path"].get<std::string>()).bind(4, param["value"].dump()).row();
+        }
+    });
+    return run_id_;
+}
+
+void ResultsStore::experiment_started(const std::string& experiment) {
+    const int64_t id = run_id_;
+    post([id, experiment](sqlite3* db) {
+        Statement(db, "UPDATE experiments SET status = 'running' WHERE run_id = ? AND experiment = ?").bind(1, id).bind(2, experiment).row();
+    });
+}
+
+void ResultsStore::experiment_finished(const std::string& experiment, const std::string& status, const std::string& message,
+                                       int64_t sim_end_ps, uint64_t events, uint64_t packet_hops, double wall_seconds,
+                                       std::vector<FlowRow> flows, std::vector<std::tuple<int64_t, uint32_t, uint32_t, uint32_t, uint32_t>> pfc,
+                                       std::vector<std::tuple<std::string, double, std::string>> metrics) {
+    const int64_t id = run_id_;
+    post([=, flows = std::move(flows), pfc = std::move(pfc), metrics = std::move(metrics)](sqlite3* db) {
+        Statement(db, "UPDATE experiments SET status = ?, message = ?, sim_end_ps = ?, events = ?, packet_hops = ?, wall_seconds = ? "
+                      "WHERE run_id = ? AND experiment = ?")
+            .bind(1, status).bind(2, message).bind(3, sim_end_ps).bind(4, int64_t(events)).bind(5, int64_t(packet_hops))
+            .bind(6, wall_seconds).bind(7, id).bind(8, experiment).row();
+        Statement f(db, "INSERT INTO flows VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        for (const FlowRow& r : flows) {
+            f.bind(1, id).bind(2, experiment).bind(3, int64_t(r.flow)).bind(4, int64_t(r.src)).bind(5, int64_t(r.dst))
+                .bind(6, int64_t(r.sport)).bind(7, int64_t(r.dport)).bind(8, int64_t(r.priority)).bind(9, int64_t(r.size_bytes))
+                .bind(10, r.start_ps).bind(13, r.standalone_fct_ps);
+            if (r.finish_ps >= 0) {
+                f.bind(11, r.finish_ps).bind(12, r.finish_ps - r.start_ps).bind(14, double(r.finish_ps - r.start_ps) / double(r.standalone_fct_ps));
+            } else {
+                f.null(11).null(12).null(14);
+            }
+            f.row();
+        }
+        Statement p(db, "INSERT INTO pfc VALUES (?, ?, ?, ?, ?, ?, ?)");
+        for (const auto& [t, node, type, ifindex, pause] : pfc)
+            p.bind(1, id).bind(2, experiment).bind(3, t).bind(4, int64_t(node)).bind(5, int64_t(type)).bind(6, int64_t(ifindex))
+                .bind(7, int64_t(pause)).row();
+        Statement m(db, "INSERT INTO metrics VALUES (?, ?, ?, ?, ?)");
+        for (const auto& [name, value, unit] : metrics) m.bind(1, id).bind(2, experiment).bind(3, name).bind(4, value).bind(5, unit).row();
+    });
+}
+
+void ResultsStore::samples(const std::string& experiment, int64_t time_ps, std::vector<QueueSample> queues, std::vector<TierSample> tiers,
+                           std::vector<RateSample> rates) {
+    const int64_t id = run_id_;
+    post([=, queues = std::move(queues), tiers = std::move(tiers), rates = std::move(rates)](sqlite3* db) {
+        Statement q(db, "INSERT INTO queue_samples VALUES (?, ?, ?, ?, ?, ?)");
+        for (const QueueSample& s : queues)
+            q.bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, int64_t(s.node)).bind(5, int64_t(s.ifindex)).bind(6, int64_t(s.bytes)).row();
+        Statement t(db, "INSERT INTO queue_tiers VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        for (const TierSample& s : tiers)
+            t.bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, int64_t(s.tier)).bind(5, int64_t(s.ports))
+                .bind(6, int64_t(s.max_bytes)).bind(7, int64_t(s.p99_bytes)).bind(8, int64_t(s.median_bytes)).row();
+        Statement r(db, "INSERT INTO flow_rates VALUES (?, ?, ?, ?, ?)");
+        for (const RateSample& s : rates) r.bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, int64_t(s.flow)).bind(5, int64_t(s.rate_bps)).row();
+    });
+}
+
+void ResultsStore::end_run(const std::string& status, double wall_seconds) {
+    const int64_t id = run_id_;
+    post([=](sqlite3* db) {
+        Statement(db, "UPDATE runs SET status = ?, wall_seconds = ? WHERE run_id = ?").bind(1, status).bind(2, wall_seconds).bind(3, id).row();
+    });
+    flush();
+}
+
+}  // namespace orrery

@@ -1,0 +1,96 @@
+#pragma once
+// The results store: one SQLite database (WAL) per project, holding runs and everything they measured.
+// Schema in engine/telemetry/README.md. Writes happen on a writer thread in transactions while the run goes
+// on, so the engine never waits on the disk and a crash keeps everything up to the last commit.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+struct sqlite3;
+
+namespace orrery {
+
+struct RunRecord {
+    std::string scenario_name, scenario_file, scenario_sha256;
+    std::string backend = "cpu", device;
+    int threads = 1;
+};
+
+struct ExperimentRecord {
+    std::string id;
+    size_t index = 0;
+    uint64_t seed = 0;
+    std::string sha256;
+    nlohmann::json parameters;  // [{"path", "value"}]
+};
+
+struct FlowRow {
+    uint32_t flow, src, dst, sport, dport, priority;
+    uint64_t size_bytes;
+    int64_t start_ps, finish_ps;  // finish_ps < 0: unfinished
+    int64_t standalone_fct_ps;
+};
+
+struct QueueSample {            // one port's egress occupancy at a sample time
+    uint32_t node, ifindex;
+    uint64_t bytes;
+};
+struct TierSample {
+    int tier;
+    uint64_t max_bytes, p99_bytes, median_bytes;
+    uint32_t ports;
+};
+struct RateSample {
+    uint32_t flow;
+    uint64_t rate_bps;
+};
+
+class ResultsStore {
+public:
+    // Opens or creates the database; an existing store keeps its runs and gains a new one.
+    // Throws InputError naming the file when it cannot be opened or is not an Orrery store.
+    explicit ResultsStore(const std::filesystem::path& file);
+    ~ResultsStore();  // flushes and closes
+    ResultsStore(const ResultsStore&) = delete;
+    ResultsStore& operator=(const ResultsStore&) = delete;
+
+    int64_t begin_run(const RunRecord& run, const std::vector<ExperimentRecord>& experiments);
+    void experiment_started(const std::string& experiment);
+    void experiment_finished(const std::string& experiment, const std::string& status, const std::string& message, int64_t sim_end_ps,
+                             uint64_t events, uint64_t packet_hops, double wall_seconds, std::vector<FlowRow> flows,
+                             std::vector<std::tuple<int64_t, uint32_t, uint32_t, uint32_t, uint32_t>> pfc,
+                             std::vector<std::tuple<std::string, double, std::string>> metrics);
+    void samples(const std::string& experiment, int64_t time_ps, std::vector<QueueSample> queues, std::vector<TierSample> tiers,
+                 std::vector<RateSample> rates);
+    void end_run(const std::string& status, double wall_seconds);
+
+    // Waits until every queued write is committed.
+    void flush();
+    int64_t run_id() const { return run_id_; }
+    static int schema_version() { return 1; }
+
+private:
+    void post(std::function<void(sqlite3*)> job);
+    void writer();
+
+    sqlite3* db_ = nullptr;
+    std::filesystem::path file_;
+    int64_t run_id_ = 0;
+    std::mutex lock_;
+    std::condition_variable wake_, drained_;
+    std::deque<std::function<void(sqlite3*)>> jobs_;
+    bool stopping_ = false;
+    size_t in_flight_ = 0;
+    std::string error_;
+    std::thread thread_;
+};
+
+}  // namespace orrery
