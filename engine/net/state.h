@@ -47,9 +47,13 @@ struct ExperimentParams {
     uint64_t seed = 1;
     uint32_t port_base = 0;            // first port row of the experiment: random streams are keyed by the
                                        // port's index inside its experiment, so a batch changes nothing
+    uint32_t node_base = 0;            // first node row of the experiment, likewise
     int64_t qlen_start = kNever, qlen_end = kNever, qlen_interval = 100000;  // queue monitor, ps
     int64_t stop_time = kNever;
     int64_t sample_interval = kNever;  // ps: telemetry samples (queues, rates); kNever = none
+    bool spray = false;                // per-packet load balancing over the equal-cost ports
+    uint32_t group_count = 0;          // spraying: destination groups of the experiment's routing
+    uint32_t spray_table = 0;          // spraying: first cell of the experiment in spray_set
 };
 
 // ---- nodes ----------------------------------------------------------------------------------------------
@@ -281,6 +285,12 @@ struct NetView {
     // switch packet pools, one array per experiment (so one experiment's pool can grow while others run)
     Packet* const* pool;
     uint32_t* const* pool_next;
+    // spraying: routing tables (topology/routing.h) of experiments that spray
+    const uint32_t* node_forwarder;    // by node: row in its experiment's table, kNoRow for hosts
+    const uint32_t* node_dest_group;   // by node: destination group of a host
+    const uint32_t* spray_set;         // [spray_table + row·groups + group]: set id, kNoRow to deliver
+    const uint32_t* set_begin;         // set s = set_ports[set_begin[s] .. set_begin[s+1])
+    const uint16_t* set_ports;
     // flows
     const FlowInfo* flow;
     const uint16_t* path_ports;

@@ -185,6 +185,22 @@ ORRERY_HD inline void switch_tx_complete(NetView& v, uint32_t node, uint32_t row
     switch_start_next(v, node, row, now, clock);
 }
 
+// Per-packet spraying: any of the equal-cost ports toward the destination, chosen by a counter-based hash
+// of (seed, flow, sequence, switch), so the choice is the same on every backend and thread count.
+ORRERY_HD inline uint16_t spray_egress(const NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, uint32_t dest) {
+    const uint32_t cell = v.spray_set[ep.spray_table + v.node_forwarder[node] * ep.group_count + v.node_dest_group[dest]];
+    const uint64_t draw = mix64(ep.seed ^ mix64((uint64_t(p.flow) << 32) ^ p.seq ^ (uint64_t(p.kind) << 62)) ^ (uint64_t(node - ep.node_base) << 40));
+    if (cell == kNoRow) {  // attached to the destination: its port(s)
+        uint16_t found[8];
+        uint32_t count = 0;
+        for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1] && count < 8; ++row)
+            if (v.port[v.port[row].peer_port].node == dest) found[count++] = v.port[row].local;
+        return count ? found[draw % count] : v.port[v.node_port_begin[node]].local;  // unreachable: never for a routed flow
+    }
+    const uint32_t n = v.set_begin[cell + 1] - v.set_begin[cell];
+    return v.set_ports[v.set_begin[cell] + draw % n];
+}
+
 // A packet has fully arrived at switch port `in_row`.
 ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row, Packet p, int64_t now, const StepClock& clock) {
     if (p.kind == kPfc) {
@@ -200,8 +216,14 @@ ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row,
         return;
     }
     const FlowInfo& f = v.flow[p.flow];
-    const uint16_t egress = v.path_ports[(p.kind == kData ? f.data_path : f.ack_path) + p.hop];
-    ++p.hop;
+    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    uint16_t egress;
+    if (ep.spray) {
+        egress = spray_egress(v, node, ep, p, p.kind == kData ? f.dst : f.src);
+    } else {
+        egress = v.path_ports[(p.kind == kData ? f.data_path : f.ack_path) + p.hop];
+        ++p.hop;
+    }
     const uint32_t out_row = v.node_port_begin[node] + egress;
     const int q = p.pg;
     p.in_port = v.port[in_row].local;

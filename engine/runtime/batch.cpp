@@ -152,6 +152,11 @@ net::NetView Batch::view() {
     }
     v.pool = pool_ptr.data();
     v.pool_next = pool_next_ptr.data();
+    v.node_forwarder = node_forwarder.data();
+    v.node_dest_group = node_dest_group.data();
+    v.spray_set = spray_set.data();
+    v.set_begin = set_begin.data();
+    v.set_ports = set_ports.data();
     v.flow = flow.data();
     v.path_ports = path_ports.data();
     v.qp = qp.data();
@@ -172,7 +177,7 @@ size_t Batch::memory_bytes() const {
     auto bytes = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
     size_t pools = 0;
     for (size_t e = 0; e < pool.size(); ++e) pools += bytes(pool[e]) + bytes(pool_next[e]) + bytes(ack_slots[e]) + bytes(qlen_hist[e]);
-    return pools + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
+    return pools + bytes(node_forwarder) + bytes(node_dest_group) + bytes(spray_set) + bytes(set_begin) + bytes(set_ports) + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
            bytes(nic) + bytes(sw) + bytes(out) + bytes(node_events) + bytes(port) + bytes(ring) + bytes(ring_tail) + bytes(ring_head) + ring_slot_count * sizeof(Packet) +
            bytes(tx) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
            bytes(flow) + bytes(path_ports) + bytes(qp) + bytes(rx) +
@@ -229,6 +234,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
         const std::string where = s.source.empty() ? in.id : s.source;
         ExperimentParams ep = make_params(s);
         ep.port_base = uint32_t(b.port.size());
+        ep.node_base = uint32_t(b.node_experiment.size());
         b.params.push_back(ep);
         b.pool.emplace_back();
         b.pool_next.emplace_back();
@@ -378,6 +384,25 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
         const Routes& routes = cached->second.routes;
         slice.max_rtt_ns = cached->second.max_rtt_ns;
         slice.max_bdp = cached->second.max_bdp;
+
+        // ---- spraying: the routing tables go into the batch ----
+        for (NodeId n = 0; n < f.node_count(); ++n) {
+            b.node_forwarder.push_back(routes.forwarder_row[n]);
+            b.node_dest_group.push_back(routes.host_group[n]);
+        }
+        if (s.network.load_balancing == LoadBalancing::spray) {
+            ExperimentParams& stored = b.params.back();
+            stored.spray = true;
+            stored.group_count = routes.group_count;
+            stored.spray_table = uint32_t(b.spray_set.size());
+            const uint32_t set_base = uint32_t(b.set_begin.size() - 1), port_base = uint32_t(b.set_ports.size());
+            for (size_t cell = 0; cell < routes.hop_set.size(); ++cell) {
+                const uint32_t id = routes.hop_set[cell];
+                b.spray_set.push_back(id == Routes::kDeliver || id == kNone ? kNoRow : set_base + id);
+            }
+            for (size_t i = 1; i < routes.set_begin.size(); ++i) b.set_begin.push_back(port_base + routes.set_begin[i]);
+            b.set_ports.insert(b.set_ports.end(), routes.set_ports.begin(), routes.set_ports.end());
+        }
 
         // ---- flows ----
         std::vector<std::vector<uint32_t>> flows_of(f.node_count());

@@ -64,6 +64,9 @@ struct Batch {
     std::vector<net::Packet*> pool_ptr;        // what the view hands the systems
     std::vector<uint32_t*> pool_next_ptr;
 
+    // spraying: routing tables of the experiments that spray
+    std::vector<uint32_t> node_forwarder, node_dest_group, spray_set, set_begin{0};
+    std::vector<uint16_t> set_ports;
     // flows
     std::vector<net::FlowInfo> flow;
     std::vector<uint16_t> path_ports;
