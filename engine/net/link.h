@@ -14,8 +14,8 @@ struct StepClock {
     ORRERY_HD uint32_t write_slot() const { return uint32_t(step & 1); }
 };
 
-// Appends p to the receive ring of `to_port`. The ring was sized so that one step's sends always fit
-// (batch.cpp); a full ring is a sizing bug and is counted in the node's overflow flag, never dropped.
+// Appends p to the receive ring of `to_port`. Rings are grown before each step to hold what the step can
+// bring (batch.cpp, grow_buffers); a full ring is a sizing bug, flagged in the node's overflow, never dropped.
 ORRERY_HD inline bool ring_push(NetView& v, uint32_t to_port, const Packet& p, const StepClock& clock, uint32_t node) {
     const Ring& r = v.ring[to_port];
     RingTail& t = v.ring_tail[to_port];
@@ -23,7 +23,7 @@ ORRERY_HD inline bool ring_push(NetView& v, uint32_t to_port, const Packet& p, c
         v.out[node].events_overflow |= 2u;
         return false;
     }
-    v.ring_slots[r.offset + t.tail % r.capacity] = p;
+    r.storage[t.tail % r.capacity] = p;
     ++t.tail;
     return true;
 }
@@ -61,7 +61,7 @@ ORRERY_HD inline void record_pfc(NetView& v, uint32_t node, uint32_t row, bool p
         o.events_overflow |= 1u;
         return;
     }
-    PfcEvent& e = v.node_events[o.events_offset + o.events_count++];
+    PfcEvent& e = o.events[o.events_count++];
     e.time = now;
     e.node = node;
     e.ifindex = uint16_t(v.port[row].local + 1);

@@ -62,7 +62,7 @@ ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, int64_t now, con
     if (tx.busy) return;
     const int idx = nic_next_queue(v, node, now);
     if (idx == -1) {
-        Packet a = v.ack_slots[v.node_experiment[node]][nic.ack_offset + nic.ack_head % nic.ack_capacity];
+        Packet a = nic.ack_slots[nic.ack_head % nic.ack_capacity];
         ++nic.ack_head;
         transmit_start(v, nic.port, a, now, clock);
         return;
@@ -110,7 +110,7 @@ ORRERY_HD inline void nic_enqueue_ack(NetView& v, uint32_t node, const Packet& a
         v.out[node].events_overflow |= 8u;
         return;
     }
-    v.ack_slots[v.node_experiment[node]][nic.ack_offset + nic.ack_tail % nic.ack_capacity] = a;
+    nic.ack_slots[nic.ack_tail % nic.ack_capacity] = a;
     ++nic.ack_tail;
 }
 

@@ -39,7 +39,7 @@ ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node, const StepClock
         const Ring& r = v.ring[row];
         const uint64_t head = v.ring_head[row].head;
         if (r.capacity > 0 && head < v.ring_tail[row].published_tail[clock.read_slot()]) {
-            const Packet& p = v.ring_slots[r.offset + head % r.capacity];
+            const Packet& p = r.storage[head % r.capacity];
             // The scheduling time only breaks exact ties: compute it only when it can matter.
             if (p.arrival <= best.time) consider(best, p.arrival, arrival_scheduled_at(v, row, p), kSrcArrival, row);
             else if (p.arrival < best.busy_time) best.busy_time = p.arrival;
@@ -91,7 +91,7 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                 case kSrcArrival: {
                     const Ring& r = v.ring[e.index];
                     RingHead& h = v.ring_head[e.index];
-                    const Packet p = v.ring_slots[r.offset + h.head % r.capacity];
+                    const Packet p = r.storage[h.head % r.capacity];
                     ++h.head;
                     if (role == kRoleSwitch) switch_receive(v, node, e.index, p, now, clock);
                     else nic_receive(v, node, e.index, p, now, clock);

@@ -75,8 +75,8 @@ struct PortInfo {
 // parity, so the two never touch the same counter in the same step. The writer's and the reader's
 // counters live in separate cache lines, as do all per-entity states written by one node's thread.
 struct Ring {
-    uint64_t offset = 0;          // first slot in ring_slots
-    uint32_t capacity = 0;
+    Packet* storage = nullptr;    // the ring's own allocation (host memory owned by the batch)
+    uint32_t capacity = 0;        // grown before each step to hold what the step can bring
     uint32_t reserved = 0;
 };
 struct alignas(64) RingTail {     // written by the sending node
@@ -108,6 +108,7 @@ struct alignas(64) PortQueues {
     uint32_t tail[kPriorities];
     uint32_t bytes[kPriorities];
     uint32_t bytes_total;
+    uint32_t packets;             // queued packets, all priorities
 };
 
 // Buffer accounting of a switch port (the reference's SwitchMmu, per port and priority).
@@ -129,7 +130,8 @@ struct alignas(64) SwitchMmu {
     uint32_t total_hdrm;
     uint32_t total_rsrv;
     uint32_t shared_used;
-    uint32_t pool_offset;         // first slot of this switch's packet pool, in its experiment's pool
+    Packet* pool;                 // this switch's packet pool (host memory owned by the batch)
+    uint32_t* pool_next;          // its free list and queue links
     uint32_t pool_capacity;
     uint32_t free_head;           // free list through pool_next
     uint32_t free_count;
@@ -227,7 +229,7 @@ struct alignas(64) NicState {
     uint32_t starts_offset = 0;        // flows sourced here, by start time: nic_starts[starts_offset .. + starts_count)
     uint32_t starts_count = 0;
     uint32_t starts_next = 0;
-    uint32_t ack_offset = 0;           // ACK/NACK queue: ring in its experiment's ack_slots
+    Packet* ack_slots = nullptr;       // ACK/NACK queue: a ring in the NIC's own allocation
     uint32_t ack_capacity = 0;
     uint32_t ack_overflow = 0;
     uint64_t ack_head = 0, ack_tail = 0;
@@ -246,7 +248,7 @@ struct PfcEvent {
 };
 
 struct alignas(64) NodeOutput {
-    uint32_t events_offset = 0;        // PFC events: node_events[events_offset .. + events_count)
+    PfcEvent* events = nullptr;        // PFC events received in the step: events[0 .. events_count)
     uint32_t events_capacity = 0;
     uint32_t events_count = 0;
     uint32_t events_overflow = 0;
@@ -269,22 +271,17 @@ struct NetView {
     NicState* nic;                     // by node (hosts)
     SwitchMmu* sw;                     // by node (switches)
     NodeOutput* out;
-    PfcEvent* node_events;
     // ports
     const PortInfo* port;
     const Ring* ring;                  // receive ring of each port
     RingTail* ring_tail;
     RingHead* ring_head;
-    Packet* ring_slots;
     PortTx* tx;
     PortQueues* queues;                // by port (switch ports)
     PortMmu* mmu;                      // by port (switch ports)
     uint32_t* const* qlen_hist;        // queue monitor, per experiment: counts per KB bucket (allocated when it starts)
     const uint32_t* qlen_offset;       // by port, in its experiment's histogram array
     const uint32_t* qlen_buckets;      // by port
-    // switch packet pools, one array per experiment (so one experiment's pool can grow while others run)
-    Packet* const* pool;
-    uint32_t* const* pool_next;
     // spraying: routing tables (topology/routing.h) of experiments that spray
     const uint32_t* node_forwarder;    // by node: row in its experiment's table, kNoRow for hosts
     const uint32_t* node_dest_group;   // by node: destination group of a host
@@ -302,7 +299,6 @@ struct NetView {
     DctcpState* dctcp;
     uint32_t* nic_qps;
     const uint32_t* nic_starts;
-    Packet* const* ack_slots;          // one array per experiment, like the pools
 };
 
 }  // namespace orrery::net

@@ -61,8 +61,8 @@ ORRERY_HD inline bool should_resume(const SwitchMmu& s, const PortMmu& m, int q)
 // ---- queues -------------------------------------------------------------------------------------------------
 ORRERY_HD inline void queue_push(NetView& v, uint32_t node, uint32_t row, int q, const Packet& p) {
     SwitchMmu& s = v.sw[node];
-    Packet* pool = v.pool[v.node_experiment[node]] + s.pool_offset;
-    uint32_t* next = v.pool_next[v.node_experiment[node]] + s.pool_offset;
+    Packet* pool = s.pool;
+    uint32_t* next = s.pool_next;
     if (s.free_count == 0) {  // the pool is grown between steps to hold a step's arrivals; this is a sizing bug
         v.out[node].events_overflow |= 4u;
         return;
@@ -78,12 +78,13 @@ ORRERY_HD inline void queue_push(NetView& v, uint32_t node, uint32_t row, int q,
     qs.tail[q] = slot;
     qs.bytes[q] += p.wire;
     qs.bytes_total += p.wire;
+    ++qs.packets;
 }
 
 ORRERY_HD inline Packet queue_pop(NetView& v, uint32_t node, uint32_t row, int q) {
     SwitchMmu& s = v.sw[node];
-    Packet* pool = v.pool[v.node_experiment[node]] + s.pool_offset;
-    uint32_t* next = v.pool_next[v.node_experiment[node]] + s.pool_offset;
+    Packet* pool = s.pool;
+    uint32_t* next = s.pool_next;
     PortQueues& qs = v.queues[row];
     const uint32_t slot = qs.head[q];
     Packet p = pool[slot];
@@ -94,6 +95,7 @@ ORRERY_HD inline Packet queue_pop(NetView& v, uint32_t node, uint32_t row, int q
     ++s.free_count;
     qs.bytes[q] -= p.wire;
     qs.bytes_total -= p.wire;
+    --qs.packets;
     return p;
 }
 

@@ -17,7 +17,7 @@ using namespace net;
 
 constexpr uint32_t kInitialAckCapacity = 32;
 constexpr uint32_t kInitialPoolCapacity = 64;
-constexpr uint32_t kEventsPerStep = 1024;
+constexpr uint32_t kInitialEvents = 8;
 constexpr uint32_t kPfcFrameBytes = net::kPfcBytes;
 
 int64_t ser_ps(uint32_t bytes, uint64_t bps) { return tx_time_ns(bytes, bps) * 1000; }
@@ -130,12 +130,10 @@ net::NetView Batch::view() {
     v.nic = nic.data();
     v.sw = sw.data();
     v.out = out.data();
-    v.node_events = node_events.data();
     v.port = port.data();
     v.ring = ring.data();
     v.ring_tail = ring_tail.data();
     v.ring_head = ring_head.data();
-    v.ring_slots = ring_slots.get();
     v.tx = tx.data();
     v.queues = queues.data();
     v.mmu = mmu.data();
@@ -144,14 +142,6 @@ net::NetView Batch::view() {
     v.qlen_hist = qlen_ptr.data();
     v.qlen_offset = qlen_offset.data();
     v.qlen_buckets = qlen_buckets.data();
-    pool_ptr.resize(pool.size());
-    pool_next_ptr.resize(pool.size());
-    for (size_t e = 0; e < pool.size(); ++e) {
-        pool_ptr[e] = pool[e].data();
-        pool_next_ptr[e] = pool_next[e].data();
-    }
-    v.pool = pool_ptr.data();
-    v.pool_next = pool_next_ptr.data();
     v.node_forwarder = node_forwarder.data();
     v.node_dest_group = node_dest_group.data();
     v.spray_set = spray_set.data();
@@ -167,30 +157,30 @@ net::NetView Batch::view() {
     v.dctcp = dctcp.data();
     v.nic_qps = nic_qps.data();
     v.nic_starts = nic_starts.data();
-    ack_ptr.resize(ack_slots.size());
-    for (size_t e = 0; e < ack_slots.size(); ++e) ack_ptr[e] = ack_slots[e].data();
-    v.ack_slots = ack_ptr.data();
     return v;
 }
 
 size_t Batch::memory_bytes() const {
     auto bytes = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
     size_t pools = 0;
-    for (size_t e = 0; e < pool.size(); ++e) pools += bytes(pool[e]) + bytes(pool_next[e]) + bytes(ack_slots[e]) + bytes(qlen_hist[e]);
+    for (size_t e = 0; e < qlen_hist.size(); ++e) pools += bytes(qlen_hist[e]);
+    for (const Ring& r : ring) pools += size_t(r.capacity) * sizeof(Packet);
+    for (size_t n = 0; n < sw.size(); ++n)
+        pools += size_t(sw[n].pool_capacity) * (sizeof(Packet) + 4) + size_t(nic[n].ack_capacity) * sizeof(Packet) +
+                 size_t(out[n].events_capacity) * sizeof(PfcEvent);
     return pools + bytes(node_forwarder) + bytes(node_dest_group) + bytes(spray_set) + bytes(set_begin) + bytes(set_ports) + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
-           bytes(nic) + bytes(sw) + bytes(out) + bytes(node_events) + bytes(port) + bytes(ring) + bytes(ring_tail) + bytes(ring_head) + ring_slot_count * sizeof(Packet) +
+           bytes(nic) + bytes(sw) + bytes(out) + bytes(port) + bytes(ring) + bytes(ring_tail) + bytes(ring_head) +
            bytes(tx) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
            bytes(flow) + bytes(path_ports) + bytes(qp) + bytes(rx) +
            bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts);
 }
 
-// Receive ring of a port: everything the peer may have in flight toward it plus one step of its sends, at
-// the smallest frame (a 43 B PFC frame).
-uint32_t ring_capacity(uint64_t rate_bps, int64_t delay_ps, int64_t lookahead, uint32_t mtu) {
-    const int64_t min_ser = std::max<int64_t>(ser_ps(kPfcFrameBytes, rate_bps), 1000);
-    const int64_t max_ser = std::min<int64_t>(ser_ps(65535, rate_bps), ser_ps(mtu + 200, rate_bps));
-    return uint32_t((delay_ps + lookahead + max_ser) / min_ser + 8);
+// The most packets a port can put on its link in one step: back to back at the smallest frame (a 43 B PFC
+// frame), or, for a NIC, the smallest data packet (48 B of headers and one byte).
+uint32_t max_writes_per_step(uint64_t rate_bps, int64_t lookahead, uint32_t smallest_frame) {
+    return uint32_t(lookahead / std::max<int64_t>(ser_ps(smallest_frame, rate_bps), 1000) + 1);
 }
+constexpr uint32_t kSmallestDataFrame = net::kDataHeaderBytes + 1;
 
 bool carries_packets(const Fabric& f, LinkId l) {
     return f.node_kind[f.link_a[l]] != NodeKind::nvswitch && f.node_kind[f.link_b[l]] != NodeKind::nvswitch;
@@ -213,20 +203,6 @@ struct FabricFacts {
 Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
     Batch b;
     std::map<std::pair<const Fabric*, uint32_t>, FabricFacts> facts_cache;
-    // Rings are most of a batch's memory: size them first and allocate once.
-    uint64_t total_ring_slots = 0;
-    for (const ExperimentInput& in : inputs) {
-        const Fabric& f = *in.fabric;
-        const int64_t lookahead = lookahead_of(f);
-        if (lookahead == INT64_MAX || lookahead <= 0) continue;  // reported below
-        for (LinkId l = 0; l < f.link_count(); ++l)
-            if (carries_packets(f, l))
-                total_ring_slots += 2ull * ring_capacity(uint64_t(f.link_rate[l].count), f.link_delay[l].count, lookahead,
-                                                         uint32_t(in.scenario->network.packet_payload.count));
-    }
-    b.ring_slots = std::make_unique_for_overwrite<Packet[]>(total_ring_slots);
-    uint64_t ring_slots_used = 0;
-    b.ring_slot_count = total_ring_slots;
     for (uint32_t e = 0; e < inputs.size(); ++e) {
         const ExperimentInput& in = inputs[e];
         const Scenario& s = *in.scenario;
@@ -236,13 +212,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
         ep.port_base = uint32_t(b.port.size());
         ep.node_base = uint32_t(b.node_experiment.size());
         b.params.push_back(ep);
-        b.pool.emplace_back();
-        b.pool_next.emplace_back();
-        b.ack_slots.emplace_back();
         b.qlen_hist.emplace_back();
-        std::vector<Packet>& pool = b.pool.back();
-        std::vector<uint32_t>& pool_next = b.pool_next.back();
-        std::vector<Packet>& acks = b.ack_slots.back();
 
         ExperimentSlice slice;
         slice.id = in.id;
@@ -261,7 +231,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
 
         // ---- nodes and ports ----
         uint64_t nic_rate = 0;
-        uint64_t ring_slots_needed = ring_slots_used;
+
         for (NodeId n = 0; n < f.node_count(); ++n) {
             b.node_experiment.push_back(e);
             b.node_fabric_id.push_back(n);
@@ -281,6 +251,10 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             b.nic.push_back(nic);
             b.sw.push_back(SwitchMmu{});
             b.out.push_back(NodeOutput{});
+            b.node_events.emplace_back();
+            b.node_pool.emplace_back();
+            b.node_pool_next.emplace_back();
+            b.node_acks.emplace_back();
         }
         std::vector<std::pair<uint32_t, uint32_t>> link_ports(f.link_count(), {kNone, kNone});
         for (uint32_t p = 0; p < f.port_begin[f.node_count()]; ++p) {
@@ -307,15 +281,19 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                 b.qlen_buckets.push_back(0);
                 Ring ring;
                 if (carries_packets(f, l)) {
-                    ring.capacity = ring_capacity(info.rate_bps, info.delay_ps, lookahead, ep.mtu);
-                    ring.offset = ring_slots_needed;
-                    ring_slots_needed += ring.capacity;
+                    // What the sender can write in the first step, when nothing is queued yet; grown later.
+                    ring.capacity = f.node_kind[f.port_peer[p]] == NodeKind::host
+                                        ? max_writes_per_step(info.rate_bps, lookahead, uint32_t(ep.mtu + kDataHeaderBytes)) + 16 : 16;
+                    b.ring_slots.push_back(std::make_unique_for_overwrite<Packet[]>(ring.capacity));
+                    ring.storage = b.ring_slots.back().get();
+                } else {
+                    b.ring_slots.emplace_back();
                 }
                 b.ring.push_back(ring);
                 b.ring_tail.push_back(RingTail{});
                 b.ring_head.push_back(RingHead{});
             }
-        ring_slots_used = ring_slots_needed;
+
 
         // ---- switches: buffer, PFC, ECN, pools, queue monitor ----
         for (NodeId n = 0; n < f.node_count(); ++n) {
@@ -346,10 +324,11 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                 sm.total_rsrv += 4096;
             }
             sm.pool_capacity = kInitialPoolCapacity;  // grown before each step to what the step can bring
-            sm.pool_offset = uint32_t(pool.size());
-            pool.resize(pool.size() + sm.pool_capacity);
-            pool_next.resize(pool_next.size() + sm.pool_capacity);
-            for (uint32_t i = 0; i < sm.pool_capacity; ++i) pool_next[sm.pool_offset + i] = i + 1 < sm.pool_capacity ? i + 1 : kNoRow;
+            b.node_pool[node0 + n] = std::make_unique_for_overwrite<Packet[]>(sm.pool_capacity);
+            b.node_pool_next[node0 + n] = std::make_unique<uint32_t[]>(sm.pool_capacity);
+            sm.pool = b.node_pool[node0 + n].get();
+            sm.pool_next = b.node_pool_next[node0 + n].get();
+            for (uint32_t i = 0; i < sm.pool_capacity; ++i) sm.pool_next[i] = i + 1 < sm.pool_capacity ? i + 1 : kNoRow;
             sm.free_head = 0;
             sm.free_count = sm.pool_capacity;
             sm.next_sample = ep.qlen_start;
@@ -364,14 +343,16 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             for (NodeId n = 0; n < f.node_count(); ++n)
                 if (b.node_role[node0 + n] == kRoleHost) hosts.push_back(n);
             std::vector<NodeId> sources = hosts;
-            if (hosts.size() > 2048) {  // one representative per destination group (exact for generated fabrics)
+            std::vector<NodeId> destinations = hosts;
+            if (hosts.size() > 2048) {  // one host per destination group on both sides (exact for generated fabrics)
                 std::map<uint32_t, NodeId> rep;
                 for (NodeId h : hosts) rep.emplace(facts.routes.host_group[h], h);
                 sources.clear();
                 for (auto& [g, h] : rep) sources.push_back(h);
+                destinations = sources;
             }
             for (NodeId a : sources)
-                for (NodeId c : hosts) {
+                for (NodeId c : destinations) {
                     if (a == c) continue;
                     PathMetrics m = path_metrics(f, facts.routes, a, c, ep.mtu);
                     if (m.hops < 0) continue;
@@ -457,14 +438,14 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             b.nic_qps.resize(b.nic_qps.size() + list.size(), kNoRow);
             b.nic_starts.insert(b.nic_starts.end(), list.begin(), list.end());
             if (b.node_role[node0 + n] == kRoleHost) {
-                nic.ack_offset = uint32_t(acks.size());
                 nic.ack_capacity = kInitialAckCapacity;  // grown before each step to what the step can bring
-                acks.resize(acks.size() + kInitialAckCapacity);
+                b.node_acks[node0 + n] = std::make_unique_for_overwrite<Packet[]>(kInitialAckCapacity);
+                nic.ack_slots = b.node_acks[node0 + n].get();
             }
             NodeOutput& o = b.out[node0 + n];
-            o.events_offset = uint32_t(b.node_events.size());
-            o.events_capacity = b.node_role[node0 + n] == kRoleIdle ? 0 : kEventsPerStep;
-            b.node_events.resize(b.node_events.size() + o.events_capacity);
+            o.events_capacity = b.node_role[node0 + n] == kRoleIdle ? 0 : kInitialEvents;  // grown before each step
+            b.node_events[node0 + n] = std::make_unique_for_overwrite<PfcEvent[]>(o.events_capacity);
+            o.events = b.node_events[node0 + n].get();
         }
         slice.node_end = uint32_t(b.node_experiment.size());
         slice.port_end = uint32_t(b.port.size());
@@ -482,9 +463,19 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
 }
 
 namespace {
-// Packets waiting in port `row`'s receive ring: all that can arrive there in the next step.
-uint64_t unconsumed(const Batch& b, uint32_t row, uint64_t step) {
-    return b.ring[row].capacity ? b.ring_tail[row].published_tail[step & 1] - b.ring_head[row].head : 0;
+// Packets in port `row`'s receive ring that arrive before `end`: rings are in arrival order (a link is
+// FIFO), so a binary search over the unconsumed ones finds them.
+uint64_t arriving_before(const Batch& b, uint32_t row, uint64_t step, int64_t end) {
+    const Ring& r = b.ring[row];
+    if (!r.capacity) return 0;
+    uint64_t lo = b.ring_head[row].head, hi = b.ring_tail[row].published_tail[step & 1];
+    const uint64_t first = lo;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (r.storage[mid % r.capacity].arrival < end) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo - first;
 }
 }  // namespace
 
@@ -508,15 +499,17 @@ void allocate_queue_monitor(Batch& b, uint32_t e) {
     b.qlen_ptr[e] = hist.data();
 }
 
-void grow_buffers(Batch& b, uint32_t e, uint64_t step) {
+void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end) {
     const ExperimentSlice& x = b.experiments[e];
     // Switch pools: each arrival takes a slot and may queue a pause frame (a resume frees a slot first).
     std::vector<uint32_t> need(x.node_end - x.node_begin, 0);
+    std::vector<uint64_t> arrivals(x.node_end - x.node_begin, 0);
     bool grow_pool = false, grow_acks = false;
     for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
         if (b.node_role[n] == kRoleIdle) continue;
         uint64_t arriving = 0;
-        for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) arriving += unconsumed(b, row, step);
+        for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) arriving += arriving_before(b, row, step, next_end);
+        arrivals[n - x.node_begin] = arriving;
         if (b.node_role[n] == kRoleSwitch) {
             need[n - x.node_begin] = uint32_t(2 * arriving + 8);
             grow_pool = grow_pool || b.sw[n].free_count < need[n - x.node_begin];
@@ -526,52 +519,85 @@ void grow_buffers(Batch& b, uint32_t e, uint64_t step) {
             grow_acks = grow_acks || nic.ack_capacity - (nic.ack_tail - nic.ack_head) < need[n - x.node_begin];
         }
     }
-    if (grow_pool) {
-        std::vector<Packet> pool;
-        std::vector<uint32_t> next;
+    // Each switch's pool, NIC's ACK queue and node's event buffer has its own allocation: growing one copies
+    // only its own contents.
+    if (grow_pool || grow_acks) {
         for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
-            SwitchMmu& s = b.sw[n];
-            if (b.node_role[n] != kRoleSwitch) continue;
             const uint32_t want = need[n - x.node_begin];
-            const uint32_t old_capacity = s.pool_capacity;
-            const uint32_t capacity = s.free_count < want ? std::max(2 * old_capacity, old_capacity - s.free_count + 2 * want) : old_capacity;
-            const uint32_t offset = uint32_t(pool.size());
-            pool.insert(pool.end(), b.pool[e].begin() + s.pool_offset, b.pool[e].begin() + s.pool_offset + old_capacity);
-            next.insert(next.end(), b.pool_next[e].begin() + s.pool_offset, b.pool_next[e].begin() + s.pool_offset + old_capacity);
-            pool.resize(offset + capacity);
-            next.resize(offset + capacity);
-            // New slots join the free list (list links are relative to the switch's own pool).
-            for (uint32_t i = old_capacity; i < capacity; ++i) next[offset + i] = i + 1 < capacity ? i + 1 : s.free_head;
-            if (capacity > old_capacity) {
+            if (b.node_role[n] == kRoleSwitch) {
+                SwitchMmu& s = b.sw[n];
+                if (s.free_count >= want) continue;
+                const uint32_t old_capacity = s.pool_capacity;
+                const uint32_t capacity = std::max(2 * old_capacity, old_capacity - s.free_count + 2 * want);
+                auto pool = std::make_unique_for_overwrite<Packet[]>(capacity);
+                auto next = std::make_unique<uint32_t[]>(capacity);
+                std::copy(s.pool, s.pool + old_capacity, pool.get());
+                std::copy(s.pool_next, s.pool_next + old_capacity, next.get());
+                // New slots join the free list; queue links are slot indices, unchanged by the move.
+                for (uint32_t i = old_capacity; i < capacity; ++i) next[i] = i + 1 < capacity ? i + 1 : s.free_head;
                 s.free_head = old_capacity;
                 s.free_count += capacity - old_capacity;
+                s.pool_capacity = capacity;
+                b.node_pool[n] = std::move(pool);
+                b.node_pool_next[n] = std::move(next);
+                s.pool = b.node_pool[n].get();
+                s.pool_next = b.node_pool_next[n].get();
+            } else if (b.node_role[n] == kRoleHost) {
+                NicState& nic = b.nic[n];
+                const uint32_t used = uint32_t(nic.ack_tail - nic.ack_head);
+                if (nic.ack_capacity - used >= want) continue;
+                const uint32_t capacity = std::max(2 * nic.ack_capacity, used + 2 * want);
+                auto acks = std::make_unique_for_overwrite<Packet[]>(capacity);
+                // Same counters, new ring size: every waiting ACK moves to its slot in the new ring.
+                for (uint64_t i = nic.ack_head; i < nic.ack_tail; ++i) acks[i % capacity] = nic.ack_slots[i % nic.ack_capacity];
+                b.node_acks[n] = std::move(acks);
+                nic.ack_slots = b.node_acks[n].get();
+                nic.ack_capacity = capacity;
             }
-            s.pool_offset = offset;
-            s.pool_capacity = capacity;
         }
-        b.pool[e].swap(pool);
-        b.pool_next[e].swap(next);
-        b.pool_ptr[e] = b.pool[e].data();
-        b.pool_next_ptr[e] = b.pool_next[e].data();
     }
-    if (grow_acks) {
-        std::vector<Packet> acks;
-        for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
-            NicState& nic = b.nic[n];
-            if (b.node_role[n] != kRoleHost) continue;
-            const uint32_t want = need[n - x.node_begin];
-            const uint32_t used = uint32_t(nic.ack_tail - nic.ack_head);
-            const uint32_t capacity = nic.ack_capacity - used < want ? std::max(2 * nic.ack_capacity, used + 2 * want) : nic.ack_capacity;
-            const uint32_t offset = uint32_t(acks.size());
-            acks.resize(offset + capacity);
-            // Same counters, new ring size: every waiting ACK moves to its slot in the new ring.
-            for (uint64_t i = nic.ack_head; i < nic.ack_tail; ++i)
-                acks[offset + i % capacity] = b.ack_slots[e][nic.ack_offset + i % nic.ack_capacity];
-            nic.ack_offset = offset;
-            nic.ack_capacity = capacity;
+    // PFC event buffers: at most one frame received per arriving packet.
+    for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
+        NodeOutput& o = b.out[n];
+        const uint64_t want = arrivals[n - x.node_begin] + 8;
+        if (b.node_role[n] == kRoleIdle || o.events_capacity >= want) continue;
+        const uint32_t capacity = uint32_t(std::max<uint64_t>(2ull * o.events_capacity, 2 * want));
+        auto events = std::make_unique_for_overwrite<PfcEvent[]>(capacity);
+        std::copy(o.events, o.events + o.events_count, events.get());
+        b.node_events[n] = std::move(events);
+        o.events = b.node_events[n].get();
+        o.events_capacity = capacity;
+    }
+    // Receive rings: what is in flight plus what the sender can write in the next step. A switch port sends
+    // at most its queued packets, whatever its switch receives, and a pause and a resume frame per arrival on
+    // it; a NIC its ACK queue, an ACK per arrival, one step of full-size data at line rate and a short last
+    // packet (or its resend) per queue pair; nobody more than back to back at the smallest frame. Each ring
+    // has its own allocation: growing one copies only its packets in flight.
+    const uint32_t data_frame = b.params[e].mtu + kDataHeaderBytes;
+    for (uint32_t row = x.port_begin; row < x.port_end; ++row) {
+        Ring& r = b.ring[row];
+        if (!r.capacity) continue;
+        const uint32_t sender_row = b.port[row].peer_port, sender = b.port[sender_row].node;
+        const uint64_t rate = b.port[sender_row].rate_bps;
+        const uint64_t in_flight = b.ring_tail[row].tail - b.ring_head[row].head;
+        uint64_t writes;
+        if (b.node_role[sender] == kRoleHost) {
+            const NicState& nic = b.nic[sender];
+            writes = (nic.ack_tail - nic.ack_head) + arrivals[sender - x.node_begin] + max_writes_per_step(rate, x.lookahead, data_frame) +
+                     2ull * nic.qp_count + 2;
+        } else {
+            writes = b.queues[sender_row].packets + arrivals[sender - x.node_begin] + 2 * arriving_before(b, sender_row, step, next_end) + 8;
         }
-        b.ack_slots[e].swap(acks);
-        b.ack_ptr[e] = b.ack_slots[e].data();
+        writes = std::min<uint64_t>(writes, max_writes_per_step(rate, x.lookahead, kPfcFrameBytes));
+        const uint64_t want = in_flight + writes;
+        if (r.capacity >= want) continue;
+        const uint32_t capacity = uint32_t(want + want / 2 + 16);
+        std::unique_ptr<Packet[]> slots = std::make_unique_for_overwrite<Packet[]>(capacity);
+        // Same counters, new ring size: every packet in flight moves to its slot in the new ring.
+        for (uint64_t i = b.ring_head[row].head; i < b.ring_tail[row].tail; ++i) slots[i % capacity] = r.storage[i % r.capacity];
+        b.ring_slots[row] = std::move(slots);
+        r.storage = b.ring_slots[row].get();
+        r.capacity = capacity;
     }
 }
 

@@ -44,25 +44,23 @@ struct Batch {
     std::vector<net::NicState> nic;
     std::vector<net::SwitchMmu> sw;
     std::vector<net::NodeOutput> out;
-    std::vector<net::PfcEvent> node_events;
+    // Per-node storage the tables point into, each grown on its own before a step when it needs to:
+    std::vector<std::unique_ptr<net::PfcEvent[]>> node_events;  // PFC events received in a step
+    std::vector<std::unique_ptr<net::Packet[]>> node_pool;      // switch packet pools
+    std::vector<std::unique_ptr<uint32_t[]>> node_pool_next;
+    std::vector<std::unique_ptr<net::Packet[]>> node_acks;      // NIC ACK queues
     // ports
     std::vector<net::PortInfo> port;
     std::vector<net::Ring> ring;
     std::vector<net::RingTail> ring_tail;
     std::vector<net::RingHead> ring_head;
-    std::unique_ptr<net::Packet[]> ring_slots;  // uninitialized: pages are touched only when used
-    size_t ring_slot_count = 0;
+    std::vector<std::unique_ptr<net::Packet[]>> ring_slots;  // per port: its ring's storage, uninitialized until used
     std::vector<net::PortTx> tx;
     std::vector<net::PortQueues> queues;
     std::vector<net::PortMmu> mmu;
     std::vector<std::vector<uint32_t>> qlen_hist;  // per experiment, allocated when its monitor starts
     std::vector<uint32_t*> qlen_ptr;
     std::vector<uint32_t> qlen_offset, qlen_buckets;
-    // switch pools, one per experiment
-    std::vector<std::vector<net::Packet>> pool;
-    std::vector<std::vector<uint32_t>> pool_next;
-    std::vector<net::Packet*> pool_ptr;        // what the view hands the systems
-    std::vector<uint32_t*> pool_next_ptr;
 
     // spraying: routing tables of the experiments that spray
     std::vector<uint32_t> node_forwarder, node_dest_group, spray_set, set_begin{0};
@@ -77,8 +75,7 @@ struct Batch {
     std::vector<net::TimelyState> timely;
     std::vector<net::DctcpState> dctcp;
     std::vector<uint32_t> nic_qps, nic_starts;
-    std::vector<std::vector<net::Packet>> ack_slots;  // per experiment
-    std::vector<net::Packet*> ack_ptr;
+
 
     net::NetView view();
     size_t memory_bytes() const;
@@ -92,7 +89,8 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs);
 // where their free room is below what the next step can bring — every packet that can arrive in it is
 // already in the receive rings (the lookahead is at most a link's delay). `step` is the step just
 // finished. Touches only that experiment's arrays; the view reaches them through pointer tables.
-void grow_buffers(Batch& b, uint32_t e, uint64_t step);
+// `next_end` is the end of experiment e's next step (or later: it only bounds what can arrive).
+void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end);
 
 // Allocates experiment e's queue-monitor histograms (one 1 KB bucket per KB of switch buffer, per port).
 void allocate_queue_monitor(Batch& b, uint32_t e);

@@ -205,7 +205,7 @@ struct Stepper {
                                          "): a ring, pool, ACK queue or event buffer was sized too small");
             ExperimentResult& r = results[b.node_experiment[n]];
             for (uint32_t i = 0; i < o.events_count; ++i) {
-                PfcEvent ev = b.node_events[o.events_offset + i];
+                PfcEvent ev = o.events[i];
                 ev.node = b.node_fabric_id[n];
                 r.pfc.push_back(ev);
             }
@@ -261,7 +261,8 @@ struct Stepper {
                 next_sample[e] = (x.clock + ep.sample_interval - 1) / ep.sample_interval * ep.sample_interval;
             all_done = false;
         }
-        for (uint32_t e : exps) grow_buffers(b, e, step);  // the view reads pool pointers through the batch: no rebuild needed
+        for (uint32_t e : exps)  // the view reads buffer pointers through the batch: no rebuild needed
+            if (!b.experiments[e].done) grow_buffers(b, e, step, b.experiments[e].clock + b.experiments[e].lookahead);
         ++step;
         if (bounds.size() > 2 && (step & 31) == 0) rebalance();
         if (options && options->progress && bounds.size() > 1 && exps.size() == b.experiments.size() && step % 1000 == 0) {

@@ -1,0 +1,78 @@
+// Scale: a k-ary fat-tree (default k = 60: 54,000 hosts) with a random permutation of 1 MB flows, one per
+// host, all starting together, under DCQCN. Prints compile and run time, events, packet-hops, batch memory
+// at start and end, and the process's peak resident memory (target at k = 60: within 12 GB).
+// Usage: bench_scale [--k K] [--size BYTES] [--threads N] [--json FILE]
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/batch.h"
+#include "runtime/cpu_runner.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
+
+using namespace orrery;
+
+int main(int argc, char** argv) {
+    int k = 60, threads = 1;
+    long long size = 1000000;
+    std::string json_path;
+    for (int i = 1; i + 1 < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--k") k = std::stoi(argv[i + 1]);
+        if (a == "--size") size = std::stoll(argv[i + 1]);
+        if (a == "--threads") threads = std::stoi(argv[i + 1]);
+        if (a == "--json") json_path = argv[i + 1];
+    }
+    const int hosts = k * k * k / 4;
+    std::vector<int> perm(hosts);
+    for (int i = 0; i < hosts; ++i) perm[i] = i;
+    std::mt19937_64 rng(1);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    nlohmann::json flows = nlohmann::json::array();
+    for (int i = 0; i < hosts; ++i)
+        if (perm[i] != i) flows.push_back({{"src", i}, {"dst", perm[i]}, {"size", std::to_string(size) + "B"}});
+    nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", k}}},
+                          {"cc", {{"algorithm", "dcqcn"}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+    auto t0 = std::chrono::steady_clock::now();
+    LoadedScenario s = load_scenario_document(doc, "scale", ".", PresetLibrary(), LoadOptions{false});
+    const Fabric fabric = build_fabric(s.scenarios[0].topology);
+    Batch batch = compile_batch({{"e0000", &s.scenarios[0], &fabric, workload_flows(s.scenarios[0])}});
+    const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double start_mb = double(batch.memory_bytes()) / 1048576.0;
+    RunOptions options;
+    options.threads = threads;
+    t0 = std::chrono::steady_clock::now();
+    const auto r = run_cpu(batch, options);
+    const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    size_t finished = 0;
+    double max_fct_us = 0;
+    for (const FlowResult& f : r[0].flows)
+        if (f.finish != net::kNever) {
+            ++finished;
+            max_fct_us = std::max(max_fct_us, double(f.finish - batch.flow[f.flow].start) / 1e6);
+        }
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    const double rss_gb = double(u.ru_maxrss) / 1048576.0;
+    std::printf("k=%d fat-tree, %zu flows of %lld B (permutation), DCQCN, %d thread%s: compile %.2f s, run %.2f s, %zu/%zu flows finished, "
+                "last FCT %.1f us, %.3g events, %.3g packet-hops (%.3g/s), batch %.0f MB at start and %.0f MB at end, peak RSS %.2f GB\n",
+                k, flows.size(), size, threads, threads == 1 ? "" : "s", compile_s, run_s, finished, r[0].flows.size(), max_fct_us,
+                double(r[0].events), double(r[0].packet_hops), double(r[0].packet_hops) / run_s, start_mb,
+                double(batch.memory_bytes()) / 1048576.0, rss_gb);
+    if (!json_path.empty())
+        std::ofstream(json_path) << nlohmann::json({{"k", k}, {"flows", flows.size()}, {"flow_bytes", size}, {"threads", threads},
+                                                    {"compile_s", compile_s}, {"run_s", run_s}, {"finished", finished},
+                                                    {"events", r[0].events}, {"packet_hops", r[0].packet_hops},
+                                                    {"batch_mb_start", start_mb}, {"peak_rss_gb", rss_gb}})
+                                        .dump(2)
+                                 << "\n";
+    return finished == r[0].flows.size() ? 0 : 1;
+}
