@@ -574,6 +574,46 @@ void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end) {
     // packet (or its resend) per queue pair; nobody more than back to back at the smallest frame. Each ring
     // has its own allocation: growing one copies only its packets in flight.
     const uint32_t data_frame = b.params[e].mtu + kDataHeaderBytes;
+    std::vector<std::vector<uint32_t>> routed(x.node_end - x.node_begin);  // by switch, lazily: arrivals per egress port
+    auto routed_to = [&](uint32_t sw, uint32_t egress_row) -> uint64_t {
+        std::vector<uint32_t>& counts = routed[sw - x.node_begin];
+        const uint32_t first = b.node_port_begin[sw];
+        if (counts.empty()) {
+            counts.assign(b.node_port_begin[sw + 1] - first, 0);
+            const bool spray = b.params[e].spray;
+            uint32_t all = 0;
+            for (uint32_t in = first; in < b.node_port_begin[sw + 1]; ++in) {
+                const Ring& r = b.ring[in];
+                const uint64_t head = b.ring_head[in].head, arriving = arriving_before(b, in, step, next_end);
+                for (uint64_t i = head; i < head + arriving; ++i) {
+                    const Packet& p = r.storage[i % r.capacity];
+                    if (spray || p.kind == kPfc) {
+                        ++all;
+                        continue;
+                    }
+                    const FlowInfo& f = b.flow[p.flow];
+                    ++counts[b.path_ports[(p.kind == kData ? f.data_path : f.ack_path) + p.hop]];
+                }
+            }
+            for (uint32_t& c : counts) c += all;  // sprayed packets may leave by any port
+        }
+        return counts[egress_row - first];
+    };
+    // Packets queued at a port that it can send within one step: per priority, from the head while their
+    // serialization times fit in the step (round robin only interleaves these).
+    auto sendable_queued = [&](uint32_t sw, uint32_t egress_row) -> uint64_t {
+        const SwitchMmu& sm = b.sw[sw];
+        const uint64_t rate = b.port[egress_row].rate_bps;
+        uint64_t count = 0;
+        for (int q = 0; q < kPriorities; ++q) {
+            int64_t budget = x.lookahead;
+            for (uint32_t slot = b.queues[egress_row].head[q]; slot != kNoRow && budget >= 0; slot = sm.pool_next[slot]) {
+                budget -= ser_ps(sm.pool[slot].wire, rate);
+                ++count;
+            }
+        }
+        return count;
+    };
     for (uint32_t row = x.port_begin; row < x.port_end; ++row) {
         Ring& r = b.ring[row];
         if (!r.capacity) continue;
@@ -588,7 +628,12 @@ void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end) {
         } else {
             writes = b.queues[sender_row].packets + arrivals[sender - x.node_begin] + 2 * arriving_before(b, sender_row, step, next_end) + 8;
         }
-        writes = std::min<uint64_t>(writes, max_writes_per_step(rate, x.lookahead, kPfcFrameBytes));
+        const uint64_t cap = max_writes_per_step(rate, x.lookahead, kPfcFrameBytes);
+        writes = std::min<uint64_t>(writes, cap);
+        if (r.capacity >= in_flight + writes) continue;
+        if (b.node_role[sender] == kRoleSwitch)  // the quick bound is not enough: count what this port can really send
+            writes = std::min<uint64_t>(cap, sendable_queued(sender, sender_row) + routed_to(sender, sender_row) +
+                                                 2 * arriving_before(b, sender_row, step, next_end) + 8);
         const uint64_t want = in_flight + writes;
         if (r.capacity >= want) continue;
         const uint32_t capacity = uint32_t(want + want / 2 + 16);
