@@ -69,4 +69,15 @@ ORRERY_HD inline void record_pfc(NetView& v, uint32_t node, uint32_t row, bool p
     e.pause = pause ? 1 : 0;
 }
 
+// A PFC frame received on port `row`: pause or resume its class on that port (the frame names the device
+// that gets paused: this one) and record it. Returns true on a resume, when the caller restarts the port.
+ORRERY_HD inline bool receive_pfc(NetView& v, uint32_t node, uint32_t row, const Packet& p, int64_t now, uint8_t node_type) {
+    PortTx& tx = v.tx[row];
+    const bool pause = (p.flags & kFlagPause) != 0;
+    record_pfc(v, node, row, pause, now, node_type);
+    if (pause) tx.paused |= uint8_t(1u << p.seq);
+    else tx.paused &= uint8_t(~(1u << p.seq));
+    return !pause;
+}
+
 }  // namespace orrery::net

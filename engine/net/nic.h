@@ -183,15 +183,7 @@ ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Packet& a
 
 ORRERY_HD inline void nic_receive(NetView& v, uint32_t node, uint32_t row, const Packet& p, int64_t now, const StepClock& clock) {
     if (p.kind == kPfc) {
-        PortTx& tx = v.tx[row];
-        const bool pause = (p.flags & kFlagPause) != 0;
-        record_pfc(v, node, row, pause, now, 0);
-        if (pause) {
-            tx.paused |= uint8_t(1u << p.seq);
-        } else {
-            tx.paused &= uint8_t(~(1u << p.seq));
-            nic_start_next(v, node, now, clock);
-        }
+        if (receive_pfc(v, node, row, p, now, 0)) nic_start_next(v, node, now, clock);
         return;
     }
     if (p.kind == kData) nic_receive_data(v, node, p, now, clock);

@@ -206,15 +206,7 @@ ORRERY_HD inline uint16_t spray_egress(const NetView& v, uint32_t node, const Ex
 // A packet has fully arrived at switch port `in_row`.
 ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row, Packet p, int64_t now, const StepClock& clock) {
     if (p.kind == kPfc) {
-        PortTx& tx = v.tx[in_row];
-        const bool pause = (p.flags & kFlagPause) != 0;
-        record_pfc(v, node, in_row, pause, now, 1);
-        if (pause) {
-            tx.paused |= uint8_t(1u << p.seq);
-        } else {
-            tx.paused &= uint8_t(~(1u << p.seq));
-            switch_start_next(v, node, in_row, now, clock);
-        }
+        if (receive_pfc(v, node, in_row, p, now, 1)) switch_start_next(v, node, in_row, now, clock);
         return;
     }
     const FlowInfo& f = v.flow[p.flow];
