@@ -41,6 +41,7 @@ ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, Packet p, int64_t
     tx.busy = 1;
     tx.busy_since = now;
     tx.busy_until = now + ser;
+    v.tx_done[row] = tx.busy_until;
     p.arrival = now + ser + info.delay_ps;
     NodeOutput& o = v.out[info.node];
     ++o.transmissions;

@@ -32,20 +32,32 @@ ORRERY_HD inline void consider(NextEvent& best, int64_t time, int64_t scheduled,
     }
 }
 
-ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node, const StepClock& clock) {
+// The arrival time of the next packet of port `row`'s ring that the peer has published, or kNever.
+ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock& clock) {
+    const Ring& r = v.ring[row];
+    const uint64_t head = v.ring_head[row].head;
+    v.next_arrival[row] = r.capacity > 0 && head < v.ring_tail[row].published_tail[clock.read_slot()] ? r.storage[head % r.capacity].arrival : kNever;
+}
+
+ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node) {
     NextEvent best;
     const uint32_t first = v.node_port_begin[node], last = v.node_port_begin[node + 1];
+    // Ports: a tight minimum over two compact columns, then the full tie-break key only for the ports at it
+    // (a port event later than the minimum can never be next).
+    int64_t port_min = kNever;
     for (uint32_t row = first; row < last; ++row) {
-        const Ring& r = v.ring[row];
-        const uint64_t head = v.ring_head[row].head;
-        if (r.capacity > 0 && head < v.ring_tail[row].published_tail[clock.read_slot()]) {
-            const Packet& p = r.storage[head % r.capacity];
-            // The scheduling time only breaks exact ties: compute it only when it can matter.
-            if (p.arrival <= best.time) consider(best, p.arrival, arrival_scheduled_at(v, row, p), kSrcArrival, row);
-            else if (p.arrival < best.busy_time) best.busy_time = p.arrival;
+        port_min = v.next_arrival[row] < port_min ? v.next_arrival[row] : port_min;
+        port_min = v.tx_done[row] < port_min ? v.tx_done[row] : port_min;
+    }
+    if (port_min != kNever) {
+        best.busy_time = port_min;
+        for (uint32_t row = first; row < last; ++row) {
+            if (v.next_arrival[row] == port_min) {
+                const Ring& r = v.ring[row];
+                consider(best, port_min, arrival_scheduled_at(v, row, r.storage[v.ring_head[row].head % r.capacity]), kSrcArrival, row);
+            }
+            if (v.tx_done[row] == port_min) consider(best, port_min, v.tx[row].busy_since, kSrcTxDone, row);
         }
-        const PortTx& tx = v.tx[row];
-        if (tx.busy) consider(best, tx.busy_until, tx.busy_since, kSrcTxDone, row);
     }
     if (v.node_role[node] == kRoleSwitch) {
         const SwitchMmu& s = v.sw[node];
@@ -78,8 +90,9 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
     NodeOutput& out = v.out[node];
     out.min_sent_arrival = kNever;
     if (role != kRoleIdle) {
+        for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) refresh_arrival(v, row, clock);
         for (;;) {
-            const NextEvent e = next_event(v, node, clock);
+            const NextEvent e = next_event(v, node);
             if (e.time >= clock.window_end) {
                 out.next_event = e.time;
                 out.next_busy_event = e.busy_time;
@@ -93,12 +106,14 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                     RingHead& h = v.ring_head[e.index];
                     const Packet p = r.storage[h.head % r.capacity];
                     ++h.head;
+                    refresh_arrival(v, e.index, clock);
                     if (role == kRoleSwitch) switch_receive(v, node, e.index, p, now, clock);
                     else nic_receive(v, node, e.index, p, now, clock);
                     break;
                 }
                 case kSrcTxDone:
                     v.tx[e.index].busy = 0;
+                    v.tx_done[e.index] = kNever;
                     if (role == kRoleSwitch) switch_start_next(v, node, e.index, now, clock);
                     else nic_start_next(v, node, now, clock);
                     break;

@@ -277,6 +277,8 @@ struct NetView {
     RingTail* ring_tail;
     RingHead* ring_head;
     PortTx* tx;
+    int64_t* next_arrival;             // by port: arrival of the next visible packet in its ring, kNever when none
+    int64_t* tx_done;                  // by port: when its transmission completes, kNever when idle
     PortQueues* queues;                // by port (switch ports)
     PortMmu* mmu;                      // by port (switch ports)
     uint32_t* const* qlen_hist;        // queue monitor, per experiment: counts per KB bucket (allocated when it starts)

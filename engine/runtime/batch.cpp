@@ -135,6 +135,8 @@ net::NetView Batch::view() {
     v.ring_tail = ring_tail.data();
     v.ring_head = ring_head.data();
     v.tx = tx.data();
+    v.next_arrival = next_arrival.data();
+    v.tx_done = tx_done.data();
     v.queues = queues.data();
     v.mmu = mmu.data();
     qlen_ptr.resize(qlen_hist.size());
@@ -170,7 +172,7 @@ size_t Batch::memory_bytes() const {
                  size_t(out[n].events_capacity) * sizeof(PfcEvent);
     return pools + bytes(node_forwarder) + bytes(node_dest_group) + bytes(spray_set) + bytes(set_begin) + bytes(set_ports) + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
            bytes(nic) + bytes(sw) + bytes(out) + bytes(port) + bytes(ring) + bytes(ring_tail) + bytes(ring_head) +
-           bytes(tx) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
+           bytes(tx) + bytes(next_arrival) + bytes(tx_done) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
            bytes(flow) + bytes(path_ports) + bytes(qp) + bytes(rx) +
            bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts);
 }
@@ -273,6 +275,8 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                 info.delay_ps = f.link_delay[l].count;
                 b.port.push_back(info);
                 b.tx.push_back(PortTx{});
+                b.next_arrival.push_back(kNever);
+                b.tx_done.push_back(kNever);
                 PortQueues q{};
                 for (int i = 0; i < kPriorities; ++i) q.head[i] = q.tail[i] = kNoRow;
                 b.queues.push_back(q);

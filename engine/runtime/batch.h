@@ -56,6 +56,7 @@ struct Batch {
     std::vector<net::RingHead> ring_head;
     std::vector<std::unique_ptr<net::Packet[]>> ring_slots;  // per port: its ring's storage, uninitialized until used
     std::vector<net::PortTx> tx;
+    std::vector<int64_t> next_arrival, tx_done;  // by port: the compact event columns of node.h
     std::vector<net::PortQueues> queues;
     std::vector<net::PortMmu> mmu;
     std::vector<std::vector<uint32_t>> qlen_hist;  // per experiment, allocated when its monitor starts
