@@ -63,6 +63,8 @@ struct Stepper {
     uint64_t step = 0;
     bool finished = false;
     std::exception_ptr error;
+    std::atomic<uint32_t> next_chunk{0};  // node-parallel: chunks of nodes handed out within a step
+    uint32_t chunk_size = 1;
 
     Stepper(Batch& batch, const NetView& v, std::vector<ExperimentResult>& r, std::vector<uint32_t> experiments, int threads, const RunOptions* o)
         : b(batch), results(r), exps(std::move(experiments)), options(o), view(v),
@@ -263,6 +265,7 @@ struct Stepper {
         }
         for (uint32_t e : exps)  // the view reads buffer pointers through the batch: no rebuild needed
             if (!b.experiments[e].done) grow_buffers(b, e, step, b.experiments[e].clock + b.experiments[e].lookahead);
+        next_chunk.store(0, std::memory_order_relaxed);  // released to the workers by the barrier
         ++step;
         if (bounds.size() > 2 && (step & 31) == 0) rebalance();
         if (options && options->progress && bounds.size() > 1 && exps.size() == b.experiments.size() && step % 1000 == 0) {
@@ -292,9 +295,14 @@ void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResu
     } else {
         auto on_step = [&stepper]() noexcept { stepper.run(); };
         SpinBarrier sync(threads, on_step);
-        auto work = [&](int t) {
+        // Threads take small chunks of nodes from a counter, so a step's uneven work spreads by itself.
+        const uint32_t begin = stepper.node_begin, end = stepper.node_end;
+        stepper.chunk_size = std::max<uint32_t>(1, (end - begin) / (uint32_t(threads) * 16));
+        const uint32_t chunks = (end - begin + stepper.chunk_size - 1) / stepper.chunk_size;
+        auto work = [&](int) {
             while (!stepper.finished) {
-                stepper.process(stepper.bounds[t], stepper.bounds[t + 1]);
+                for (uint32_t c; (c = stepper.next_chunk.fetch_add(1, std::memory_order_relaxed)) < chunks;)
+                    stepper.process(begin + c * stepper.chunk_size, std::min(end, begin + (c + 1) * stepper.chunk_size));
                 sync.arrive_and_wait();
             }
         };
