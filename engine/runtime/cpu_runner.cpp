@@ -25,6 +25,7 @@ namespace {
 using namespace net;
 
 constexpr int64_t kDumpInterval = 100'000'000'000;  // ps: the reference writes queue histograms every 100 ms
+constexpr uint64_t kEventsWorthSplitting = 2000;    // events in a step below which one thread does it all
 
 void finish_experiment(Batch& b, uint32_t e, ExperimentResult& r) {
     {
@@ -65,6 +66,8 @@ struct Stepper {
     std::exception_ptr error;
     std::atomic<uint32_t> next_chunk{0};  // node-parallel: chunks of nodes handed out within a step
     uint32_t chunk_size = 1;
+    bool solo = true;                     // the next step is small: one thread does it all
+    uint64_t events_seen = 0;             // events of the range up to the last step
 
     Stepper(Batch& batch, const NetView& v, std::vector<ExperimentResult>& r, std::vector<uint32_t> experiments, int threads, const RunOptions* o)
         : b(batch), results(r), exps(std::move(experiments)), options(o), view(v),
@@ -199,8 +202,10 @@ struct Stepper {
     }
 
     void host_step() {
+        uint64_t events = 0;
         for (uint32_t n = node_begin; n < node_end; ++n) {
             NodeOutput& o = b.out[n];
+            events += o.packets_processed;
             if (o.events_overflow)
                 throw std::runtime_error("packet engine capacity exceeded at node " + std::to_string(b.node_fabric_id[n]) + " of experiment " +
                                          b.experiments[b.node_experiment[n]].id + " (flags " + std::to_string(o.events_overflow) +
@@ -213,6 +218,9 @@ struct Stepper {
             }
             o.events_count = 0;
         }
+        // Splitting a step over threads pays only when it holds enough work; measured on the last step.
+        solo = events - events_seen < kEventsWorthSplitting;
+        events_seen = events;
         bool all_done = true;
         const bool cancelled = options && options->cancel && options->cancel->load(std::memory_order_relaxed);
         for (uint32_t e : exps) {
@@ -299,10 +307,14 @@ void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResu
         const uint32_t begin = stepper.node_begin, end = stepper.node_end;
         stepper.chunk_size = std::max<uint32_t>(1, (end - begin) / (uint32_t(threads) * 16));
         const uint32_t chunks = (end - begin + stepper.chunk_size - 1) / stepper.chunk_size;
-        auto work = [&](int) {
+        auto work = [&](int t) {
             while (!stepper.finished) {
-                for (uint32_t c; (c = stepper.next_chunk.fetch_add(1, std::memory_order_relaxed)) < chunks;)
-                    stepper.process(begin + c * stepper.chunk_size, std::min(end, begin + (c + 1) * stepper.chunk_size));
+                if (stepper.solo) {
+                    if (t == 0) stepper.process(begin, end);
+                } else {
+                    for (uint32_t c; (c = stepper.next_chunk.fetch_add(1, std::memory_order_relaxed)) < chunks;)
+                        stepper.process(begin + c * stepper.chunk_size, std::min(end, begin + (c + 1) * stepper.chunk_size));
+                }
                 sync.arrive_and_wait();
             }
         };
