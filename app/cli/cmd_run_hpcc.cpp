@@ -1,6 +1,8 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 #include <cstdio>
 #include <iostream>
 
@@ -10,19 +12,22 @@
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
 #include "runtime/hpcc_job.h"
+#include "cli/run_session.h"
+#include "telemetry/results_store.h"
 #include "telemetry/hpcc_files.h"
 
 namespace orrery::cli {
 
 Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets) {
     struct Options {
-        std::string config;
+        std::string config, out;
         int threads = 1;
         bool force = false;
     };
     auto o = std::make_shared<Options>();
     app.add_option("CONFIG", o->config, "An HPCC/SimAI config.txt; the files it names resolve as the reference resolves them")->required();
     app.add_option("--threads", o->threads, "CPU threads (results are identical for any number)")->check(CLI::Range(1, 1024));
+    app.add_option("--out", o->out, "Also store the run in this results store (SQLite; an existing store gains a run)");
     app.add_flag("--force", o->force, "Replace output files that exist");
     return [&presets, o]() -> int {
         const std::filesystem::path path = o->config;
@@ -39,30 +44,41 @@ Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets) {
         for (auto& [file, which] : outputs)
             if (std::filesystem::exists(file) && !o->force)
                 throw InputError(file, "already exists; not overwriting it (pass --force to replace it)");
-        const auto t0 = std::chrono::steady_clock::now();
         Batch batch = compile_batch({input});
-        RunOptions run;
-        run.threads = o->threads;
-        if (isatty(2)) run.progress = [&](const RunProgress& p) {
-            std::fprintf(stderr, "\rstep %llu  simulated %s  flows done %u/%zu   ", (unsigned long long)p.step,
-                         describe_time(Picoseconds(p.clocks[0])).c_str(), p.flows_done[0], input.flows.size());
-        };
-        std::vector<ExperimentResult> results = run_cpu(batch, run);
-        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::unique_ptr<ResultsStore> store;
+        if (!o->out.empty()) {
+            store = std::make_unique<ResultsStore>(o->out);
+            RunRecord record;
+            record.scenario_name = path.stem().string();
+            record.scenario_file = std::filesystem::absolute(path).string();
+            record.scenario_sha256 = job->loaded.experiments[0].sha256;
+            record.threads = o->threads;
+            record.device = std::to_string(std::thread::hardware_concurrency()) + " CPU threads available";
+            const Experiment& x = job->loaded.experiments[0];
+            store->begin_run(record, {{x.id, x.index, x.seed, x.sha256, x.parameters}});
+        }
+        SessionResult session = run_session(batch, {input}, store.get(), o->threads);
+        const std::vector<ExperimentResult>& results = session.results;
+        const double wall = session.wall_seconds;
         const ExperimentResult& r = results.at(0);
         for (auto& [file, which] : outputs) {
             const std::string text = which == "fct" ? format_hpcc_fct(batch, r) : which == "pfc" ? format_hpcc_pfc(r) : format_hpcc_qlen(r);
             write_output(file, text, o->force);
         }
         size_t finished = 0;
-        for (const FlowResult& f : r.flows) finished += f.finish != net::kNever;
-        std::fprintf(stderr, "\r%s: %zu of %zu flows finished by %s simulated; %zu PFC frames; %llu events in %.3f s wall (%.3g events/s), %zu threads\n",
-                     path.string().c_str(), finished, r.flows.size(), describe_time(Picoseconds(r.end_time)).c_str(), r.pfc.size(),
+        int64_t first_start = net::kNever;
+        for (const FlowResult& f : r.flows) {
+            finished += f.finish != net::kNever;
+            first_start = std::min(first_start, batch.flow[f.flow].start);
+        }
+        std::fprintf(stderr, "%s: %zu of %zu flows finished, the last %.3f us after the first start; %zu PFC frames; %llu events in %.3f s wall (%.3g events/s), %zu threads\n",
+                     path.string().c_str(), finished, r.flows.size(), double(r.end_time - first_start) / 1e6, r.pfc.size(),
                      (unsigned long long)r.events, wall, double(r.events) / wall, size_t(o->threads));
         if (r.stalled) std::fprintf(stderr, "warning: the run stopped with flows unfinished and nothing left to happen\n");
         if (r.drops) std::fprintf(stderr, "warning: %u packets dropped for lack of switch headroom\n", r.drops);
         for (auto& [file, which] : outputs) std::fprintf(stderr, "wrote %s\n", file.c_str());
-        return kOk;
+        if (store) std::fprintf(stderr, "results in %s (run %lld)\n", o->out.c_str(), (long long)store->run_id());
+        return session.cancelled ? 130 : kOk;  // 130: interrupted, as shells report it
     };
 }
 

@@ -113,6 +113,24 @@ private slots:
         QCOMPARE(run({"run", QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json", "--out", store}).code, 0);
         QCOMPARE(run({"run", QString(ORRERY_TEST_DIR) + "/malformed/odd_k.json", "--out", store}).code, 1);
     }
+    void run_hpcc_writes_reference_files_and_the_store() {
+        QTemporaryDir tmp;
+        const QString ref = QString(ORRERY_TEST_DIR) + "/reference/ns3-hpcc";
+        for (const char* f : {"config_ring_dctcp.txt", "topology.txt", "flow_ring.txt", "trace.txt"})
+            QVERIFY(QFile::copy(ref + "/" + f, tmp.filePath(f)));
+        Result r = run({"run-hpcc", "config_ring_dctcp.txt", "--out", "results.sqlite"}, tmp.path());
+        QCOMPARE(r.code, 0);
+        // The FCT file equals the reference's, line for line (the ring runs are exact).
+        QFile ours(tmp.filePath("fct_ring_dctcp.txt")), theirs(ref + "/fct_ring_dctcp.txt");
+        QVERIFY(ours.open(QIODevice::ReadOnly) && theirs.open(QIODevice::ReadOnly));
+        QStringList a = QString::fromUtf8(ours.readAll()).split('\n'), b = QString::fromUtf8(theirs.readAll()).split('\n');
+        a.sort();
+        b.sort();
+        QCOMPARE(a, b);
+        QVERIFY(QFile::exists(tmp.filePath("results.sqlite")));
+        // Running again refuses to overwrite the outputs.
+        QCOMPARE(run({"run-hpcc", "config_ring_dctcp.txt"}, tmp.path()).code, 1);
+    }
     void conversions_round_trip_and_never_overwrite() {
         QTemporaryDir tmp;
         const QString ref = QString(ORRERY_TEST_DIR) + "/reference/ns3-hpcc";

@@ -1,0 +1,131 @@
+#include "cli/run_session.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <mutex>
+
+#include "telemetry/samples.h"
+
+namespace orrery::cli {
+namespace {
+
+std::atomic<bool> g_cancel{false};  // set by SIGINT/SIGTERM: the only state a signal handler may touch
+extern "C" void on_signal(int) { g_cancel.store(true); }
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
+}
+
+struct Summary {
+    nlohmann::json json;
+    std::vector<std::tuple<std::string, double, std::string>> metrics;
+};
+
+Summary summarize(const Batch& b, uint32_t e, const ExperimentResult& r, double wall) {
+    std::vector<double> fct_us, slowdown;
+    for (const FlowResult& f : r.flows) {
+        if (f.finish == net::kNever) continue;
+        const net::FlowInfo& info = b.flow[f.flow];
+        fct_us.push_back(double(f.finish - info.start) / 1e6);
+        slowdown.push_back(double(f.finish - info.start) / 1000.0 / double(info.standalone_fct_ns));
+    }
+    size_t pauses = 0;
+    for (const net::PfcEvent& p : r.pfc) pauses += p.pause;
+    double mean = 0;
+    for (double x : fct_us) mean += x / double(fct_us.size());
+    double mean_slowdown = 0;
+    for (double x : slowdown) mean_slowdown += x / double(slowdown.size());
+    Summary s;
+    s.metrics = {{"flows", double(r.flows.size()), "flows"},
+                 {"flows_finished", double(fct_us.size()), "flows"},
+                 {"fct_mean", mean, "us"},
+                 {"fct_p50", percentile(fct_us, 0.5), "us"},
+                 {"fct_p99", percentile(fct_us, 0.99), "us"},
+                 {"fct_max", fct_us.empty() ? 0 : *std::max_element(fct_us.begin(), fct_us.end()), "us"},
+                 {"slowdown_mean", mean_slowdown, "ratio"},
+                 {"slowdown_p99", percentile(slowdown, 0.99), "ratio"},
+                 {"pfc_pauses", double(pauses), "frames"},
+                 {"drops", double(r.drops), "packets"},
+                 {"simulated_time", double(r.end_time - b.flow[b.experiments[e].flow_begin].start) / 1e6, "us"},
+                 {"events", double(r.events), "events"},
+                 {"packet_hops", double(r.packet_hops), "packets"},
+                 {"wall_time", wall, "s"}};
+    s.json = {{"experiment", r.id},
+              {"status", r.cancelled ? "cancelled" : r.stalled ? "stalled" : "finished"}};
+    for (const auto& [name, value, unit] : s.metrics) s.json[name] = {{"value", value}, {"unit", unit}};
+    return s;
+}
+
+}  // namespace
+
+SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads) {
+    SessionResult out;
+    out.summaries.resize(inputs.size());
+    const auto t0 = std::chrono::steady_clock::now();
+    std::mutex report_lock;
+    std::vector<std::chrono::steady_clock::time_point> started(inputs.size(), t0);
+    size_t finished = 0;
+    g_cancel.store(false);
+    RunOptions options;
+    options.threads = threads;
+    options.cancel = &g_cancel;
+    options.on_experiment_start = [&](uint32_t e) {
+        started[e] = std::chrono::steady_clock::now();
+        if (store) store->experiment_started(inputs[e].id);
+    };
+    if (store)
+        options.on_sample = [&](uint32_t e, int64_t time) {
+            const OutputSpec& o = inputs[e].scenario->output;
+            SampleSet s = take_samples(batch, e, o.record_queues, o.record_flow_rates);
+            store->samples(inputs[e].id, time, std::move(s.queues), std::move(s.tiers), std::move(s.rates));
+        };
+    options.on_experiment_done = [&](uint32_t e, const ExperimentResult& r) {
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started[e]).count();
+        Summary sum = summarize(batch, e, r, wall);
+        if (store) {
+            std::vector<FlowRow> flows;
+            const OutputSpec& o = inputs[e].scenario->output;
+            if (o.record_fct)
+                for (const FlowResult& f : r.flows) {
+                    const net::FlowInfo& i = batch.flow[f.flow];
+                    flows.push_back({f.flow - batch.experiments[e].flow_begin, batch.node_fabric_id[i.src], batch.node_fabric_id[i.dst], i.sport,
+                                     i.dport, i.pg, i.size, i.start, f.finish == net::kNever ? -1 : f.finish, int64_t(i.standalone_fct_ns) * 1000});
+                }
+            std::vector<std::tuple<int64_t, uint32_t, uint32_t, uint32_t, uint32_t>> pfc;
+            if (o.record_pfc)
+                for (const net::PfcEvent& p : r.pfc) pfc.emplace_back(p.time, p.node, p.node_type, p.ifindex, p.pause);
+            store->experiment_finished(r.id, sum.json["status"], r.stalled ? "nothing left to happen with flows unfinished" : "", r.end_time,
+                                       r.events, r.packet_hops, wall, std::move(flows), std::move(pfc), sum.metrics);
+        }
+        std::lock_guard<std::mutex> g(report_lock);
+        out.summaries[e] = sum.json;
+        ++finished;
+        std::fprintf(stderr, "[%zu/%zu] %s %s: %zu flows, mean FCT %.3f us, p99 %.3f us, %.0f PFC pauses, %.3f s wall\n", finished,
+                     inputs.size(), r.id.c_str(), sum.json["status"].get<std::string>().c_str(), r.flows.size(),
+                     sum.json["fct_mean"]["value"].get<double>(), sum.json["fct_p99"]["value"].get<double>(),
+                     sum.json["pfc_pauses"]["value"].get<double>(), wall);
+    };
+    auto previous_int = std::signal(SIGINT, on_signal);
+    auto previous_term = std::signal(SIGTERM, on_signal);
+    try {
+        out.results = run_cpu(batch, options);
+    } catch (...) {
+        std::signal(SIGINT, previous_int);
+        std::signal(SIGTERM, previous_term);
+        if (store) store->end_run("failed", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        throw;
+    }
+    std::signal(SIGINT, previous_int);
+    std::signal(SIGTERM, previous_term);
+    out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.cancelled = g_cancel.load();
+    if (store) store->end_run(out.cancelled ? "cancelled" : "finished", out.wall_seconds);
+    return out;
+}
+
+}  // namespace orrery::cli

@@ -1,0 +1,24 @@
+#pragma once
+// Running a batch from the command line: the results store attached (when given), one progress line per
+// experiment on stderr, Ctrl-C to stop keeping what finished, and a summary per experiment.
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/batch.h"
+#include "runtime/cpu_runner.h"
+#include "telemetry/results_store.h"
+
+namespace orrery::cli {
+
+struct SessionResult {
+    std::vector<ExperimentResult> results;
+    std::vector<nlohmann::json> summaries;  // per experiment: status and metrics with units
+    bool cancelled = false;
+    double wall_seconds = 0;
+};
+
+// `store` may be null (nothing stored). The store's run must have been begun; it is ended here.
+SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads);
+
+}  // namespace orrery::cli
