@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_args.h"
+
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
 #include "scenario/build.h"
@@ -51,9 +53,9 @@ Case load(const nlohmann::json& doc) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string json_path;
-    for (int i = 1; i + 1 < argc; ++i)
-        if (std::string(argv[i]) == "--json") json_path = argv[i + 1];
+    const auto args = bench::parse_bench_args(argc, argv, "Packet engine speed on the k = 8 fat-tree and a 64-experiment sweep.",
+                                              {{"--json", "write the figures to this file"}});
+    const std::string json_path = args.count("--json") ? args.at("--json") : "";
     nlohmann::json out = {{"runs", nlohmann::json::array()}};
     std::printf("%-22s %7s %9s %9s %12s %12s %10s %10s %9s %9s\n", "scenario", "threads", "compile s", "run s", "pkt-hops/s", "events/s",
                 "mean FCT", "max FCT", "MB start", "MB end");

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_args.h"
+
 #include "common/quantity.h"
 #include "topology/generators.h"
 #include "topology/routing.h"
@@ -30,9 +32,9 @@ double peak_rss_mib() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string json_path;
-    for (int i = 1; i + 1 < argc; ++i)
-        if (std::string(argv[i]) == "--json") json_path = argv[i + 1];
+    const auto args = bench::parse_bench_args(argc, argv, "Fabric and routing build time and memory, up to k = 60.",
+                                              {{"--json", "write the figures to this file"}});
+    const std::string json_path = args.count("--json") ? args.at("--json") : "";
     const LinkClass l100{gbps(100), microseconds(1)}, l400{gbps(400), microseconds(1)};
     std::vector<std::pair<std::string, std::function<Fabric()>>> cases = {
         {"fat-tree k=8", [&] { return generate(fat_tree(8, l100, l100, l100)); }},

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_args.h"
+
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
 #include "scenario/build.h"
@@ -21,15 +23,18 @@
 using namespace orrery;
 
 int main(int argc, char** argv) {
-    int k = 60, threads = 1;
-    long long size = 1000000;
-    std::string json_path;
-    for (int i = 1; i + 1 < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--k") k = std::stoi(argv[i + 1]);
-        if (a == "--size") size = std::stoll(argv[i + 1]);
-        if (a == "--threads") threads = std::stoi(argv[i + 1]);
-        if (a == "--json") json_path = argv[i + 1];
+    const auto args = bench::parse_bench_args(argc, argv, "A k-ary fat-tree with a permutation of flows under DCQCN.",
+                                              {{"--k", "fat-tree radix, even (default 60: 54,000 hosts)"},
+                                               {"--size", "bytes per flow (default 1000000)"},
+                                               {"--threads", "worker threads (default 1)"},
+                                               {"--json", "write the figures to this file"}});
+    const int k = static_cast<int>(bench::bench_number(args, "--k", 60));
+    const long long size = bench::bench_number(args, "--size", 1000000);
+    const int threads = static_cast<int>(bench::bench_number(args, "--threads", 1));
+    const std::string json_path = args.count("--json") ? args.at("--json") : "";
+    if (k % 2 != 0 || k > 128) {
+        std::fprintf(stderr, "option --k: expected an even radix from 2 to 128, found %d\n", k);
+        return 2;
     }
     const int hosts = k * k * k / 4;
     std::vector<int> perm(hosts);
