@@ -10,14 +10,14 @@ namespace orrery::net {
 ORRERY_HD inline void dcqcn_on_cnp(NetView& v, uint32_t flow, int64_t now) {
     DcqcnState& d = v.dcqcn[flow];
     QpState& q = v.qp[flow];
-    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
+    const ExperimentParams& ep = flow_params(v, flow);
     d.alpha_cnp = d.decrease_cnp = true;
     if (d.first_cnp) {
         d.alpha = 1;
         d.alpha_cnp = false;
-        d.t_alpha = now + us_to_ns(ep.alpha_resume_us) * 1000;
+        d.t_alpha = now + ep.alpha_resume_ps;
         d.s_alpha = now;
-        d.t_decrease = now + us_to_ns(ep.rate_decrease_us) * 1000 + 1000;  // +1 ns: after the α update
+        d.t_decrease = now + ep.rate_decrease_ps + 1000;  // +1 ns: after the α update
         d.s_decrease = now;
         q.rate = rate_times(q.rate, ep.rate_on_first_cnp);
         d.target_rate = q.rate;
@@ -27,18 +27,18 @@ ORRERY_HD inline void dcqcn_on_cnp(NetView& v, uint32_t flow, int64_t now) {
 
 ORRERY_HD inline void dcqcn_alpha_timer(NetView& v, uint32_t flow, int64_t now) {
     DcqcnState& d = v.dcqcn[flow];
-    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
+    const ExperimentParams& ep = flow_params(v, flow);
     d.alpha = d.alpha_cnp ? (1 - ep.g) * d.alpha + ep.g : (1 - ep.g) * d.alpha;
     d.alpha_cnp = false;
-    d.t_alpha = now + us_to_ns(ep.alpha_resume_us) * 1000;
+    d.t_alpha = now + ep.alpha_resume_ps;
     d.s_alpha = now;
 }
 
 ORRERY_HD inline void dcqcn_decrease_timer(NetView& v, uint32_t flow, int64_t now) {
     DcqcnState& d = v.dcqcn[flow];
     QpState& q = v.qp[flow];
-    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
-    d.t_decrease = now + us_to_ns(ep.rate_decrease_us) * 1000;
+    const ExperimentParams& ep = flow_params(v, flow);
+    d.t_decrease = now + ep.rate_decrease_ps;
     d.s_decrease = now;
     if (!d.decrease_cnp) return;
     const bool clamp = ep.clamp_target_rate || d.rp_stage != 0;
@@ -46,15 +46,15 @@ ORRERY_HD inline void dcqcn_decrease_timer(NetView& v, uint32_t flow, int64_t no
     q.rate = umax(ep.min_rate, rate_times(q.rate, 1 - d.alpha / 2));
     d.rp_stage = 0;
     d.decrease_cnp = false;
-    d.t_rp = now + us_to_ns(ep.rp_timer_us) * 1000;
+    d.t_rp = now + ep.rp_timer_ps;
     d.s_rp = now;
 }
 
 ORRERY_HD inline void dcqcn_rate_increase_timer(NetView& v, uint32_t flow, int64_t now) {
     DcqcnState& d = v.dcqcn[flow];
     QpState& q = v.qp[flow];
-    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
-    d.t_rp = now + us_to_ns(ep.rp_timer_us) * 1000;
+    const ExperimentParams& ep = flow_params(v, flow);
+    d.t_rp = now + ep.rp_timer_ps;
     d.s_rp = now;
     if (d.rp_stage >= ep.fast_recovery_times) {
         // active increase at the threshold, hyper increase after it

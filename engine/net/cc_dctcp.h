@@ -8,7 +8,7 @@ namespace orrery::net {
 ORRERY_HD inline void dctcp_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq, bool cnp) {
     DctcpState& d = v.dctcp[flow];
     QpState& q = v.qp[flow];
-    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
+    const ExperimentParams& ep = flow_params(v, flow);
     bool new_batch = false;
     d.ecn_count += cnp ? 1 : 0;
     if (ack_seq > d.last_update_seq) {

@@ -31,7 +31,7 @@ ORRERY_HD inline void hpcc_update(NetView& v, uint32_t node, uint32_t flow, cons
     HpccState& h = v.hpcc[flow];
     QpState& q = v.qp[flow];
     const FlowInfo& f = v.flow[flow];
-    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    const ExperimentParams& ep = node_params(v, node);
     const uint64_t next_seq = q.snd_nxt;
     if (h.last_update_seq == 0) {  // first RTT: remember the INT
         h.last_update_seq = next_seq;
@@ -123,7 +123,7 @@ ORRERY_HD inline void hpcc_update(NetView& v, uint32_t node, uint32_t flow, cons
 }
 
 ORRERY_HD inline void hpcc_on_ack(NetView& v, uint32_t node, uint32_t flow, const Packet& ack, int64_t now) {
-    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    const ExperimentParams& ep = node_params(v, node);
     if (ack.seq > v.hpcc[flow].last_update_seq) hpcc_update(v, node, flow, ack, false, now);
     else if (ep.fast_react) hpcc_update(v, node, flow, ack, true, now);
 }

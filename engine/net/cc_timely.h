@@ -8,7 +8,7 @@ namespace orrery::net {
 ORRERY_HD inline void timely_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq, uint64_t sent_ns, int64_t now) {
     TimelyState& t = v.timely[flow];
     QpState& q = v.qp[flow];
-    const ExperimentParams& ep = v.params[v.node_experiment[v.flow[flow].src]];
+    const ExperimentParams& ep = flow_params(v, flow);
     if (!(ack_seq > t.last_update_seq)) return;  // the reference's fast-react path does nothing for TIMELY
     const uint64_t next_seq = q.snd_nxt;
     const uint64_t rtt = uint64_t(now / 1000) - sent_ns;

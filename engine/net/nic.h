@@ -22,7 +22,7 @@ ORRERY_HD inline uint32_t data_wire_bytes(uint32_t payload, uint8_t cc_mode) {
 ORRERY_HD inline int nic_next_queue(NetView& v, uint32_t node, int64_t now) {
     NicState& nic = v.nic[node];
     const PortTx& tx = v.tx[nic.port];
-    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    const ExperimentParams& ep = node_params(v, node);
     if (!(tx.paused & (1u << ep.ack_pause_class)) && nic.ack_tail > nic.ack_head) return -1;
     uint32_t* qps = v.nic_qps + nic.qp_offset;
     const uint32_t count = nic.qp_count;
@@ -67,7 +67,7 @@ ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, int64_t now, con
         transmit_start(v, nic.port, a, now, clock);
         return;
     }
-    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    const ExperimentParams& ep = node_params(v, node);
     if (idx >= 0) {
         const uint32_t f = v.nic_qps[nic.qp_offset + uint32_t(idx)];
         nic.rr_last = uint32_t(idx);
@@ -116,7 +116,7 @@ ORRERY_HD inline void nic_enqueue_ack(NetView& v, uint32_t node, const Packet& a
 
 // RdmaHw::ReceiveUdp and ReceiverCheckSeq.
 ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Packet& p, int64_t now, const StepClock& clock) {
-    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    const ExperimentParams& ep = node_params(v, node);
     RxState& rx = v.rx[p.flow];
     rx.milestone = ep.ack_interval;
     int x;
@@ -131,7 +131,7 @@ ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Packet& 
         }
     } else if (p.seq > expected) {
         if (now >= rx.nack_timer || rx.last_nack != expected) {
-            rx.nack_timer = now + us_to_ns(ep.nack_interval_us) * 1000;
+            rx.nack_timer = now + ep.nack_interval_ps;
             rx.last_nack = expected;
             if (ep.back_to_zero && ep.chunk != 0) rx.expected = rx.expected / ep.chunk * ep.chunk;
             x = 2;
@@ -162,7 +162,7 @@ ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Packet& a
     QpState& q = v.qp[f];
     if (q.phase != kActive) return;  // the reference no longer finds a completed QP and ignores the ACK
     const FlowInfo& info = v.flow[f];
-    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    const ExperimentParams& ep = node_params(v, node);
     const uint64_t seq = ep.back_to_zero && ep.chunk != 0 ? uint64_t(a.seq) / ep.chunk * ep.chunk : uint64_t(a.seq);
     if (seq > q.snd_una) q.snd_una = seq;
     if (qp_finished(q, info)) {
@@ -193,7 +193,7 @@ ORRERY_HD inline void nic_receive(NetView& v, uint32_t node, uint32_t row, const
 // RdmaHw::AddQueuePair + QbbNetDevice::NewQp for the next flow of this NIC.
 ORRERY_HD inline void nic_start_flow(NetView& v, uint32_t node, uint32_t f, int64_t now, const StepClock& clock) {
     NicState& nic = v.nic[node];
-    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    const ExperimentParams& ep = node_params(v, node);
     QpState& q = v.qp[f];
     const uint64_t line = v.port[nic.port].rate_bps;
     q.phase = kActive;

@@ -62,7 +62,7 @@ ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node) {
     if (v.node_role[node] == kRoleSwitch) {
         const SwitchMmu& s = v.sw[node];
         if (s.next_sample != kNever) {
-            const int64_t interval = v.params[v.node_experiment[node]].qlen_interval;
+            const int64_t interval = node_params(v, node).qlen_interval;
             consider(best, s.next_sample, s.next_sample - interval, kSrcSample, node);
         }
         return best;
@@ -73,7 +73,7 @@ ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node) {
         const uint32_t f = v.nic_starts[nic.starts_offset + nic.starts_next];
         consider(best, v.flow[f].start, v.flow[f].start, kSrcFlowStart, f);
     }
-    if (v.params[v.node_experiment[node]].cc_mode == kDcqcn) {
+    if (node_params(v, node).cc_mode == kDcqcn) {
         for (uint32_t i = 0; i < nic.qp_count; ++i) {
             const uint32_t f = v.nic_qps[nic.qp_offset + i];
             const DcqcnState& d = v.dcqcn[f];
@@ -130,7 +130,7 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                     break;
                 case kSrcSample: {
                     switch_sample_queues(v, node);
-                    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+                    const ExperimentParams& ep = node_params(v, node);
                     SwitchMmu& s = v.sw[node];
                     s.next_sample = s.next_sample + ep.qlen_interval > ep.qlen_end ? kNever : s.next_sample + ep.qlen_interval;
                     break;

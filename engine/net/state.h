@@ -41,7 +41,9 @@ struct ExperimentParams {
     double g = 1.0 / 256;              // EWMA gain (DCQCN α, DCTCP α)
     double target_util = 0.95;
     double rate_on_first_cnp = 1.0;
-    double alpha_resume_us = 1, rate_decrease_us = 4, rp_timer_us = 300, nack_interval_us = 500;
+    // DCQCN timers and the NACK interval, in ps. Converted once at compile as ns-3's MicroSeconds(double)
+    // converts them (net/ns3_arith.h), not at every timer event.
+    int64_t alpha_resume_ps = 1000000, rate_decrease_ps = 4000000, rp_timer_ps = 300000000, nack_interval_ps = 500000000;
     double timely_alpha = 0.875, timely_beta = 0.8;
     uint64_t timely_tlow_ns = 50000, timely_thigh_ns = 500000, timely_min_rtt_ns = 20000;
     uint64_t seed = 1;
@@ -302,5 +304,9 @@ struct NetView {
     uint32_t* nic_qps;
     const uint32_t* nic_starts;
 };
+
+// The parameters of the experiment a node, or a flow's source, belongs to.
+ORRERY_HD inline const ExperimentParams& node_params(const NetView& v, uint32_t node) { return v.params[v.node_experiment[node]]; }
+ORRERY_HD inline const ExperimentParams& flow_params(const NetView& v, uint32_t flow) { return node_params(v, v.flow[flow].src); }
 
 }  // namespace orrery::net

@@ -160,7 +160,7 @@ ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, uint32_t row,
         PortMmu& out = v.mmu[row];
         ingress_remove(s, in, q, p.wire);
         out.egress_bytes[q] -= p.wire;
-        const ExperimentParams& ep = v.params[v.node_experiment[node]];
+        const ExperimentParams& ep = node_params(v, node);
         if (ep.ecn_enabled) {
             const uint32_t e = out.egress_bytes[q];
             bool mark = e > out.kmax;
@@ -210,7 +210,7 @@ ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row,
         return;
     }
     const FlowInfo& f = v.flow[p.flow];
-    const ExperimentParams& ep = v.params[v.node_experiment[node]];
+    const ExperimentParams& ep = node_params(v, node);
     uint16_t egress;
     if (ep.spray) {
         egress = spray_egress(v, node, ep, p, p.kind == kData ? f.dst : f.src);

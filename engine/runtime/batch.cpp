@@ -63,9 +63,10 @@ ExperimentParams make_params(const Scenario& s) {
     }
     p.dctcp_rate_ai = uint64_t(c.dctcp.rate_ai.count);
     p.target_util = c.hpcc.eta;
-    p.alpha_resume_us = double(c.dcqcn.alpha_resume_interval.count) / 1e6;
-    p.rate_decrease_us = double(c.dcqcn.rate_decrease_interval.count) / 1e6;
-    p.rp_timer_us = double(c.dcqcn.rp_timer.count) / 1e6;
+    auto microseconds_ps = [](int64_t ps) { return net::us_to_ns(double(ps) / 1e6) * 1000; };
+    p.alpha_resume_ps = microseconds_ps(c.dcqcn.alpha_resume_interval.count);
+    p.rate_decrease_ps = microseconds_ps(c.dcqcn.rate_decrease_interval.count);
+    p.rp_timer_ps = microseconds_ps(c.dcqcn.rp_timer.count);
     p.timely_alpha = c.timely.alpha;
     p.timely_beta = c.timely.beta;
     p.timely_tlow_ns = uint64_t(c.timely.t_low.count / 1000);
