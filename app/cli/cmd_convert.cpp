@@ -32,8 +32,7 @@ void write_config_set(const Scenario& scenario, const std::filesystem::path& out
     const std::string config = write_hpcc_config(s, topo_name, flow_name);
     const std::string topology = write_hpcc_topology(f);
     const std::string flows = write_hpcc_flows(workload_flows(s));
-    for (const std::filesystem::path& p : {out, dir / topo_name, dir / flow_name})
-        if (std::filesystem::exists(p) && !force) throw InputError(p.string(), "already exists; not overwriting it (pass --force to replace it)");
+    for (const std::filesystem::path& p : {out, dir / topo_name, dir / flow_name}) refuse_existing(p, force);
     write_output(dir / topo_name, topology, force);
     write_output(dir / flow_name, flows, force);
     write_output(out, config, force);

@@ -1,20 +1,12 @@
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <map>
-#include <mutex>
+#include <memory>
 
 #include "cli/commands.h"
 #include "cli/inputs.h"
 #include "cli/run_session.h"
-#include "common/quantity.h"
 #include "runtime/batch.h"
-#include "runtime/cpu_runner.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
 #include "telemetry/hpcc_files.h"
@@ -56,44 +48,40 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
         }
         if (problems.has_errors()) throw InputError(problems);
 
+        // Reference-format files, when the scenario asks for them: one set per experiment, refused before the
+        // run when they exist.
+        const OutputSpec& out = base.output;
+        auto output_name = [&](const std::string& file, size_t e) {
+            std::filesystem::path p = std::filesystem::path(file).is_absolute() ? std::filesystem::path(file) : base.base_dir / file;
+            if (inputs.size() > 1) p = p.parent_path() / (p.stem().string() + "_" + inputs[e].id + p.extension().string());
+            return p;
+        };
+        for (size_t e = 0; e < inputs.size(); ++e)
+            for (const std::string& file : {out.hpcc_fct_file, out.hpcc_pfc_file, out.hpcc_qlen_file})
+                if (!file.empty()) refuse_existing(output_name(file, e), o->force);
+
         const std::filesystem::path store_path = !o->out.empty() ? std::filesystem::path(o->out)
                                                : std::filesystem::path(base.output.store).is_absolute() ? std::filesystem::path(base.output.store)
                                                                                                         : base.base_dir / base.output.store;
         ResultsStore store(store_path);
         std::vector<ExperimentRecord> records;
         for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
-        RunRecord run;
-        run.scenario_name = base.name;
-        run.scenario_file = std::filesystem::absolute(path).string();
-        run.scenario_sha256 = loaded.experiments.size() == 1 ? loaded.experiments[0].sha256 : sha256_of_document(base.document);
-        run.threads = o->threads;
-        run.device = std::to_string(std::thread::hardware_concurrency()) + " CPU threads available";
-        store.begin_run(run, records);
+        const std::string sha256 = loaded.experiments.size() == 1 ? loaded.experiments[0].sha256 : sha256_of_document(base.document);
+        store.begin_run(cli_run_record(base.name, path, sha256, o->threads), records);
 
         Batch batch = compile_batch(inputs);
-        SessionResult session = run_session(batch, inputs, &store, o->threads);
+        const SessionResult session = run_session(batch, inputs, &store, o->threads);
         const std::vector<ExperimentResult>& results = session.results;
-        const bool cancelled = session.cancelled;
-        const double wall = session.wall_seconds;
-        const std::vector<nlohmann::json>& summaries = session.summaries;
-
-        // Reference-format files, when the scenario asks for them (one set per experiment).
-        const OutputSpec& out = base.output;
         for (size_t e = 0; e < results.size(); ++e) {
-            auto name = [&](const std::string& file) {
-                std::filesystem::path p = std::filesystem::path(file).is_absolute() ? std::filesystem::path(file) : base.base_dir / file;
-                if (results.size() > 1) p = p.parent_path() / (p.stem().string() + "_" + results[e].id + p.extension().string());
-                return p;
-            };
-            if (!out.hpcc_fct_file.empty()) write_output(name(out.hpcc_fct_file), format_hpcc_fct(batch, results[e]), o->force);
-            if (!out.hpcc_pfc_file.empty()) write_output(name(out.hpcc_pfc_file), format_hpcc_pfc(results[e]), o->force);
-            if (!out.hpcc_qlen_file.empty()) write_output(name(out.hpcc_qlen_file), format_hpcc_qlen(results[e]), o->force);
+            if (!out.hpcc_fct_file.empty()) write_output(output_name(out.hpcc_fct_file, e), format_hpcc_fct(batch, results[e]), o->force);
+            if (!out.hpcc_pfc_file.empty()) write_output(output_name(out.hpcc_pfc_file, e), format_hpcc_pfc(results[e]), o->force);
+            if (!out.hpcc_qlen_file.empty()) write_output(output_name(out.hpcc_qlen_file, e), format_hpcc_qlen(results[e]), o->force);
         }
         std::fprintf(stderr, "%s: %zu experiment%s %s in %.3f s; results in %s (run %lld)\n", path.string().c_str(), results.size(),
-                     results.size() == 1 ? "" : "s", cancelled ? "cancelled" : "finished", wall, store_path.string().c_str(),
-                     (long long)store.run_id());
-        if (o->json) std::cout << nlohmann::json(summaries).dump(2) << "\n";
-        return cancelled ? 130 : kOk;  // 130: interrupted, as shells report it
+                     results.size() == 1 ? "" : "s", session.cancelled ? "cancelled" : "finished", session.wall_seconds,
+                     store_path.string().c_str(), (long long)store.run_id());
+        if (o->json) std::cout << nlohmann::json(session.summaries).dump(2) << "\n";
+        return session.cancelled ? 130 : kOk;  // 130: interrupted, as shells report it
     };
 }
 

@@ -1,20 +1,14 @@
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
-#include <thread>
 #include <cstdio>
-#include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
 #include "cli/inputs.h"
-#include "common/quantity.h"
-#include "runtime/batch.h"
-#include "runtime/cpu_runner.h"
-#include "runtime/hpcc_job.h"
 #include "cli/run_session.h"
-#include "telemetry/results_store.h"
+#include "runtime/batch.h"
+#include "runtime/hpcc_job.h"
 #include "telemetry/hpcc_files.h"
+#include "telemetry/results_store.h"
 
 namespace orrery::cli {
 
@@ -41,21 +35,13 @@ Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets) {
         if (!s.output.hpcc_fct_file.empty()) outputs.push_back({s.output.hpcc_fct_file, "fct"});
         if (!s.output.hpcc_pfc_file.empty()) outputs.push_back({s.output.hpcc_pfc_file, "pfc"});
         if (!s.output.hpcc_qlen_file.empty()) outputs.push_back({s.output.hpcc_qlen_file, "qlen"});
-        for (auto& [file, which] : outputs)
-            if (std::filesystem::exists(file) && !o->force)
-                throw InputError(file, "already exists; not overwriting it (pass --force to replace it)");
+        for (auto& [file, which] : outputs) refuse_existing(file, o->force);
         Batch batch = compile_batch({input});
         std::unique_ptr<ResultsStore> store;
         if (!o->out.empty()) {
             store = std::make_unique<ResultsStore>(o->out);
-            RunRecord record;
-            record.scenario_name = path.stem().string();
-            record.scenario_file = std::filesystem::absolute(path).string();
-            record.scenario_sha256 = job->loaded.experiments[0].sha256;
-            record.threads = o->threads;
-            record.device = std::to_string(std::thread::hardware_concurrency()) + " CPU threads available";
             const Experiment& x = job->loaded.experiments[0];
-            store->begin_run(record, {{x.id, x.index, x.seed, x.sha256, x.parameters}});
+            store->begin_run(cli_run_record(path.stem().string(), path, x.sha256, o->threads), {{x.id, x.index, x.seed, x.sha256, x.parameters}});
         }
         SessionResult session = run_session(batch, {input}, store.get(), o->threads);
         const std::vector<ExperimentResult>& results = session.results;

@@ -89,10 +89,15 @@ Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const Pres
     }
 }
 
-void write_output(const std::filesystem::path& file, const std::string& text, bool force) {
+void refuse_existing(const std::filesystem::path& file, bool force) {
     std::error_code ec;
     if (std::filesystem::exists(file, ec) && !force)
         throw InputError(file.string(), "already exists; not overwriting it (pass --force to replace it)");
+}
+
+void write_output(const std::filesystem::path& file, const std::string& text, bool force) {
+    refuse_existing(file, force);
+    std::error_code ec;
     std::filesystem::path tmp = file;
     tmp += ".orrery-tmp-" + std::to_string(::getpid());
     {

@@ -23,6 +23,10 @@ InputKind detect_input(const std::filesystem::path& file, const std::string& fro
 // Reads any fabric file, or the fabric of a scenario file.
 Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const PresetLibrary& presets, Diagnostics& warnings);
 
+// Throws, naming the file, when it exists and `force` is not given: commands call it for every output
+// before doing the work, so that a refusal never comes after a long run.
+void refuse_existing(const std::filesystem::path& file, bool force);
+
 // Writes through a temporary file and a rename; refuses to replace an existing file unless `force`.
 void write_output(const std::filesystem::path& file, const std::string& text, bool force);
 

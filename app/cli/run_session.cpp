@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <mutex>
+#include <thread>
 
 #include "telemetry/samples.h"
 
@@ -14,6 +15,19 @@ namespace {
 
 std::atomic<bool> g_cancel{false};  // set by SIGINT/SIGTERM: the only state a signal handler may touch
 extern "C" void on_signal(int) { g_cancel.store(true); }
+
+// Ctrl-C and SIGTERM cancel the run while this lives; the previous handlers come back however it ends.
+struct SignalsCancel {
+    void (*previous_int)(int) = std::signal(SIGINT, on_signal);
+    void (*previous_term)(int) = std::signal(SIGTERM, on_signal);
+    SignalsCancel() = default;
+    SignalsCancel(const SignalsCancel&) = delete;
+    SignalsCancel& operator=(const SignalsCancel&) = delete;
+    ~SignalsCancel() {
+        std::signal(SIGINT, previous_int);
+        std::signal(SIGTERM, previous_term);
+    }
+};
 
 double percentile(std::vector<double> v, double p) {
     if (v.empty()) return 0;
@@ -63,6 +77,16 @@ Summary summarize(const Batch& b, uint32_t e, const ExperimentResult& r, double 
 
 }  // namespace
 
+RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, int threads) {
+    RunRecord record;
+    record.scenario_name = name;
+    record.scenario_file = std::filesystem::absolute(file).string();
+    record.scenario_sha256 = sha256;
+    record.threads = threads;
+    record.device = std::to_string(std::thread::hardware_concurrency()) + " CPU threads available";
+    return record;
+}
+
 SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads) {
     SessionResult out;
     out.summaries.resize(inputs.size());
@@ -110,18 +134,15 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
                      sum.json["fct_mean"]["value"].get<double>(), sum.json["fct_p99"]["value"].get<double>(),
                      sum.json["pfc_pauses"]["value"].get<double>(), wall);
     };
-    auto previous_int = std::signal(SIGINT, on_signal);
-    auto previous_term = std::signal(SIGTERM, on_signal);
-    try {
-        out.results = run_cpu(batch, options);
-    } catch (...) {
-        std::signal(SIGINT, previous_int);
-        std::signal(SIGTERM, previous_term);
-        if (store) store->end_run("failed", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        throw;
+    {
+        const SignalsCancel while_running;
+        try {
+            out.results = run_cpu(batch, options);
+        } catch (...) {
+            if (store) store->end_run("failed", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            throw;
+        }
     }
-    std::signal(SIGINT, previous_int);
-    std::signal(SIGTERM, previous_term);
     out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     out.cancelled = g_cancel.load();
     if (store) store->end_run(out.cancelled ? "cancelled" : "finished", out.wall_seconds);

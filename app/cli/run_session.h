@@ -1,6 +1,8 @@
 #pragma once
 // Running a batch from the command line: the results store attached (when given), one progress line per
 // experiment on stderr, Ctrl-C to stop keeping what finished, and a summary per experiment.
+#include <filesystem>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +19,9 @@ struct SessionResult {
     bool cancelled = false;
     double wall_seconds = 0;
 };
+
+// What a CLI run records about itself in the results store.
+RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, int threads);
 
 // `store` may be null (nothing stored). The store's run must have been begun; it is ended here.
 SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads);

@@ -113,6 +113,30 @@ private slots:
         QCOMPARE(run({"run", QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json", "--out", store}).code, 0);
         QCOMPARE(run({"run", QString(ORRERY_TEST_DIR) + "/malformed/odd_k.json", "--out", store}).code, 1);
     }
+    void run_refuses_existing_reference_files_before_running() {
+        QTemporaryDir tmp;
+        std::ifstream demo(std::string(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json");
+        nlohmann::json doc = nlohmann::json::parse(demo);
+        doc["output"]["store"] = "results.sqlite";
+        doc["output"]["hpcc_files"] = {{"fct", "fct.txt"}};
+        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        QFile taken(tmp.filePath("fct_e0001.txt"));  // one experiment's file already there
+        QVERIFY(taken.open(QIODevice::WriteOnly));
+        taken.write("kept\n");
+        taken.close();
+        Result r = run({"run", "s.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("fct_e0001.txt: error: already exists"), qPrintable(r.err));
+        // Refused before anything ran: no store, no other experiment's file, and the user's file untouched.
+        QVERIFY(!QFile::exists(tmp.filePath("results.sqlite")));
+        QVERIFY(!QFile::exists(tmp.filePath("fct_e0000.txt")));
+        QVERIFY(taken.open(QIODevice::ReadOnly));
+        QCOMPARE(taken.readAll(), QByteArray("kept\n"));
+        taken.close();
+        // With --force every experiment writes its file.
+        QCOMPARE(run({"run", "s.json", "--force"}, tmp.path()).code, 0);
+        for (const char* id : {"e0000", "e0001", "e0002", "e0003"}) QVERIFY(QFile::exists(tmp.filePath(QString("fct_%1.txt").arg(id))));
+    }
     void run_hpcc_writes_reference_files_and_the_store() {
         QTemporaryDir tmp;
         const QString ref = QString(ORRERY_TEST_DIR) + "/reference/ns3-hpcc";
