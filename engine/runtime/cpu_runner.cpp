@@ -2,10 +2,11 @@
 //   - at least as many experiments as threads: each thread takes whole experiments from a queue and steps
 //     each alone to its end (experiments never interact, so no barrier between them, and one experiment's
 //     working set stays in cache);
-//   - fewer experiments than threads: threads split the nodes of the batch and meet at a barrier every step.
+//   - fewer experiments than threads: threads take small chunks of the batch's nodes from a counter and
+//     meet at a barrier every step (a step with little work runs on one thread).
 // Both run Stepper: workers call process_node over their nodes; Stepper::host_step (the barrier's
 // completion) drains PFC events → takes queue snapshots → detects completion → moves each clock to its
-// next event → grows packet pools → rebalances thread ranges.
+// next event → grows packet pools.
 #include "runtime/cpu_runner.h"
 
 #include <algorithm>
@@ -27,25 +28,26 @@ using namespace net;
 constexpr int64_t kDumpInterval = 100'000'000'000;  // ps: the reference writes queue histograms every 100 ms
 constexpr uint64_t kEventsWorthSplitting = 2000;    // events in a step below which one thread does it all
 
+// The first queue-histogram dump time at or after t.
+int64_t next_dump_at(int64_t t) { return (t + kDumpInterval - 1) / kDumpInterval * kDumpInterval; }
+
 void finish_experiment(Batch& b, uint32_t e, ExperimentResult& r) {
-    {
-        const ExperimentSlice& x = b.experiments[e];
-        for (uint32_t f = x.flow_begin; f < x.flow_end; ++f) r.flows.push_back({f, b.qp[f].phase == kDone ? b.qp[f].finish : kNever});
-        std::stable_sort(r.flows.begin(), r.flows.end(), [&](const FlowResult& a, const FlowResult& c) {
-            if (a.finish != c.finish) return a.finish < c.finish;
-            if (b.flow[a.flow].src != b.flow[c.flow].src) return b.flow[a.flow].src < b.flow[c.flow].src;
-            return b.qp[a.flow].completion_order < b.qp[c.flow].completion_order;
-        });
-        std::stable_sort(r.pfc.begin(), r.pfc.end(), [](const PfcEvent& a, const PfcEvent& c) {
-            if (a.time != c.time) return a.time < c.time;
-            if (a.node != c.node) return a.node < c.node;
-            return a.ifindex < c.ifindex;
-        });
-        for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
-            r.events += b.out[n].packets_processed;
-            r.packet_hops += b.out[n].transmissions;
-            if (b.node_role[n] == kRoleSwitch) r.drops += b.sw[n].drops;
-        }
+    const ExperimentSlice& x = b.experiments[e];
+    for (uint32_t f = x.flow_begin; f < x.flow_end; ++f) r.flows.push_back({f, b.qp[f].phase == kDone ? b.qp[f].finish : kNever});
+    std::stable_sort(r.flows.begin(), r.flows.end(), [&](const FlowResult& a, const FlowResult& c) {
+        if (a.finish != c.finish) return a.finish < c.finish;
+        if (b.flow[a.flow].src != b.flow[c.flow].src) return b.flow[a.flow].src < b.flow[c.flow].src;
+        return b.qp[a.flow].completion_order < b.qp[c.flow].completion_order;
+    });
+    std::stable_sort(r.pfc.begin(), r.pfc.end(), [](const PfcEvent& a, const PfcEvent& c) {
+        if (a.time != c.time) return a.time < c.time;
+        if (a.node != c.node) return a.node < c.node;
+        return a.ifindex < c.ifindex;
+    });
+    for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
+        r.events += b.out[n].packets_processed;
+        r.packet_hops += b.out[n].transmissions;
+        if (b.node_role[n] == kRoleSwitch) r.drops += b.sw[n].drops;
     }
 }
 
@@ -59,8 +61,6 @@ struct Stepper {
     std::vector<int64_t> window_end;   // per experiment of the batch, for the step under way
     std::vector<uint32_t> done_count;  // per experiment of the batch
     std::vector<int64_t> next_sample;  // per experiment of the batch: next telemetry sample time
-    std::vector<uint32_t> bounds;      // thread t processes nodes [bounds[t], bounds[t+1])
-    std::vector<uint64_t> work_seen;   // per node of the range: events counted at the last rebalance
     uint64_t step = 0;
     bool finished = false;
     std::exception_ptr error;
@@ -69,19 +69,11 @@ struct Stepper {
     bool solo = true;                     // the next step is small: one thread does it all
     uint64_t events_seen = 0;             // events of the range up to the last step
 
-    Stepper(Batch& batch, const NetView& v, std::vector<ExperimentResult>& r, std::vector<uint32_t> experiments, int threads, const RunOptions* o)
+    Stepper(Batch& batch, const NetView& v, std::vector<ExperimentResult>& r, std::vector<uint32_t> experiments, const RunOptions* o)
         : b(batch), results(r), exps(std::move(experiments)), options(o), view(v),
           window_end(batch.experiments.size(), 0), done_count(batch.experiments.size(), 0), next_sample(batch.experiments.size(), kNever) {
         node_begin = b.experiments[exps.front()].node_begin;
         node_end = b.experiments[exps.back()].node_end;
-        work_seen.assign(node_end - node_begin, 0);
-        // First split by ports, the best guess before any work is measured.
-        bounds.assign(threads + 1, node_end);
-        bounds[0] = node_begin;
-        const uint32_t p0 = b.node_port_begin[node_begin], p1 = b.node_port_begin[node_end];
-        for (int t = 1; t < threads; ++t)
-            bounds[t] = uint32_t(std::lower_bound(b.node_port_begin.begin() + node_begin, b.node_port_begin.begin() + node_end,
-                                                  p0 + uint32_t(uint64_t(p1 - p0) * t / threads)) - b.node_port_begin.begin());
         for (uint32_t e : exps) {
             const int64_t interval = b.params[e].sample_interval;
             if (interval != kNever && interval > 0) next_sample[e] = (b.experiments[e].clock / interval + 1) * interval;
@@ -102,7 +94,7 @@ struct Stepper {
             if (ep.qlen_start != kNever && end > ep.qlen_start && x.clock <= ep.qlen_end) allocate_queue_monitor(b, e);
             // Never cross a queue-histogram dump time within a step: the snapshot is taken right after it.
             if (ep.qlen_start != kNever && x.clock <= ep.qlen_end) {
-                const int64_t next_dump = (x.clock / kDumpInterval) * kDumpInterval + (x.clock % kDumpInterval == 0 ? 0 : kDumpInterval);
+                const int64_t next_dump = next_dump_at(x.clock);
                 if (next_dump <= ep.qlen_end) end = std::min(end, next_dump + 1);
             }
             if (ep.stop_time != kNever) end = std::min(end, ep.stop_time + 1);
@@ -116,35 +108,13 @@ struct Stepper {
         for (uint32_t n = begin; n < end; ++n) process_node(v, n, StepClock{step, window_end[b.node_experiment[n]]});
     }
 
-    // Contiguous node ranges of equal work: events handled since the last rebalance (plus one per node, so
-    // idle nodes still cost something). Any split gives the same results; only the speed differs.
-    void rebalance() {
-        const size_t threads = bounds.size() - 1;
-        std::vector<uint64_t> weight(node_end - node_begin);
-        uint64_t total = 0;
-        for (uint32_t n = node_begin; n < node_end; ++n) {
-            uint64_t& seen = work_seen[n - node_begin];
-            weight[n - node_begin] = b.out[n].packets_processed - seen + 1;
-            seen = b.out[n].packets_processed;
-            total += weight[n - node_begin];
-        }
-        uint64_t acc = 0;
-        size_t t = 1;
-        for (uint32_t n = node_begin; n < node_end && t < threads; ++n) {
-            acc += weight[n - node_begin];
-            while (t < threads && acc * threads >= total * t) bounds[t++] = n + 1;
-        }
-        while (t < threads) bounds[t++] = node_end;
-    }
-
     // Nothing but queue-monitor samples happens before `until`: the queues are constant, so count those
     // samples at once instead of stepping through them. Stops at a dump time so its snapshot is taken.
     // Returns the next time anything happens: the next sample still to take, or `until`.
     int64_t skip_idle_samples(uint32_t e, int64_t next_sample, int64_t until) {
         const ExperimentSlice& x = b.experiments[e];
         const ExperimentParams& ep = b.params[e];
-        const int64_t next_dump = (next_sample / kDumpInterval) * kDumpInterval + (next_sample % kDumpInterval == 0 ? 0 : kDumpInterval);
-        const int64_t limit = std::min({until, next_dump, ep.qlen_end + 1});
+        const int64_t limit = std::min({until, next_dump_at(next_sample), ep.qlen_end + 1});
         if (limit <= next_sample) return next_sample;
         allocate_queue_monitor(b, e);
         const int64_t count = (limit - 1 - next_sample) / ep.qlen_interval + 1;  // samples in [next_sample, limit)
@@ -166,10 +136,9 @@ struct Stepper {
         const ExperimentSlice& x = b.experiments[e];
         QueueSnapshot snap;
         snap.time = time;
-        for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
+        for (uint32_t n = x.node_begin; n < x.node_end && !b.qlen_hist[e].empty(); ++n) {
             if (b.node_role[n] != kRoleSwitch) continue;
             for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) {
-                if (b.qlen_hist[e].empty()) continue;
                 const uint32_t* h = b.qlen_hist[e].data() + b.qlen_offset[row];
                 uint32_t last = 0;
                 bool any = false;
@@ -275,8 +244,7 @@ struct Stepper {
             if (!b.experiments[e].done) grow_buffers(b, e, step, b.experiments[e].clock + b.experiments[e].lookahead);
         next_chunk.store(0, std::memory_order_relaxed);  // released to the workers by the barrier
         ++step;
-        if (bounds.size() > 2 && (step & 31) == 0) rebalance();
-        if (options && options->progress && bounds.size() > 1 && exps.size() == b.experiments.size() && step % 1000 == 0) {
+        if (options && options->progress && exps.size() == b.experiments.size() && step % 1000 == 0) {
             RunProgress p{step, {}, done_count};
             for (const ExperimentSlice& x : b.experiments) p.clocks.push_back(x.clock);
             options->progress(p);
@@ -294,7 +262,7 @@ void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResu
                        const RunOptions* options) {
     const uint32_t nodes = b.experiments[exps.back()].node_end - b.experiments[exps.front()].node_begin;
     threads = std::max(1, std::min<int>(threads, int(std::max<uint32_t>(1, nodes))));
-    Stepper stepper(b, view, results, std::move(exps), threads, options);
+    Stepper stepper(b, view, results, std::move(exps), options);
     if (threads == 1) {
         while (!stepper.finished) {
             stepper.process(stepper.node_begin, stepper.node_end);
