@@ -91,10 +91,15 @@ ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
     sqlite3_busy_timeout(db_, 5000);
     // An existing database must be an Orrery store (or empty): never write into someone else's file.
     int existing = 0;
-    {
-        Statement tables(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
-        if (sqlite3_step(tables.s) == SQLITE_ROW) existing = sqlite3_column_int(tables.s, 0);
+    sqlite3_stmt* tables = nullptr;
+    if (sqlite3_prepare_v2(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", -1, &tables, nullptr) != SQLITE_OK) {
+        const std::string why = sqlite3_errmsg(db_);  // e.g. "file is not a database": some other file is there
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw InputError(file.string(), "cannot be used as a results store (" + why + "); choose another --out file");
     }
+    if (sqlite3_step(tables) == SQLITE_ROW) existing = sqlite3_column_int(tables, 0);
+    sqlite3_finalize(tables);
     bool ours = existing == 0;
     if (!ours) {
         sqlite3_stmt* check = nullptr;

@@ -2,6 +2,8 @@
 // databases; samples and cancellation through the runner's hooks.
 #include <QtTest>
 
+#include <fstream>
+
 #include <sqlite3.h>
 
 #include "runtime/batch.h"
@@ -75,6 +77,18 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(InputError, ResultsStore store(file));
         QCOMPARE(query(file, "SELECT count(*) FROM customers"), int64_t(1));
         QCOMPARE(query(file, "SELECT count(*) FROM sqlite_master WHERE name = 'runs'"), int64_t(0));
+        // A file that is no database at all: an input error naming it, and its bytes untouched.
+        const std::string notes = dir.filePath("notes.txt").toStdString();
+        const std::string text = "my notes, not a database\n";
+        std::ofstream(notes) << text;
+        try {
+            ResultsStore store(notes);
+            QFAIL("a text file was accepted as a results store");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("notes.txt") != std::string::npos, e.what());
+        }
+        std::ifstream back(notes);
+        QCOMPARE(std::string(std::istreambuf_iterator<char>(back), {}), text);
     }
     void cancel_stops_every_experiment_and_keeps_finished_flows() {
         Diagnostics w;
