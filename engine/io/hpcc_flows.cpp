@@ -8,6 +8,7 @@
 #include "common/diagnostics.h"
 #include "common/quantity.h"
 #include "io/token_stream.h"
+#include "net/ns3_arith.h"
 #include "scenario/load.h"
 
 namespace orrery {
@@ -38,7 +39,7 @@ std::vector<FlowSpec> read_hpcc_flows(const std::string& text, const std::string
                     " s): the file must be sorted by start time, as the reference reads it as a cursor");
         if (f.src == f.dst) in.fail(ordinal + " goes from node " + std::to_string(f.src) + " to itself");
         previous_start = start;
-        f.start = Picoseconds(int64_t(std::floor(start * 1e9)) * 1000);
+        f.start = Picoseconds(net::ns3_seconds_to_ns(start) * 1000);
         auto [it, fresh] = next_port.emplace(std::make_pair(f.src, f.dst), uint16_t(10000));
         f.sport = it->second++;
         flows.push_back(f);
@@ -53,13 +54,13 @@ std::vector<FlowSpec> read_hpcc_flow_file(const std::filesystem::path& file) {
 }
 
 namespace {
-// The shortest decimal seconds that the reference's floor(double(s) · 1e9) maps back to exactly `ns`.
+// The shortest decimal seconds that the reference's Seconds(double(s)) maps back to exactly `ns`.
 std::string seconds_text(int64_t ns) {
     char buf[64];
     for (int digits = 9; digits <= 12; ++digits) {
         for (double nudge : {0.0, 0.25, 0.5}) {
             std::snprintf(buf, sizeof buf, "%.*f", digits, (double(ns) + nudge) / 1e9);
-            if (int64_t(std::floor(std::strtod(buf, nullptr) * 1e9)) == ns) return buf;
+            if (net::ns3_seconds_to_ns(std::strtod(buf, nullptr)) == ns) return buf;
         }
     }
     throw InputError("flow start", "cannot write " + std::to_string(ns) + " ns exactly in seconds");

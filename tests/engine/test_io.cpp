@@ -118,6 +118,17 @@ private slots:
         flows[0].start = Picoseconds(1500);
         QVERIFY_THROWS_EXCEPTION(InputError, write_hpcc_flows(flows));
     }
+    void flow_start_times_truncate_as_ns3_does() {
+        // The reference converts the double 2.000000026 (binary 2.0000000259999…) in 64.64 fixed point and
+        // truncates: its FCT file starts that flow at 2000000025 ns (measured with the reference simulator).
+        const std::vector<FlowSpec> flows = read_hpcc_flows("2\n1 0 3 100 1000 2.000000026\n2 0 3 100 1000 2.000000039\n", "t");
+        QCOMPARE(flows[0].start.count, 2'000'000'025'000LL);
+        QCOMPARE(flows[1].start.count, 2'000'000'039'000LL);
+        // Written back, 2000000026 ns needs more digits than 2.000000026 to survive the reference's reading.
+        std::vector<FlowSpec> exact(1);
+        exact[0].src = 1, exact[0].dst = 0, exact[0].size = Bytes(1), exact[0].start = nanoseconds(2'000'000'026);
+        QCOMPARE(read_hpcc_flows(write_hpcc_flows(exact), "t")[0].start.count, 2'000'000'026'000LL);
+    }
     void reference_configs_map_every_key_data() {
         QTest::addColumn<QString>("cc");
         for (const char* cc : {"dcqcn", "hpcc", "timely", "dctcp"}) QTest::newRow(cc) << cc;
