@@ -1,6 +1,5 @@
 #include "io/hpcc_flows.h"
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>

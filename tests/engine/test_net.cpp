@@ -60,6 +60,14 @@ std::map<std::string, double> our_fcts(const Run& r) {
     return out;
 }
 
+// A reference file's whole text.
+QString reference_text(const std::string& name) {
+    std::ifstream in(kRef / name);
+    std::stringstream text;
+    text << in.rdbuf();
+    return QString::fromStdString(text.str());
+}
+
 size_t reference_pfc_lines(const std::string& scenario, const std::string& cc) {
     std::ifstream in(kRef / ("pfc_" + scenario + "_" + cc + ".txt"));
     return size_t(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
@@ -150,16 +158,10 @@ private slots:
         // alone). Without same-nanosecond ties our model is the reference's, to the byte in all three files.
         QFETCH(QString, cc);
         const Run r = run_reference("staggered", cc.toStdString());
-        auto file = [](const std::string& name) {
-            std::ifstream in(kRef / name);
-            std::stringstream text;
-            text << in.rdbuf();
-            return QString::fromStdString(text.str());
-        };
         const std::string suffix = "_staggered_" + cc.toStdString() + ".txt";
-        QCOMPARE(QString::fromStdString(format_hpcc_fct(r.batch, r.results[0])), file("fct" + suffix));
-        QCOMPARE(QString::fromStdString(format_hpcc_pfc(r.results[0])), file("pfc" + suffix));
-        QCOMPARE(QString::fromStdString(format_hpcc_qlen(r.results[0])), file("qlen" + suffix));
+        QCOMPARE(QString::fromStdString(format_hpcc_fct(r.batch, r.results[0])), reference_text("fct" + suffix));
+        QCOMPARE(QString::fromStdString(format_hpcc_pfc(r.results[0])), reference_text("pfc" + suffix));
+        QCOMPARE(QString::fromStdString(format_hpcc_qlen(r.results[0])), reference_text("qlen" + suffix));
     }
     void dcqcn_incast_against_32_reference_runs() {
         // The reference's random ECN draws make one DCQCN incast run one sample: over RngRun 1..32 its mean FCT
@@ -226,11 +228,7 @@ private slots:
     }
     void timely_incast_queue_histogram_matches_byte_for_byte() {
         const Run r = run_reference("incast", "timely");
-        std::ifstream in(kRef / "qlen_incast_timely.txt");
-        std::stringstream ref;
-        ref << in.rdbuf();
-        const std::string ours = format_hpcc_qlen(r.results[0]);
-        QCOMPARE(QString::fromStdString(ours), QString::fromStdString(ref.str()));
+        QCOMPARE(QString::fromStdString(format_hpcc_qlen(r.results[0])), reference_text("qlen_incast_timely.txt"));
     }
     void single_flow_matches_the_closed_form() {
         // Two hosts on one switch, 100 Gb/s, 1 us links, 1 MB: the last of N = 1000 packets leaves the sender
