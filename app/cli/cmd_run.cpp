@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/inputs.h"
+#include "cli/llm_run.h"
 #include "cli/run_session.h"
 #include "runtime/batch.h"
 #include "scenario/build.h"
@@ -37,6 +38,26 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
         std::map<std::string, std::unique_ptr<Fabric>> fabrics;
         std::vector<ExperimentInput> inputs;
         Diagnostics problems;
+        if (base.workload.kind == "llm") {
+            std::vector<const Fabric*> fabric_of;
+            for (const Scenario& s : loaded.scenarios) {
+                const std::string key = s.document["topology"].dump();
+                auto it = fabrics.find(key);
+                if (it == fabrics.end()) it = fabrics.emplace(key, std::make_unique<Fabric>(build_fabric(s.topology))).first;
+                fabric_of.push_back(it->second.get());
+            }
+            const std::filesystem::path store_path = !o->out.empty() ? std::filesystem::path(o->out) : base.base_dir / base.output.store;
+            ResultsStore store(store_path);
+            std::vector<ExperimentRecord> records;
+            for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
+            const std::string sha256 = loaded.experiments.size() == 1 ? loaded.experiments[0].sha256 : sha256_of_document(base.document);
+            store.begin_run(cli_run_record(base.name, path, sha256, o->threads), records);
+            const LlmRunResult r = run_llm_experiments(loaded, fabric_of, presets, store, o->threads);
+            std::fprintf(stderr, "%s: %zu experiment%s %s; results in %s (run %lld)\n", path.string().c_str(), r.summaries.size(),
+                         r.summaries.size() == 1 ? "" : "s", r.cancelled ? "cancelled" : "finished", store_path.string().c_str(), (long long)store.run_id());
+            if (o->json) std::cout << nlohmann::json(r.summaries).dump(2) << "\n";
+            return r.cancelled ? 130 : kOk;
+        }
         for (size_t i = 0; i < loaded.experiments.size(); ++i) {
             const Scenario& s = loaded.scenarios[i];
             const std::string key = s.document["topology"].dump();

@@ -87,7 +87,8 @@ RunRecord cli_run_record(const std::string& name, const std::filesystem::path& f
     return record;
 }
 
-SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads) {
+SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads,
+                          const SessionWorkload& workload, bool keep_open) {
     SessionResult out;
     out.summaries.resize(inputs.size());
     const auto t0 = std::chrono::steady_clock::now();
@@ -98,6 +99,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
     RunOptions options;
     options.threads = threads;
     options.cancel = &g_cancel;
+    options.drive = workload.drive;
     options.on_experiment_start = [&](uint32_t e) {
         started[e] = std::chrono::steady_clock::now();
         if (store) store->experiment_started(inputs[e].id);
@@ -111,6 +113,11 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
     options.on_experiment_done = [&](uint32_t e, const ExperimentResult& r) {
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started[e]).count();
         Summary sum = summarize(batch, e, r, wall);
+        std::string status = sum.json["status"];
+        if (workload.on_done) {
+            workload.on_done(e, status, sum.json, sum.metrics);
+            sum.json["status"] = status;
+        }
         if (store) {
             std::vector<FlowRow> flows;
             const OutputSpec& o = inputs[e].scenario->output;
@@ -123,12 +130,17 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
             std::vector<std::tuple<int64_t, uint32_t, uint32_t, uint32_t, uint32_t>> pfc;
             if (o.record_pfc)
                 for (const net::PfcEvent& p : r.pfc) pfc.emplace_back(p.time, p.node, p.node_type, p.ifindex, p.pause);
-            store->experiment_finished(r.id, sum.json["status"], r.stalled ? "nothing left to happen with flows unfinished" : "", r.end_time,
+            store->experiment_finished(r.id, status, r.stalled ? "nothing left to happen with flows unfinished" : "", r.end_time,
                                        r.events, r.packet_hops, wall, std::move(flows), std::move(pfc), sum.metrics);
         }
         std::lock_guard<std::mutex> g(report_lock);
         out.summaries[e] = sum.json;
         ++finished;
+        if (workload.on_done) {
+            std::fprintf(stderr, "[%zu/%zu] %s %s: iteration %.6f s, %zu network flows, %.3f s wall\n", finished, inputs.size(), r.id.c_str(),
+                         status.c_str(), sum.json.value("iteration_time_s", 0.0), r.flows.size(), wall);
+            return;
+        }
         std::fprintf(stderr, "[%zu/%zu] %s %s: %zu flows, mean FCT %.3f us, p99 %.3f us, %.0f PFC pauses, %.3f s wall\n", finished,
                      inputs.size(), r.id.c_str(), sum.json["status"].get<std::string>().c_str(), r.flows.size(),
                      sum.json["fct_mean"]["value"].get<double>(), sum.json["fct_p99"]["value"].get<double>(),
@@ -145,7 +157,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
     }
     out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     out.cancelled = g_cancel.load();
-    if (store) store->end_run(out.cancelled ? "cancelled" : "finished", out.wall_seconds);
+    if (store && !keep_open) store->end_run(out.cancelled ? "cancelled" : "finished", out.wall_seconds);
     return out;
 }
 

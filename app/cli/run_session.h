@@ -2,6 +2,7 @@
 // Running a batch from the command line: the results store attached (when given), one progress line per
 // experiment on stderr, Ctrl-C to stop keeping what finished, and a summary per experiment.
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,17 @@ struct SessionResult {
 // What a CLI run records about itself in the results store.
 RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, int threads);
 
-// `store` may be null (nothing stored). The store's run must have been begun; it is ended here.
-SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads);
+// What a workload adds to a run: a driver per experiment (RunOptions::drive), and, when an experiment ends,
+// its own status, summary and metrics (called before the experiment is stored).
+struct SessionWorkload {
+    std::function<DriverStatus(uint32_t, int64_t, uint32_t)> drive;
+    std::function<void(uint32_t experiment, std::string& status, nlohmann::json& summary,
+                       std::vector<std::tuple<std::string, double, std::string>>& metrics)> on_done;
+};
+
+// `store` may be null (nothing stored). The store's run must have been begun; it is ended here unless
+// `keep_open` (the caller stores more experiments in the same run).
+SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads,
+                          const SessionWorkload& workload = {}, bool keep_open = false);
 
 }  // namespace orrery::cli

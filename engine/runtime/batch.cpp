@@ -95,31 +95,6 @@ uint32_t nic_local_port(const Fabric& f, NodeId host, const std::string& where) 
     return found;
 }
 
-struct PathMetrics {
-    uint64_t delay_ns = 0, tx_delay_ns = 0, min_bw = UINT64_MAX;
-    int hops = 0;
-};
-
-// The reference's pairDelay / pairTxDelay / pairBw along one shortest path (README §2): propagation delays,
-// one payload serialization per hop (integer ns), and the smallest rate.
-PathMetrics path_metrics(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint32_t mtu) {
-    PathMetrics m;
-    NodeId at = src;
-    while (at != dst) {
-        std::vector<uint32_t> c = next_hops(f, r, at, dst);
-        if (c.empty() || m.hops > int(f.node_count())) return {0, 0, 0, -1};
-        const uint32_t port = f.port_begin[at] + c[0];
-        const LinkId l = f.port_link[port];
-        const uint64_t bw = uint64_t(f.link_rate[l].count);
-        m.delay_ns += uint64_t(f.link_delay[l].count / 1000);
-        m.tx_delay_ns += uint64_t(mtu) * 1000000000ull * 8 / bw;
-        m.min_bw = std::min(m.min_bw, bw);
-        ++m.hops;
-        at = f.port_peer[port];
-    }
-    return m;
-}
-
 }  // namespace
 
 net::NetView Batch::view() {
@@ -483,6 +458,21 @@ uint64_t arriving_before(const Batch& b, uint32_t row, uint64_t step, int64_t en
     return lo - first;
 }
 }  // namespace
+
+void release_flow(Batch& b, uint32_t flow, int64_t start) {
+    FlowInfo& fi = b.flow[flow];
+    NicState& nic = b.nic[fi.src];
+    uint32_t* list = b.nic_starts.data() + nic.starts_offset;
+    uint32_t pos = nic.starts_next;
+    while (pos < nic.starts_count && list[pos] != flow) ++pos;
+    if (pos == nic.starts_count || fi.start != kNever) throw std::logic_error("release_flow: flow " + std::to_string(flow) + " was already released");
+    fi.start = start;
+    while (pos > nic.starts_next && b.flow[list[pos - 1]].start > start) {
+        list[pos] = list[pos - 1];
+        --pos;
+    }
+    list[pos] = flow;
+}
 
 void allocate_queue_monitor(Batch& b, uint32_t e) {
     const ExperimentSlice& x = b.experiments[e];

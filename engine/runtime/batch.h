@@ -93,6 +93,10 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs);
 // `next_end` is the end of experiment e's next step (or later: it only bounds what can arrive).
 void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end);
 
+// Sets the start of a flow compiled with no start (kNever) and puts it in its NIC's start order (by start,
+// then by release). `start` must not be before the experiment's clock.
+void release_flow(Batch& b, uint32_t flow, int64_t start);
+
 // Allocates experiment e's queue-monitor histograms (one 1 KB bucket per KB of switch buffer, per port).
 void allocate_queue_monitor(Batch& b, uint32_t e);
 

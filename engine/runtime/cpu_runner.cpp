@@ -61,6 +61,7 @@ struct Stepper {
     std::vector<int64_t> window_end;   // per experiment of the batch, for the step under way
     std::vector<uint32_t> done_count;  // per experiment of the batch
     std::vector<int64_t> next_sample;  // per experiment of the batch: next telemetry sample time
+    std::vector<int64_t> own_next;     // per experiment of the batch: its driver's next own event
     uint64_t step = 0;
     bool finished = false;
     std::exception_ptr error;
@@ -71,13 +72,14 @@ struct Stepper {
 
     Stepper(Batch& batch, const NetView& v, std::vector<ExperimentResult>& r, std::vector<uint32_t> experiments, const RunOptions* o)
         : b(batch), results(r), exps(std::move(experiments)), options(o), view(v),
-          window_end(batch.experiments.size(), 0), done_count(batch.experiments.size(), 0), next_sample(batch.experiments.size(), kNever) {
+          window_end(batch.experiments.size(), 0), done_count(batch.experiments.size(), 0), next_sample(batch.experiments.size(), kNever), own_next(batch.experiments.size(), kNever) {
         node_begin = b.experiments[exps.front()].node_begin;
         node_end = b.experiments[exps.back()].node_end;
         for (uint32_t e : exps) {
             const int64_t interval = b.params[e].sample_interval;
             if (interval != kNever && interval > 0) next_sample[e] = (b.experiments[e].clock / interval + 1) * interval;
             if (options && options->on_experiment_start && !b.experiments[e].done) options->on_experiment_start(e);
+            if (options && options->drive && !b.experiments[e].done) own_next[e] = options->drive(e, b.experiments[e].clock, 0).next_own;
         }
         prepare();
     }
@@ -99,6 +101,7 @@ struct Stepper {
             }
             if (ep.stop_time != kNever) end = std::min(end, ep.stop_time + 1);
             if (next_sample[e] != kNever) end = std::min(end, next_sample[e] + 1);  // a sample sees every event up to its time
+            if (own_next[e] != kNever) end = std::min(end, own_next[e]);  // the driver's event starts the next step
             window_end[e] = end;
         }
     }
@@ -221,7 +224,23 @@ struct Stepper {
             done_count[e] = done;
             next = std::min(next, next_busy);
             if (next_busy > end && next < next_busy) next = skip_idle_samples(e, next, next_busy);
-            const bool flows_done = done == x.flow_end - x.flow_begin;
+            bool flows_done = done == x.flow_end - x.flow_begin;
+            if (options && options->drive) {
+                // The driver first takes this step's completions at its end, then handles its own events up
+                // to `now` before any step that would start at one of them.
+                int64_t now = end;
+                for (;;) {
+                    const DriverStatus st = options->drive(e, now, done);
+                    own_next[e] = st.next_own;
+                    flows_done = st.finished;
+                    const int64_t candidate = std::max(end, std::min({next, st.next_own, st.next_release}));
+                    if (flows_done || candidate != st.next_own || candidate <= now) {
+                        next = std::min({next, st.next_own, st.next_release});
+                        break;
+                    }
+                    now = candidate;
+                }
+            }
             const bool monitor_pending = ep.qlen_start != kNever && end <= ep.qlen_end;
             if ((flows_done && !monitor_pending) || (ep.stop_time != kNever && end > ep.stop_time)) {
                 int64_t last = 0;

@@ -51,6 +51,16 @@ struct RunProgress {
 
 // Hooks are called on the thread stepping the experiment (several at once in a batch run on several
 // threads): they must be thread-safe and quick, and they may read the batch's rows of their experiment.
+// A workload that drives an experiment's flows (workload/llm_job.cpp): after every step, and before a step
+// that starts at one of its own event times, it is called with `now` (every flow completion before `now`
+// is in the tables) and the experiment's count of finished flows. It handles its own events up to `now`,
+// may release flows (release_flow) at `now` or later, and says when its next own event is.
+struct DriverStatus {
+    int64_t next_own = INT64_MAX;      // ps: its next own event (> now); INT64_MAX: none
+    int64_t next_release = INT64_MAX;  // ps: the earliest start of a flow it has released and not yet started
+    bool finished = false;             // nothing left to run: the experiment ends
+};
+
 struct RunOptions {
     int threads = 1;
     std::function<void(const RunProgress&)> progress;  // node-parallel runs: about every 1000 steps
@@ -58,6 +68,9 @@ struct RunOptions {
     // At every multiple of the experiment's sample interval while it is busy (idle stretches are skipped).
     std::function<void(uint32_t experiment, int64_t time_ps)> on_sample;
     std::function<void(uint32_t experiment, const ExperimentResult&)> on_experiment_done;
+    // Per experiment: when set, the experiment's flows start when its driver releases them, and it ends
+    // when the driver says it has finished (not when its flows have).
+    std::function<DriverStatus(uint32_t experiment, int64_t now, uint32_t flows_done)> drive;
     // Checked after every step: when set, every unfinished experiment stops and reports what it finished.
     const std::atomic<bool>* cancel = nullptr;
 };

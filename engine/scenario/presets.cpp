@@ -8,7 +8,9 @@
 namespace orrery {
 
 std::string preset_folder(const std::string& section) {
-    return section == "topology" ? "fabrics" : section;
+    if (section == "topology") return "fabrics";
+    if (section == "model") return "models";
+    return section;
 }
 
 std::vector<PresetInfo> PresetLibrary::list(const std::string& section) const {
@@ -67,14 +69,32 @@ std::optional<nlohmann::json> PresetLibrary::load(const std::string& section, co
     return std::nullopt;
 }
 
+std::optional<std::filesystem::path> PresetLibrary::data_file(const std::string& name) const {
+    for (const std::filesystem::path& root : roots_) {
+        std::error_code ec;
+        const std::filesystem::path candidate = root.parent_path() / "data" / name;
+        if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
+    }
+    return std::nullopt;
+}
+
 nlohmann::json resolve_presets(const nlohmann::json& document, const PresetLibrary& presets, const std::string& source,
                                Diagnostics& diags) {
     nlohmann::json out = document;
     if (!out.is_object()) return out;
-    for (const char* section : {"topology", "network", "cc"}) {
-        if (!out.contains(section) || !out[section].is_object() || !out[section].contains("preset")) continue;
-        nlohmann::json& part = out[section];
-        const std::string where = source + ": " + std::string(section) + ".preset";
+    // (section, where it sits in the document): the model of an LLM workload is one level down.
+    const std::pair<const char*, std::vector<const char*>> places[] = {
+        {"topology", {"topology"}}, {"network", {"network"}}, {"cc", {"cc"}}, {"model", {"workload", "model"}}};
+    for (const auto& [section, keys] : places) {
+        nlohmann::json* at = &out;
+        std::string dotted;
+        for (const char* key : keys) {
+            at = at && at->is_object() && at->contains(key) ? &(*at)[key] : nullptr;
+            dotted += (dotted.empty() ? "" : ".") + std::string(key);
+        }
+        if (!at || !at->is_object() || !at->contains("preset")) continue;
+        nlohmann::json& part = *at;
+        const std::string where = source + ": " + dotted + ".preset";
         if (!part["preset"].is_string()) {
             diags.error(where, "expected the name of a " + std::string(section) + " preset, found " + describe_json(part["preset"]));
             continue;

@@ -13,7 +13,7 @@
 namespace orrery {
 
 struct PresetInfo {
-    std::string section;      // "topology", "network" or "cc"
+    std::string section;      // "topology", "network", "cc" or "model"
     std::string name;         // file stem
     std::string description;
     std::filesystem::path file;
@@ -31,11 +31,15 @@ public:
     std::optional<nlohmann::json> load(const std::string& section, const std::string& name, const std::string& where,
                                        Diagnostics& diags) const;
 
+    // A calibration table of data/ (gpus.json, compute.json, intra_server.json): data/ sits beside each
+    // presets/ root, searched in the same order.
+    std::optional<std::filesystem::path> data_file(const std::string& name) const;
+
 private:
     std::vector<std::filesystem::path> roots_;
 };
 
-// The folder of a section's presets ("topology" → "fabrics").
+// The folder of a section's presets ("topology" → "fabrics", "model" → "models").
 std::string preset_folder(const std::string& section);
 
 // Replaces {"preset": NAME, overrides...} in the sections that take presets by the preset merged with the

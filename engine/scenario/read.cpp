@@ -2,6 +2,7 @@
 // read_cc() → read_workload() → read_output() → read_sweep(). Each reader asks for its keys through
 // JsonReader, then finish() reports the keys nobody asked for.
 #include "scenario/read.h"
+#include "workload/read_llm.h"
 
 #include <algorithm>
 #include <map>
@@ -405,8 +406,13 @@ CcSpec read_cc(JsonReader& r) {
 // ---- workload -------------------------------------------------------------------------------------------
 WorkloadSpec read_workload(JsonReader& r, const std::filesystem::path& base_dir) {
     WorkloadSpec w;
-    r.choice("kind", Need::required, {"flows"});
+    w.kind = r.choice("kind", Need::required, {"flows", "llm"}).value_or("flows");
     w.stop_time = r.time("stop_time", Need::optional);
+    if (w.kind == "llm") {
+        w.llm = read_llm_workload(r, base_dir);
+        r.finish();
+        return w;
+    }
     const bool has_list = r.has("flows"), has_file = r.has("file");
     if (has_list == has_file) {
         r.raw("flows");

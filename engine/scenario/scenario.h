@@ -14,6 +14,7 @@
 #include "common/units.h"
 #include "topology/fabric.h"
 #include "topology/generators.h"
+#include "workload/spec.h"
 
 namespace orrery {
 
@@ -129,8 +130,9 @@ struct FlowSpec {
 };
 
 struct WorkloadSpec {
-    std::string kind = "flows";
+    std::string kind = "flows";               // "flows" or "llm"
     std::vector<FlowSpec> flows;
+    std::optional<LlmWorkload> llm;           // kind "llm": the training job
     std::filesystem::path flow_file;          // set when the flows came from an HPCC flow.txt
     std::optional<Picoseconds> stop_time;     // SIMULATOR_STOP_TIME; none = until every flow finishes
 };

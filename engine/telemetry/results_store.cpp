@@ -42,7 +42,11 @@ CREATE TABLE IF NOT EXISTS queue_tiers (
   max_bytes INTEGER, p99_bytes INTEGER, median_bytes INTEGER);
 CREATE TABLE IF NOT EXISTS flow_rates (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, flow INTEGER, rate_bps INTEGER);
+CREATE TABLE IF NOT EXISTS timeline (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, rank INTEGER NOT NULL, stream TEXT NOT NULL, task TEXT NOT NULL,
+  kind TEXT NOT NULL, start_ps INTEGER NOT NULL, end_ps INTEGER NOT NULL, bytes INTEGER, peers TEXT);
 CREATE INDEX IF NOT EXISTS flows_by_experiment ON flows (run_id, experiment);
+CREATE INDEX IF NOT EXISTS timeline_by_rank ON timeline (run_id, experiment, rank, start_ps);
 CREATE INDEX IF NOT EXISTS queue_samples_by_time ON queue_samples (run_id, experiment, time_ps);
 CREATE INDEX IF NOT EXISTS queue_tiers_by_time ON queue_tiers (run_id, experiment, time_ps);
 )sql";
@@ -243,6 +247,16 @@ void ResultsStore::samples(const std::string& experiment, int64_t time_ps, std::
                 .bind(6, int64_t(s.max_bytes)).bind(7, int64_t(s.p99_bytes)).bind(8, int64_t(s.median_bytes)).row();
         Statement r(db, "INSERT INTO flow_rates VALUES (?, ?, ?, ?, ?)");
         for (const RateSample& s : rates) r.bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, int64_t(s.flow)).bind(5, int64_t(s.rate_bps)).row();
+    });
+}
+
+void ResultsStore::timeline(const std::string& experiment, std::vector<TimelineRow> rows) {
+    const int64_t id = run_id_;
+    post([=, rows = std::move(rows)](sqlite3* db) {
+        Statement t(db, "INSERT INTO timeline VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        for (const TimelineRow& r : rows)
+            t.bind(1, id).bind(2, experiment).bind(3, int64_t(r.rank)).bind(4, r.stream).bind(5, r.task).bind(6, r.kind).bind(7, r.start_ps)
+                .bind(8, r.end_ps).bind(9, r.bytes).bind(10, r.peers).row();
     });
 }
 

@@ -53,6 +53,13 @@ struct RateSample {
     uint64_t rate_bps;
 };
 
+struct TimelineRow {             // one span of a rank's stream (LLM workloads)
+    uint32_t rank;
+    std::string stream, task, kind;
+    int64_t start_ps, end_ps, bytes;
+    std::string peers;
+};
+
 class ResultsStore {
 public:
     // Opens or creates the database; an existing store keeps its runs and gains a new one.
@@ -70,6 +77,7 @@ public:
                              std::vector<std::tuple<std::string, double, std::string>> metrics);
     void samples(const std::string& experiment, int64_t time_ps, std::vector<QueueSample> queues, std::vector<TierSample> tiers,
                  std::vector<RateSample> rates);
+    void timeline(const std::string& experiment, std::vector<TimelineRow> rows);
     void end_run(const std::string& status, double wall_seconds);
 
     // Waits until every queued write is committed.

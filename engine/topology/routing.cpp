@@ -172,4 +172,22 @@ int path_length(const Fabric& f, const Routes& r, NodeId src, NodeId dst) {
     return length;
 }
 
+PathMetrics path_metrics(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint32_t mtu) {
+    PathMetrics m;
+    NodeId at = src;
+    while (at != dst) {
+        std::vector<uint32_t> c = next_hops(f, r, at, dst);
+        if (c.empty() || m.hops > int(f.node_count())) return {0, 0, 0, -1};
+        const uint32_t port = f.port_begin[at] + c[0];
+        const LinkId l = f.port_link[port];
+        const uint64_t bw = uint64_t(f.link_rate[l].count);
+        m.delay_ns += uint64_t(f.link_delay[l].count / 1000);
+        m.tx_delay_ns += uint64_t(mtu) * 1000000000ull * 8 / bw;
+        m.min_bw = std::min(m.min_bw, bw);
+        ++m.hops;
+        at = f.port_peer[port];
+    }
+    return m;
+}
+
 }  // namespace orrery

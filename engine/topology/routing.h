@@ -44,4 +44,12 @@ struct Hop {
 // candidate[ecmp_hash(sip, dip, sport, dport, seed = node id) % n]. Empty when unreachable.
 std::vector<Hop> flow_path(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint16_t sport, uint16_t dport);
 
+struct PathMetrics {
+    uint64_t delay_ns = 0, tx_delay_ns = 0, min_bw = UINT64_MAX;
+    int hops = 0;                 // -1: unreachable
+};
+// The reference's pairDelay / pairTxDelay / pairBw along one shortest path (reference/ns3-hpcc README §2):
+// propagation delays, one `mtu`-byte serialization per hop (integer ns), and the smallest rate.
+PathMetrics path_metrics(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint32_t mtu);
+
 }  // namespace orrery

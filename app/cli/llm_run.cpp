@@ -1,0 +1,110 @@
+#include "cli/llm_run.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "cli/run_session.h"
+#include "common/diagnostics.h"
+#include "runtime/batch.h"
+#include "workload/llm_job.h"
+
+namespace orrery::cli {
+namespace {
+
+std::vector<TimelineRow> timeline_rows(const LlmOutcome& o) {
+    std::vector<TimelineRow> rows;
+    rows.reserve(o.timeline.size());
+    for (const TimelineSpan& s : o.timeline) rows.push_back({s.rank, s.stream, s.name, s.kind, s.start_ps, s.end_ps, s.bytes, s.peers});
+    return rows;
+}
+
+std::vector<std::tuple<std::string, double, std::string>> llm_metrics(const LlmOutcome& o) {
+    const nlohmann::json j = llm_summary_json(o);
+    std::vector<std::tuple<std::string, double, std::string>> m{{"iteration_time", o.iteration_time_s, "s"}};
+    if (j.contains("breakdown_mean_per_rank"))
+        for (const auto& [k, v] : j["breakdown_mean_per_rank"].items()) m.emplace_back(k.substr(0, k.size() - 2) + "_mean_per_rank", v.get<double>(), "s");
+    return m;
+}
+
+}  // namespace
+
+LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets,
+                                 ResultsStore& store, int threads) {
+    WorkloadTables tables = load_workload_tables(presets);
+    const size_t count = loaded.experiments.size();
+    LlmRunResult out;
+    out.summaries.resize(count);
+    std::vector<std::unique_ptr<LlmJob>> jobs(count);
+    std::vector<ExperimentInput> packet_inputs;
+    std::vector<size_t> packet_index;  // batch experiment → experiment index
+    for (size_t i = 0; i < count; ++i) {
+        const Scenario& s = loaded.scenarios[i];
+        const LlmWorkload& w = *s.workload.llm;
+        if (!w.compute.operator_table.empty()) load_operator_table(tables, w.compute.operator_table);
+        const std::string& id = loaded.experiments[i].id;
+        jobs[i] = std::make_unique<LlmJob>(prepare_llm_job(w, *fabrics[i], tables));
+        LlmJob& job = *jobs[i];
+        if (!job.oom_message.empty()) {
+            store.experiment_started(id);
+            store.experiment_finished(id, "oom", job.oom_message, 0, 0, 0, 0, {}, {}, {});
+            out.summaries[i] = {{"id", id}, {"experiment", id}, {"status", "oom"}, {"message", job.oom_message}};
+            std::fprintf(stderr, "[%s] oom: %s\n", id.c_str(), job.oom_message.c_str());
+            continue;
+        }
+        if (w.network_mode == NetworkMode::analytic || job.transfers.empty()) {
+            store.experiment_started(id);
+            const auto t0 = std::chrono::steady_clock::now();
+            const Routes routes = build_routes(*fabrics[i]);
+            const LlmOutcome o = run_llm_analytic(job, *fabrics[i], routes, uint32_t(s.network.packet_payload.count));
+            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            auto metrics = llm_metrics(o);
+            metrics.emplace_back("wall_time", wall, "s");
+            store.timeline(id, timeline_rows(o));
+            store.experiment_finished(id, "ok", "analytic network (no packets)", int64_t(o.iteration_time_s * o.iterations * 1e12), 0, 0, wall, {}, {}, metrics);
+            nlohmann::json j = llm_summary_json(o);
+            j["id"] = id;
+            j["experiment"] = id;
+            j["status"] = "ok";
+            j["network_mode"] = "analytic";
+            j["wall_time_s"] = wall;
+            out.summaries[i] = j;
+            std::fprintf(stderr, "[%s] ok: iteration %.6f s (analytic network), %zu ops, %.3f s wall\n", id.c_str(), o.iteration_time_s, o.ops, wall);
+            continue;
+        }
+        packet_inputs.push_back({id, &s, fabrics[i], llm_flows(job, w.collectives.priority)});
+        packet_index.push_back(i);
+    }
+    if (packet_inputs.empty()) {
+        store.end_run("finished", 0);
+        return out;
+    }
+    Batch batch = compile_batch(packet_inputs);
+    std::vector<std::unique_ptr<LlmDriver>> drivers;
+    for (size_t e = 0; e < packet_inputs.size(); ++e) drivers.push_back(std::make_unique<LlmDriver>(*jobs[packet_index[e]], batch, uint32_t(e)));
+    SessionWorkload hooks;
+    hooks.drive = [&](uint32_t e, int64_t now, uint32_t done) { return drivers[e]->drive(now, done); };
+    hooks.on_done = [&](uint32_t e, std::string& status, nlohmann::json& summary, std::vector<std::tuple<std::string, double, std::string>>& metrics) {
+        const LlmJob& job = *jobs[packet_index[e]];
+        const Executor& x = drivers[e]->executor();
+        if (!x.finished()) {
+            status = summary.value("status", "error") == "cancelled" ? "cancelled" : "error";
+            summary["message"] = std::to_string(x.unfinished()) + " of " + std::to_string(job.graph.size()) + " tasks did not run";
+            return;
+        }
+        const LlmOutcome o = summarize_llm(job, x);
+        store.timeline(packet_inputs[e].id, timeline_rows(o));
+        status = "ok";
+        const nlohmann::json j = llm_summary_json(o);
+        for (const auto& [k, v] : j.items()) summary[k] = v;
+        summary["id"] = packet_inputs[e].id;
+        summary["network_mode"] = "packet";
+        auto extra = llm_metrics(o);
+        metrics.insert(metrics.begin(), extra.begin(), extra.end());
+    };
+    const SessionResult session = run_session(batch, packet_inputs, &store, threads, hooks);
+    for (size_t e = 0; e < packet_inputs.size(); ++e) out.summaries[packet_index[e]] = session.summaries[e];
+    out.cancelled = session.cancelled;
+    return out;
+}
+
+}  // namespace orrery::cli

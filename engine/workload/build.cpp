@@ -1,0 +1,477 @@
+#include "workload/build.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/diagnostics.h"
+#include "workload/memory.h"
+
+namespace orrery {
+
+namespace {
+
+// The dimension at each position of the order string, fastest first.
+std::array<char, 3> order_dims(const std::string& order) {
+    std::array<char, 3> dims{};
+    std::stringstream ss(order);
+    std::string part;
+    int i = 0;
+    while (std::getline(ss, part, '-') && i < 3) dims[size_t(i++)] = part == "tp" ? 't' : part == "dp" ? 'd' : part == "pp" ? 'p' : '?';
+    return dims;
+}
+
+int dim_size(const ParallelSpec& p, char d) { return d == 't' ? p.tp : d == 'd' ? p.dp : p.pp; }
+
+}  // namespace
+
+RankCoord rank_coord(const ParallelSpec& p, uint32_t rank) {
+    RankCoord c;
+    for (char d : order_dims(p.order)) {
+        const int size = dim_size(p, d), v = int(rank % uint32_t(size));
+        rank /= uint32_t(size);
+        (d == 't' ? c.tp : d == 'd' ? c.dp : c.pp) = v;
+    }
+    return c;
+}
+
+uint32_t rank_of(const ParallelSpec& p, RankCoord c) {
+    const std::array<char, 3> dims = order_dims(p.order);
+    uint32_t rank = 0;
+    for (size_t i = 3; i-- > 0;) rank = rank * uint32_t(dim_size(p, dims[i])) + uint32_t(dims[i] == 't' ? c.tp : dims[i] == 'd' ? c.dp : c.pp);
+    return rank;
+}
+
+std::vector<std::string> check_llm_workload(const LlmWorkload& w, const Fabric* fabric) {
+    std::vector<std::string> e;
+    const ModelSpec& m = w.model;
+    const ParallelSpec& p = w.parallel;
+    std::array<char, 3> dims = order_dims(p.order);
+    std::array<char, 3> sorted = dims;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != std::array<char, 3>{'d', 'p', 't'})
+        e.push_back("workload.parallel.order: expected the three dimensions tp, dp, pp joined by '-' (fastest first, e.g. \"tp-dp-pp\"), found \"" + p.order + "\"");
+    if (m.layers % (p.pp * p.virtual_stages) != 0)
+        e.push_back("workload.parallel.pp: " + std::to_string(m.layers) + " layers do not split into " + std::to_string(p.pp) + " stages × " +
+                    std::to_string(p.virtual_stages) + " virtual stages");
+    if (m.heads % p.tp != 0) e.push_back("workload.parallel.tp: " + std::to_string(m.heads) + " attention heads do not split over TP " + std::to_string(p.tp));
+    if (m.hidden % m.heads != 0) e.push_back("workload.model.hidden: " + std::to_string(m.hidden) + " is not a multiple of heads " + std::to_string(m.heads));
+    if (m.kv_heads > 0 && m.heads % m.kv_heads != 0) e.push_back("workload.model.kv_heads: must divide heads (" + std::to_string(m.heads) + ")");
+    if (p.schedule == PipelineSchedule::interleaved && p.micro_batches % p.pp != 0)
+        e.push_back("workload.parallel.micro_batches: the interleaved schedule needs a multiple of PP (" + std::to_string(p.pp) + "), found " +
+                    std::to_string(p.micro_batches));
+    if (p.schedule == PipelineSchedule::one_f_one_b && p.virtual_stages != 1)
+        e.push_back("workload.parallel.virtual_stages: only the interleaved schedule has virtual stages; set schedule to \"interleaved\"");
+    if (m.moe()) {
+        if ((p.tp * p.dp) % p.ep != 0)
+            e.push_back("workload.parallel.ep: EP " + std::to_string(p.ep) + " must divide TP × DP = " + std::to_string(p.tp * p.dp));
+        if (m.experts % p.ep != 0) e.push_back("workload.parallel.ep: " + std::to_string(m.experts) + " experts do not split over EP " + std::to_string(p.ep));
+        if (m.top_k < 1 || m.top_k > m.experts) e.push_back("workload.model.top_k: expected 1.." + std::to_string(m.experts));
+    } else if (p.ep != 1) {
+        e.push_back("workload.parallel.ep: a dense model has no experts; EP must be 1");
+    }
+    if (fabric) {
+        const size_t hosts = fabric->count(NodeKind::host);
+        if (size_t(p.world()) != hosts)
+            e.push_back("workload.parallel: TP × PP × DP = " + std::to_string(p.tp) + " × " + std::to_string(p.pp) + " × " + std::to_string(p.dp) + " = " +
+                        std::to_string(p.world()) + " ranks, but the fabric has " + std::to_string(hosts) + " GPUs (hosts)");
+    }
+    return e;
+}
+
+Placement place_ranks(const ParallelSpec& p, const Fabric& f) {
+    Placement pl;
+    pl.gpus_per_server = std::max(1, f.gpus_per_server);
+    std::vector<uint32_t> hosts;
+    for (NodeId n = 0; n < f.node_count(); ++n)
+        if (f.is_host(n)) hosts.push_back(n);
+    std::map<int32_t, int32_t> seen_in_server;
+    int32_t max_server = 0;
+    for (int r = 0; r < p.world() && size_t(r) < hosts.size(); ++r) {
+        const NodeId h = hosts[size_t(r)];
+        const int32_t server = f.gpus_per_server > 0 && f.node_server[h] >= 0 ? f.node_server[h] : int32_t(r);
+        pl.host.push_back(h);
+        pl.server.push_back(server);
+        pl.local.push_back(seen_in_server[server]++);
+        max_server = std::max(max_server, server);
+    }
+    pl.rank_at.assign(size_t(max_server + 1) * size_t(pl.gpus_per_server), UINT32_MAX);
+    for (size_t r = 0; r < pl.host.size(); ++r)
+        if (pl.local[r] < pl.gpus_per_server) pl.rank_at[size_t(pl.server[r]) * size_t(pl.gpus_per_server) + size_t(pl.local[r])] = uint32_t(r);
+    return pl;
+}
+
+namespace {
+
+struct Item {
+    bool forward;
+    int micro_batch, chunk;
+};
+
+// Megatron-LM's schedules for one stage: 1F1B (v = 1) and interleaved (v > 1).
+std::vector<Item> stage_schedule(const ParallelSpec& p, int s) {
+    const int v = p.virtual_stages, m = p.micro_batches, total = m * v;
+    auto chunk_of = [&](int k, bool fwd) { const int c = (k / p.pp) % v; return fwd ? c : v - 1 - c; };
+    auto mb_of = [&](int k) { return v == 1 ? k : (k / (p.pp * v)) * p.pp + k % p.pp; };
+    const int warmup = v == 1 ? std::min(p.pp - s - 1, m) : std::min((p.pp - s - 1) * 2 + (v - 1) * p.pp, total);
+    std::vector<Item> items;
+    for (int k = 0; k < warmup; ++k) items.push_back({true, mb_of(k), chunk_of(k, true)});
+    for (int i = 0; i < total - warmup; ++i) {
+        items.push_back({true, mb_of(warmup + i), chunk_of(warmup + i, true)});
+        items.push_back({false, mb_of(i), chunk_of(i, false)});
+    }
+    for (int k = total - warmup; k < total; ++k) items.push_back({false, mb_of(k), chunk_of(k, false)});
+    return items;
+}
+
+struct Builder {
+    const LlmWorkload& w;
+    const WorkloadTables& t;
+    const Placement& place;
+    TaskGraph g;
+    CollectiveContext ctx;
+    const GpuSpec& gpu;
+    std::vector<uint32_t> last_compute;                 // per rank
+    std::map<std::pair<uint32_t, Group>, uint32_t> last_comm;  // per rank and group: the end of its last collective
+
+    Builder(const LlmWorkload& work, const WorkloadTables& tables, const Placement& p, const GpuSpec& spec)
+        : w(work), t(tables), place(p), ctx{p, tables, work.gpu, work.collectives}, gpu(spec), last_compute(size_t(work.parallel.world()), UINT32_MAX) {
+        g.world = uint32_t(w.parallel.world());
+    }
+
+    int64_t time_of(const std::vector<Operator>& ops) const { return operators_ps(ops, t, gpu, w.compute.efficiency); }
+
+    uint32_t compute(uint32_t rank, Phase phase, int64_t duration, uint32_t name, std::vector<uint32_t> after, bool optimizer = false) {
+        Op op;
+        op.kind = OpKind::compute;
+        op.phase = phase;
+        op.rank = rank;
+        op.duration = duration + w.compute.launch_overhead.count;
+        op.name = name;
+        op.optimizer = optimizer;
+        after.push_back(last_compute[rank]);
+        return last_compute[rank] = g.add(op, after);
+    }
+
+    // A collective over `ranks`, each entering after its own `ready` op and its previous collective of the group.
+    uint32_t collective(CollectiveKind kind, Group group, const std::vector<uint32_t>& ranks, int64_t bytes, const std::vector<uint32_t>& ready,
+                        const std::string& name) {
+        std::vector<uint32_t> entry;
+        for (size_t i = 0; i < ranks.size(); ++i) {
+            auto it = last_comm.find({ranks[i], group});
+            entry.push_back(ready[i]);
+            if (it != last_comm.end()) entry.push_back(it->second);
+        }
+        const uint32_t c = emit_collective(g, ctx, kind, group, ranks, bytes, entry, name);
+        const uint32_t end = g.collectives[c].end;
+        for (uint32_t r : ranks) last_comm[{r, group}] = end;
+        return end;
+    }
+};
+
+}  // namespace
+
+TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const Placement& place) {
+    const ModelSpec& m = w.model;
+    const ParallelSpec& p = w.parallel;
+    auto gpu_it = t.gpus.find(w.gpu);
+    if (gpu_it == t.gpus.end()) throw InputError("workload.gpu", "unknown GPU \"" + w.gpu + "\" (data/gpus.json)");
+    Builder b(w, t, place, gpu_it->second);
+    TaskGraph& g = b.g;
+
+    const int64_t tokens = int64_t(p.micro_batch_size) * m.seq;
+    const int64_t hidden_bytes = tokens * m.hidden * 2;                       // one BF16 activation of a micro-batch
+    const int64_t pp_bytes = hidden_bytes / p.tp;                             // sent scattered over the TP ranks
+    const int64_t a2a_bytes = tokens / (p.sequence_parallel ? p.tp : 1) * m.top_k * m.hidden * 2;
+
+    // Compute durations, per phase and block kind.
+    auto block_ps = [&](bool attention, Phase ph, bool moe, bool leading) {
+        return b.time_of(attention ? attention_ops(m, p, ph) : mlp_ops(m, p, ph, moe, leading));
+    };
+    const Phase phases[3] = {Phase::forward, Phase::backward_input, Phase::backward_weight};
+    std::map<std::tuple<bool, int, bool, bool>, int64_t> dur;
+    for (int ph = 0; ph < 3; ++ph)
+        for (bool moe : {false, true})
+            for (bool leading : {false, true}) {
+                dur[{true, ph, moe, leading}] = block_ps(true, phases[ph], moe, leading);
+                dur[{false, ph, moe, leading}] = block_ps(false, phases[ph], moe, leading);
+            }
+    int64_t logits_ps[3];
+    for (int ph = 0; ph < 3; ++ph) logits_ps[ph] = b.time_of(logits_ops(m, p, phases[ph]));
+
+    // Names, interned once.
+    std::map<std::string, uint32_t> names;
+    auto nm = [&](const std::string& s) {
+        auto it = names.find(s);
+        if (it != names.end()) return it->second;
+        return names[s] = g.name(s);
+    };
+
+    const int chunks = p.virtual_stages, layers_per_chunk = m.layers / (p.pp * chunks);
+    // Per stage, in lockstep over its ranks (every rank of a stage runs the same program).
+    std::vector<std::vector<uint32_t>> stage_ranks(size_t(p.pp));
+    for (uint32_t r = 0; r < g.world; ++r) stage_ranks[size_t(rank_coord(p, r).pp)].push_back(r);
+    auto tp_groups = [&](int s) {
+        std::map<int, std::vector<uint32_t>> by_dp;
+        for (uint32_t r : stage_ranks[size_t(s)]) by_dp[rank_coord(p, r).dp].push_back(r);
+        std::vector<std::vector<uint32_t>> out;
+        for (auto& [d, list] : by_dp) {
+            std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t c) { return rank_coord(p, a).tp < rank_coord(p, c).tp; });
+            out.push_back(list);
+        }
+        return out;
+    };
+    // EP groups: over index j = dp + DP·tp inside the stage, ep consecutive j per group.
+    auto ep_groups = [&](int s) {
+        std::vector<std::vector<uint32_t>> out(size_t(p.tp * p.dp / p.ep));
+        for (int tp = 0; tp < p.tp; ++tp)
+            for (int dp = 0; dp < p.dp; ++dp) out[size_t((dp + p.dp * tp) / p.ep)].push_back(rank_of(p, {tp, dp, s}));
+        return out;
+    };
+    auto dp_group = [&](uint32_t r) {
+        RankCoord c = rank_coord(p, r);
+        std::vector<uint32_t> out;
+        for (int d = 0; d < p.dp; ++d) out.push_back(rank_of(p, {c.tp, d, c.pp}));
+        return out;
+    };
+    // The expert-data-parallel group: ranks of the stage at the same position inside their EP groups.
+    auto edp_group = [&](uint32_t r) {
+        RankCoord c = rank_coord(p, r);
+        const int j = c.dp + p.dp * c.tp;
+        std::vector<uint32_t> out;
+        for (int k = j % p.ep; k < p.tp * p.dp; k += p.ep) out.push_back(rank_of(p, {k / p.dp, k % p.dp, c.pp}));
+        return out;
+    };
+
+    // TP collectives of a group after each member's op in `ready`; returns per member the end.
+    auto tp_sync = [&](const std::vector<uint32_t>& group, const std::vector<uint32_t>& ready, const std::string& what) {
+        if (group.size() <= 1) return ready;
+        uint32_t end;
+        if (p.sequence_parallel) {
+            end = b.collective(CollectiveKind::reduce_scatter, Group::tp, group, hidden_bytes, ready, what + " reduce-scatter");
+            end = b.collective(CollectiveKind::all_gather, Group::tp, group, hidden_bytes, std::vector<uint32_t>(group.size(), end), what + " all-gather");
+        } else {
+            end = b.collective(CollectiveKind::all_reduce, Group::tp, group, hidden_bytes, ready, what + " all-reduce");
+        }
+        return std::vector<uint32_t>(group.size(), end);
+    };
+    auto ep_exchange = [&](int s, const std::map<uint32_t, uint32_t>& ready, const std::string& what) {
+        std::map<uint32_t, uint32_t> done;
+        for (const std::vector<uint32_t>& group : ep_groups(s)) {
+            std::vector<uint32_t> rd;
+            for (uint32_t r : group) rd.push_back(ready.at(r));
+            const uint32_t end = b.collective(CollectiveKind::all_to_all, Group::ep, group, a2a_bytes, rd, what);
+            for (uint32_t r : group) done[r] = end;
+        }
+        return done;
+    };
+
+    // First and last op of every (stage, micro-batch, chunk, direction) per rank, for the pipeline sends.
+    struct Span { uint32_t first = UINT32_MAX, last = UINT32_MAX; };
+    std::map<std::tuple<uint32_t, int, int, bool>, Span> spans;  // (rank, mb, chunk, forward)
+    std::vector<uint32_t> params_ready(g.world, UINT32_MAX);      // the end of the previous iteration's parameter update
+
+    for (int iter = 0; iter < w.iterations; ++iter) {
+        const std::string it = w.iterations > 1 ? "it" + std::to_string(iter) + " " : "";
+        spans.clear();
+        // Gradient buckets closing per rank: (ready op, bytes, expert?) — filled by the last micro-batch's backward.
+        std::map<uint32_t, std::vector<std::tuple<uint32_t, int64_t, bool>>> buckets;
+        for (int s = 0; s < p.pp; ++s) {
+            const std::vector<uint32_t>& ranks = stage_ranks[size_t(s)];
+            const std::vector<int> layers = stage_layers(m, p, s);
+            // ZeRO-3: gather each chunk's parameters before its first forward and first backward.
+            std::map<std::pair<int, bool>, std::map<uint32_t, uint32_t>> gathered;
+            if (p.zero_stage >= 3 && p.dp > 1)
+                for (int c = 0; c < chunks; ++c)
+                    for (bool fwd : {true, false}) {
+                        int64_t params = 0;
+                        for (int l = 0; l < layers_per_chunk; ++l) {
+                            const int layer = layers[size_t(c * layers_per_chunk + l)];
+                            params += attention_params(m) + mlp_params(m, is_moe_layer(m, layer), layer < m.dense_layers);
+                        }
+                        std::set<uint32_t> done;
+                        for (uint32_t r : ranks) {
+                            if (done.count(r)) continue;
+                            const std::vector<uint32_t> group = dp_group(r);
+                            std::vector<uint32_t> ready;
+                            for (uint32_t q : group) ready.push_back(params_ready[q]), done.insert(q);
+                            const uint32_t end = b.collective(CollectiveKind::all_gather, Group::dp, group, params / p.tp * 2, ready,
+                                                              it + "zero3 params chunk " + std::to_string(c));
+                            for (uint32_t q : group) gathered[{c, fwd}][q] = end;
+                        }
+                    }
+            std::map<uint32_t, int64_t> pending_bytes, pending_expert;  // gradient bytes not yet in a closed bucket
+            for (const Item& item : stage_schedule(p, s)) {
+                const int c = item.chunk, mb = item.micro_batch;
+                const bool last_chunk = s == p.pp - 1 && c == chunks - 1;
+                const std::string tag = it + "mb" + std::to_string(mb);
+                std::map<uint32_t, uint32_t> cur;  // per rank: the op the next step waits on (UINT32_MAX: stream order)
+                std::map<uint32_t, uint32_t> first;
+                for (uint32_t r : ranks) cur[r] = UINT32_MAX;
+                auto step = [&](Phase ph, int64_t duration, const std::string& what) {
+                    for (uint32_t r : ranks) {
+                        std::vector<uint32_t> after{cur[r]};
+                        if (p.zero_stage >= 3 && p.dp > 1) after.push_back(gathered[{c, item.forward}][r]);
+                        if (iter > 0) after.push_back(params_ready[r]);
+                        const uint32_t op = b.compute(r, ph, duration, nm(what), after);
+                        if (!first.count(r)) first[r] = op;
+                        cur[r] = op;
+                    }
+                };
+                auto sync_tp = [&](const std::string& what) {
+                    for (const std::vector<uint32_t>& group : tp_groups(s)) {
+                        std::vector<uint32_t> ready;
+                        for (uint32_t r : group) ready.push_back(cur[r]);
+                        const std::vector<uint32_t> end = tp_sync(group, ready, what);
+                        for (size_t i = 0; i < group.size(); ++i) cur[group[i]] = end[i];
+                    }
+                };
+                auto sync_ep = [&](const std::string& what) {
+                    if (p.ep <= 1) return;
+                    for (auto& [r, op] : ep_exchange(s, cur, what)) cur[r] = op;
+                };
+                auto forward_layer = [&](int layer, const std::string& prefix) {
+                    const bool moe = is_moe_layer(m, layer), leading = layer < m.dense_layers;
+                    const std::string L = prefix + "L" + std::to_string(layer);
+                    step(Phase::forward, dur[{true, 0, moe, leading}], L + " attention fwd " + tag);
+                    sync_tp(L + " attention fwd " + tag + " TP");
+                    if (moe) {
+                        sync_ep(L + " dispatch fwd " + tag);
+                        step(Phase::forward, dur[{false, 0, moe, leading}], L + " experts fwd " + tag);
+                        sync_ep(L + " combine fwd " + tag);
+                    } else {
+                        step(Phase::forward, dur[{false, 0, moe, leading}], L + " mlp fwd " + tag);
+                    }
+                    sync_tp(L + " mlp fwd " + tag + " TP");
+                };
+                if (item.forward) {
+                    for (int l = 0; l < layers_per_chunk; ++l) forward_layer(layers[size_t(c * layers_per_chunk + l)], "");
+                    if (last_chunk) step(Phase::forward, logits_ps[0], "logits+loss fwd " + tag);
+                } else {
+                    if (last_chunk) {
+                        step(Phase::backward_input, logits_ps[1], "logits bwd-input " + tag);
+                        step(Phase::backward_weight, logits_ps[2], "logits bwd-weight " + tag);
+                    }
+                    for (int l = layers_per_chunk; l-- > 0;) {
+                        const int layer = layers[size_t(c * layers_per_chunk + l)];
+                        const bool moe = is_moe_layer(m, layer), leading = layer < m.dense_layers;
+                        const std::string L = "L" + std::to_string(layer);
+                        if (p.recompute) forward_layer(layer, "recompute ");
+                        if (moe) sync_ep(L + " combine bwd " + tag);
+                        step(Phase::backward_input, dur[{false, 1, moe, leading}], L + (moe ? " experts" : " mlp") + " bwd-input " + tag);
+                        if (moe) sync_ep(L + " dispatch bwd " + tag);
+                        // The weight gradient runs while the TP collective of the input gradient is in flight.
+                        std::map<uint32_t, uint32_t> before = cur;
+                        sync_tp(L + " mlp bwd " + tag + " TP");
+                        std::map<uint32_t, uint32_t> after_tp = cur;
+                        cur = before;
+                        step(Phase::backward_weight, dur[{false, 2, moe, leading}], L + (moe ? " experts" : " mlp") + " bwd-weight " + tag);
+                        cur = after_tp;
+                        step(Phase::backward_input, dur[{true, 1, moe, leading}], L + " attention bwd-input " + tag);
+                        before = cur;
+                        sync_tp(L + " attention bwd " + tag + " TP");
+                        after_tp = cur;
+                        cur = before;
+                        step(Phase::backward_weight, dur[{true, 2, moe, leading}], L + " attention bwd-weight " + tag);
+                        const bool last_mb = mb == p.micro_batches - 1;
+                        if (last_mb) {
+                            // The layer's gradients are complete: they join the rank's open bucket.
+                            for (uint32_t r : ranks) {
+                                pending_bytes[r] += (attention_params(m) + (moe ? 0 : mlp_params(m, false, leading))) / p.tp * 2;
+                                if (moe) pending_expert[r] += mlp_params(m, true, false) / (int64_t(p.tp) * p.ep) * 2;
+                                const bool close = pending_bytes[r] >= w.parallel.bucket.count || (l == 0 && c == 0);
+                                if (close && pending_bytes[r] > 0) buckets[r].emplace_back(cur[r], pending_bytes[r], false), pending_bytes[r] = 0;
+                                const bool close_e = pending_expert[r] >= w.parallel.bucket.count || (l == 0 && c == 0);
+                                if (close_e && pending_expert[r] > 0) buckets[r].emplace_back(cur[r], pending_expert[r], true), pending_expert[r] = 0;
+                            }
+                        }
+                        cur = after_tp;  // the next layer's input gradient waits for this layer's TP collective
+                    }
+                }
+                // A backward chunk hands its input gradient on after its whole backward (weight gradients
+                // included, as one autograd pass does) and after the input gradient's TP collective.
+                for (uint32_t r : ranks) {
+                    const uint32_t last = cur[r] == UINT32_MAX ? b.last_compute[r] : cur[r];
+                    if (item.forward) spans[{r, mb, c, true}] = {first[r], last};
+                    else spans[{r, mb, c, false}] = {first[r], last == b.last_compute[r] ? last : b.g.add(Op{}, {last, b.last_compute[r]})};
+                }
+            }
+        }
+
+        // Pipeline sends: each forward chunk waits for the previous chunk's activations, each backward chunk
+        // for the next chunk's gradients.
+        const CollectiveContext& ctx = b.ctx;
+        for (uint32_t r = 0; r < g.world; ++r) {
+            const RankCoord rc = rank_coord(p, r);
+            for (int mb = 0; mb < p.micro_batches; ++mb)
+                for (int c = 0; c < chunks; ++c) {
+                    // forward: from (s-1, c) or (p-1, c-1)
+                    int fs = rc.pp - 1, fc = c;
+                    if (rc.pp == 0) fs = p.pp - 1, fc = c - 1;
+                    if (fc >= 0) {
+                        const uint32_t from = rank_of(p, {rc.tp, rc.dp, fs});
+                        const Span& src = spans[{from, mb, fc, true}];
+                        const uint32_t recv = emit_send(g, ctx, Group::pp, from, r, pp_bytes, src.last, it + "pp activation mb" + std::to_string(mb));
+                        g.add_dep(spans[{r, mb, c, true}].first, recv);
+                    }
+                    // backward: from (s+1, c) or (0, c+1)
+                    int bs = rc.pp + 1, bc = c;
+                    if (rc.pp == p.pp - 1) bs = 0, bc = c + 1;
+                    if (bc < chunks) {
+                        const uint32_t from = rank_of(p, {rc.tp, rc.dp, bs});
+                        const Span& src = spans[{from, mb, bc, false}];
+                        const uint32_t recv = emit_send(g, ctx, Group::pp, from, r, pp_bytes, src.last, it + "pp gradient mb" + std::to_string(mb));
+                        g.add_dep(spans[{r, mb, c, false}].first, recv);
+                    }
+                }
+        }
+
+        // Gradient sync per bucket, then the optimizer, then (ZeRO-1/2) the parameter all-gather.
+        std::map<uint32_t, std::vector<uint32_t>> synced;
+        for (int s = 0; s < p.pp; ++s) {
+            const std::vector<uint32_t>& ranks = stage_ranks[size_t(s)];
+            const size_t count = buckets[ranks[0]].size();
+            for (size_t k = 0; k < count; ++k)
+                for (uint32_t r : ranks) {
+                    const int64_t bytes = std::get<1>(buckets[r][k]);
+                    const bool expert = std::get<2>(buckets[r][k]);
+                    const std::vector<uint32_t> group = expert ? edp_group(r) : dp_group(r);
+                    if (group.front() != r) continue;  // the group's first member emits it
+                    std::vector<uint32_t> ready;
+                    for (uint32_t q : group) ready.push_back(std::get<0>(buckets[q][k]));
+                    const CollectiveKind kind = p.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+                    const uint32_t end = group.size() <= 1 ? b.g.add(Op{}, ready)
+                                                           : b.collective(kind, Group::dp, group, bytes, ready,
+                                                                          it + (expert ? "expert grads bucket " : "grads bucket ") + std::to_string(k));
+                    for (uint32_t q : group) synced[q].push_back(end);
+                }
+            for (uint32_t r : ranks) {
+                const int64_t local = [&] {
+                    int64_t n = 0;
+                    for (auto& [op, bytes, expert] : buckets[r]) n += bytes / 2;
+                    return n;
+                }();
+                const int64_t shard = p.zero_stage >= 1 ? local / p.dp : local;
+                const uint32_t opt = b.compute(r, Phase::optimizer, b.time_of({optimizer_op(shard)}), nm(it + "optimizer"), synced[r], true);
+                params_ready[r] = opt;
+            }
+            if (p.zero_stage >= 1 && p.zero_stage <= 2 && p.dp > 1)
+                for (uint32_t r : ranks) {
+                    const std::vector<uint32_t> group = dp_group(r);
+                    if (group.front() != r) continue;
+                    int64_t bytes = 0;
+                    for (auto& [op, b2, expert] : buckets[r])
+                        if (!expert) bytes += b2;
+                    std::vector<uint32_t> ready;
+                    for (uint32_t q : group) ready.push_back(params_ready[q]);
+                    const uint32_t end = b.collective(CollectiveKind::all_gather, Group::dp, group, bytes, ready, it + "params all-gather");
+                    for (uint32_t q : group) params_ready[q] = end;
+                }
+        }
+    }
+    return std::move(b.g);
+}
+
+}  // namespace orrery

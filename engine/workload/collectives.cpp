@@ -1,0 +1,321 @@
+#include "workload/collectives.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/diagnostics.h"
+
+namespace orrery {
+
+uint32_t Placement::rank_on(int32_t s, int32_t l) const {
+    const size_t cell = size_t(s) * size_t(gpus_per_server) + size_t(l);
+    return s < 0 || l < 0 || l >= gpus_per_server || cell >= rank_at.size() ? UINT32_MAX : rank_at[cell];
+}
+
+namespace {
+
+constexpr uint32_t kNoOp = UINT32_MAX;
+
+struct Emitter {
+    TaskGraph& g;
+    const CollectiveContext& c;
+    Group group;
+    uint32_t coll;
+    uint32_t name;
+
+    uint32_t join(const std::vector<uint32_t>& after, uint32_t rank) {
+        Op op;
+        op.kind = OpKind::join;
+        op.group = group;
+        op.rank = rank;
+        op.name = name;
+        op.collective = coll;
+        return g.add(op, after);
+    }
+
+    uint32_t local(CollectiveKind kind, int members, uint32_t rank, uint32_t peer, int64_t bytes, const std::vector<uint32_t>& after) {
+        Op op;
+        op.kind = OpKind::local;
+        op.group = group;
+        op.rank = rank;
+        op.peer = peer;
+        op.bytes = bytes;
+        op.duration = intra_collective_ps(c.tables, c.gpu, kind, members, bytes);
+        op.name = name;
+        op.collective = coll;
+        return g.add(op, after);
+    }
+
+    // One point-to-point move of `bytes` from src to dst after `after`.
+    uint32_t move(uint32_t src, uint32_t dst, int64_t bytes, const std::vector<uint32_t>& after) {
+        const Placement& p = c.place;
+        if (bytes <= 0) return join(after, src);
+        if (p.server[src] == p.server[dst]) return local(CollectiveKind::send_recv, 2, src, dst, bytes, after);
+        uint32_t from = src;
+        std::vector<uint32_t> before = after;
+        if (c.spec.pxn && p.local[src] != p.local[dst]) {
+            const uint32_t mid = p.rank_on(p.server[src], p.local[dst]);
+            if (mid != UINT32_MAX && mid != src) {
+                before = {local(CollectiveKind::send_recv, 2, src, mid, bytes, after)};
+                from = mid;
+            }
+        }
+        Op op;
+        op.kind = OpKind::transfer;
+        op.group = group;
+        op.rank = from;
+        op.peer = dst;
+        op.bytes = bytes;
+        op.name = name;
+        op.collective = coll;
+        return g.add(op, before);
+    }
+
+    int64_t pieces_of(int64_t bytes) const {
+        const int64_t chunk = std::max<int64_t>(1, c.spec.chunk.count);
+        return std::max<int64_t>(1, (bytes + chunk - 1) / chunk);
+    }
+
+    // `steps` ring steps: at each, member i sends `seg` bytes to member i+1, pipelined in pieces. Returns per
+    // member the last op that delivered to it (its entry when there are no steps).
+    std::vector<uint32_t> ring(const std::vector<uint32_t>& ranks, int64_t seg, int steps, const std::vector<uint32_t>& entry) {
+        const size_t n = ranks.size();
+        const int64_t q = pieces_of(seg);
+        std::vector<uint32_t> last(entry);
+        // prev_step[j][i]: the op that delivered piece j of the previous step to member i.
+        std::vector<std::vector<uint32_t>> prev(size_t(q), std::vector<uint32_t>(n, kNoOp)), cur = prev;
+        for (int k = 0; k < steps; ++k) {
+            for (int64_t j = 0; j < q; ++j) {
+                const int64_t piece = seg / q + (j < seg % q ? 1 : 0);
+                for (size_t i = 0; i < n; ++i) {
+                    const size_t to = (i + 1) % n;
+                    std::vector<uint32_t> after{k == 0 ? entry[i] : prev[size_t(j)][i]};
+                    if (j > 0) after.push_back(cur[size_t(j - 1)][to]);  // the previous piece on this link
+                    cur[size_t(j)][to] = move(ranks[i], ranks[to], piece, after);
+                }
+            }
+            std::swap(prev, cur);
+        }
+        if (steps > 0)
+            for (size_t i = 0; i < n; ++i) last[i] = prev[size_t(q - 1)][i];
+        return last;
+    }
+
+    // A chain from ranks[0] through every member (broadcast), pipelined.
+    std::vector<uint32_t> chain(const std::vector<uint32_t>& ranks, int64_t bytes, const std::vector<uint32_t>& entry) {
+        const size_t n = ranks.size();
+        const int64_t q = pieces_of(bytes);
+        std::vector<uint32_t> last(entry);
+        std::vector<uint32_t> prev_piece(n, kNoOp);
+        for (int64_t j = 0; j < q; ++j) {
+            const int64_t piece = bytes / q + (j < bytes % q ? 1 : 0);
+            uint32_t carried = entry[0];
+            for (size_t k = 0; k + 1 < n; ++k) {
+                std::vector<uint32_t> after{carried, entry[k]};
+                if (j > 0) after.push_back(prev_piece[k + 1]);
+                carried = prev_piece[k + 1] = move(ranks[k], ranks[k + 1], piece, after);
+                last[k + 1] = carried;
+            }
+        }
+        return last;
+    }
+
+    // Double binary tree all-reduce: half the data up and down each of two trees (the second over the
+    // members in reverse order, so the leaves of one are inner nodes of the other).
+    std::vector<uint32_t> trees(const std::vector<uint32_t>& ranks, int64_t bytes, const std::vector<uint32_t>& entry) {
+        const size_t n = ranks.size();
+        std::vector<uint32_t> finals;
+        for (int tree = 0; tree < 2; ++tree) {
+            const int64_t data = bytes / 2 + (tree == 0 ? bytes % 2 : 0);
+            std::vector<size_t> order(n);
+            for (size_t p = 0; p < n; ++p) order[p] = tree == 0 ? p : n - 1 - p;  // position → member
+            const int64_t q = pieces_of(data);
+            std::vector<uint32_t> up_prev(n, kNoOp), down_prev(n, kNoOp);
+            for (int64_t j = 0; j < q; ++j) {
+                const int64_t piece = data / q + (j < data % q ? 1 : 0);
+                std::vector<uint32_t> up(n, kNoOp), down(n, kNoOp);
+                std::vector<std::vector<uint32_t>> got(n);  // per position: what it received this piece
+                for (size_t p = n; p-- > 1;) {  // children before parents
+                    const size_t parent = (p - 1) / 2;
+                    std::vector<uint32_t> after = got[p];
+                    after.push_back(entry[order[p]]);
+                    if (j > 0) after.push_back(up_prev[p]);
+                    up[p] = move(ranks[order[p]], ranks[order[parent]], piece, after);
+                    got[parent].push_back(up[p]);
+                }
+                std::vector<uint32_t> have(n, kNoOp);
+                have[0] = join(got[0].empty() ? std::vector<uint32_t>{entry[order[0]]} : got[0], ranks[order[0]]);
+                for (size_t p = 1; p < n; ++p) {
+                    const size_t parent = (p - 1) / 2;
+                    std::vector<uint32_t> after{have[parent]};
+                    if (j > 0) after.push_back(down_prev[p]);
+                    have[p] = down[p] = move(ranks[order[parent]], ranks[order[p]], piece, after);
+                }
+                up_prev = up;
+                down_prev = down;
+                if (j == q - 1)
+                    for (size_t p = 0; p < n; ++p) finals.push_back(have[p]);
+            }
+        }
+        return finals;
+    }
+
+    static bool power_of_two(size_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+    std::vector<uint32_t> halving_doubling(const std::vector<uint32_t>& ranks, int64_t bytes, const std::vector<uint32_t>& entry,
+                                           CollectiveKind kind) {
+        const size_t n = ranks.size();
+        std::vector<uint32_t> have(entry);
+        if (kind != CollectiveKind::all_gather) {  // recursive halving: reduce-scatter
+            int64_t share = bytes;
+            for (size_t d = n / 2; d >= 1; d /= 2) {
+                share /= 2;
+                std::vector<uint32_t> next(n);
+                for (size_t i = 0; i < n; ++i) next[i ^ d] = move(ranks[i], ranks[i ^ d], share, {have[i]});
+                for (size_t i = 0; i < n; ++i) next[i] = join({next[i], have[i]}, ranks[i]);
+                have = next;
+                if (d == 1) break;
+            }
+        }
+        if (kind != CollectiveKind::reduce_scatter) {  // recursive doubling: all-gather
+            int64_t share = bytes / int64_t(n);
+            for (size_t d = 1; d < n; d *= 2) {
+                std::vector<uint32_t> next(n);
+                for (size_t i = 0; i < n; ++i) next[i ^ d] = move(ranks[i], ranks[i ^ d], share, {have[i]});
+                for (size_t i = 0; i < n; ++i) next[i] = join({next[i], have[i]}, ranks[i]);
+                have = next;
+                share *= 2;
+            }
+        }
+        return have;
+    }
+
+    // Every member sends `each` bytes to every other; returns per member a join of what it received.
+    std::vector<uint32_t> all_pairs(const std::vector<uint32_t>& ranks, int64_t each, const std::vector<uint32_t>& entry) {
+        const size_t n = ranks.size();
+        std::vector<std::vector<uint32_t>> into(n);
+        for (size_t i = 0; i < n; ++i)
+            for (size_t s = 1; s < n; ++s) {  // staggered order: member i sends to i+1 first, as NCCL's all-to-all loop
+                const size_t j = (i + s) % n;
+                into[j].push_back(move(ranks[i], ranks[j], each, {entry[i]}));
+            }
+        std::vector<uint32_t> have(n);
+        for (size_t j = 0; j < n; ++j) {
+            into[j].push_back(entry[j]);
+            have[j] = join(into[j], ranks[j]);
+        }
+        return have;
+    }
+
+    std::vector<uint32_t> direct(const std::vector<uint32_t>& ranks, int64_t bytes, const std::vector<uint32_t>& entry, CollectiveKind kind) {
+        const size_t n = ranks.size();
+        const int64_t seg = bytes / int64_t(n);
+        switch (kind) {
+            case CollectiveKind::all_reduce: return all_pairs(ranks, seg, all_pairs(ranks, seg, entry));
+            case CollectiveKind::broadcast: {
+                std::vector<uint32_t> have(entry);
+                for (size_t j = 1; j < n; ++j) have[j] = move(ranks[0], ranks[j], bytes, {entry[0], entry[j]});
+                return have;
+            }
+            default: return all_pairs(ranks, seg, entry);  // reduce-scatter, all-gather, all-to-all
+        }
+    }
+};
+
+}  // namespace
+
+uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKind kind, Group group, const std::vector<uint32_t>& ranks,
+                         int64_t bytes, const std::vector<uint32_t>& ready, const std::string& name) {
+    const uint32_t coll = uint32_t(g.collectives.size());
+    g.collectives.push_back({g.name(name), group, kind, ranks, bytes, 0, 0});
+    Emitter e{g, c, group, coll, g.collectives.back().name};
+    const Placement& p = c.place;
+    const size_t n = ranks.size();
+    const uint32_t start = e.join(ready, ranks[0]);
+    g.collectives[coll].start = start;
+    std::vector<uint32_t> finals;
+    bool one_server = true;
+    for (uint32_t r : ranks) one_server = one_server && p.server[r] == p.server[ranks[0]];
+    if (n <= 1 || bytes <= 0) {
+        finals = {start};
+    } else if (one_server) {
+        finals = {e.local(kind, int(n), ranks[0], ranks[0], bytes, {start})};
+    } else {
+        CollectiveAlgorithm algo = c.spec.algorithm;
+        // NCCL runs trees for all-reduce only; all-to-all is always direct.
+        if (kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv) algo = CollectiveAlgorithm::direct;
+        if (algo == CollectiveAlgorithm::tree && kind != CollectiveKind::all_reduce && kind != CollectiveKind::broadcast)
+            algo = CollectiveAlgorithm::ring;
+        if (algo == CollectiveAlgorithm::halving_doubling && !Emitter::power_of_two(n))
+            throw InputError("workload.collectives.algorithm",
+                             "halving-doubling needs a power-of-two group; the " + std::string(group_name(group)) + " group of " + name + " has " +
+                                 std::to_string(n) + " ranks");
+        const int channels = std::max(1, c.spec.channels);
+        const std::vector<uint32_t> entry(n, start);
+        for (int ch = 0; ch < channels; ++ch) {
+            const int64_t data = bytes / channels + (ch < bytes % channels ? 1 : 0);
+            std::vector<uint32_t> out;
+            if (algo == CollectiveAlgorithm::hierarchical) {
+                // Members by server, in order; positions inside a server must line up across servers.
+                std::map<int32_t, std::vector<uint32_t>> by_server;
+                for (uint32_t r : ranks) by_server[p.server[r]].push_back(r);
+                const size_t per = by_server.begin()->second.size();
+                bool even = true;
+                for (const auto& [s, list] : by_server) even = even && list.size() == per;
+                if (!even || per == 1) {
+                    out = e.ring(ranks, data / int64_t(n), kind == CollectiveKind::all_reduce ? 2 * int(n - 1) : int(n - 1), entry);
+                } else {
+                    const size_t servers = by_server.size();
+                    std::vector<uint32_t> local_done;
+                    for (const auto& [s, list] : by_server)
+                        local_done.push_back(kind == CollectiveKind::all_gather ? start
+                                                                                 : e.local(CollectiveKind::reduce_scatter, int(per), list[0], list[0], data, {start}));
+                    std::vector<uint32_t> received(servers, kNoOp);
+                    std::vector<std::vector<uint32_t>> into_server(servers);
+                    for (size_t pos = 0; pos < per; ++pos) {
+                        std::vector<uint32_t> across;
+                        for (const auto& [s, list] : by_server) across.push_back(list[pos]);
+                        const int64_t share = data / int64_t(per);
+                        const int steps = kind == CollectiveKind::all_reduce ? 2 * int(servers - 1) : int(servers - 1);
+                        const std::vector<uint32_t> got = e.ring(across, share / int64_t(servers), steps, local_done);
+                        for (size_t s = 0; s < servers; ++s) into_server[s].push_back(got[s]);
+                    }
+                    size_t s = 0;
+                    for (const auto& [server, list] : by_server) {
+                        out.push_back(kind == CollectiveKind::reduce_scatter ? e.join(into_server[s], list[0])
+                                                                             : e.local(CollectiveKind::all_gather, int(per), list[0], list[0], data, into_server[s]));
+                        ++s;
+                    }
+                }
+            } else if (algo == CollectiveAlgorithm::ring) {
+                out = kind == CollectiveKind::broadcast ? e.chain(ranks, data, entry)
+                                                        : e.ring(ranks, data / int64_t(n), kind == CollectiveKind::all_reduce ? 2 * int(n - 1) : int(n - 1), entry);
+            } else if (algo == CollectiveAlgorithm::tree) {
+                out = kind == CollectiveKind::broadcast ? e.chain(ranks, data, entry) : e.trees(ranks, data, entry);
+            } else if (algo == CollectiveAlgorithm::halving_doubling) {
+                out = kind == CollectiveKind::broadcast ? e.chain(ranks, data, entry) : e.halving_doubling(ranks, data, entry, kind);
+            } else {
+                out = e.direct(ranks, data, entry, kind);
+            }
+            finals.insert(finals.end(), out.begin(), out.end());
+        }
+    }
+    g.collectives[coll].end = e.join(finals, ranks[0]);
+    return coll;
+}
+
+uint32_t emit_send(TaskGraph& g, const CollectiveContext& c, Group group, uint32_t from, uint32_t to, int64_t bytes, uint32_t after,
+                   const std::string& name) {
+    const uint32_t coll = uint32_t(g.collectives.size());
+    g.collectives.push_back({g.name(name), group, CollectiveKind::send_recv, {from, to}, bytes, 0, 0});
+    Emitter e{g, c, group, coll, g.collectives.back().name};
+    const uint32_t start = e.join({after}, from);
+    g.collectives[coll].start = start;
+    std::vector<uint32_t> parts;
+    const int channels = c.place.server[from] == c.place.server[to] ? 1 : std::max(1, c.spec.channels);
+    for (int ch = 0; ch < channels; ++ch) parts.push_back(e.move(from, to, bytes / channels + (ch < bytes % channels ? 1 : 0), {start}));
+    g.collectives[coll].end = e.join(parts, to);
+    return g.collectives[coll].end;
+}
+
+}  // namespace orrery

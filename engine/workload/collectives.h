@@ -1,0 +1,48 @@
+#pragma once
+// Collectives decomposed into transfers, as NCCL runs them: ring, double binary tree, halving-doubling,
+// direct, and hierarchical (inside each server by the α-β model, across servers by a ring among the GPUs
+// of one local index); NCCL-like channels (the data split over parallel transfers) and chunks (a large
+// transfer pipelined in pieces, each waiting for the same piece of the previous step and the previous
+// piece on the same link); PXN (a cross-rail transfer first crosses NVLink to the sender's server GPU on
+// the receiver's rail). Transfers between two GPUs of one server are α-β timed local copies.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workload/graph.h"
+#include "workload/spec.h"
+#include "workload/tables.h"
+
+namespace orrery {
+
+// Where each rank sits: its host node in the fabric, its server and its index inside the server.
+struct Placement {
+    std::vector<uint32_t> host;     // per rank: fabric node id
+    std::vector<int32_t> server;    // per rank
+    std::vector<int32_t> local;     // per rank: position inside its server (its rail)
+    int gpus_per_server = 1;
+    std::vector<uint32_t> rank_at;  // [server · gpus_per_server + local] → rank, UINT32_MAX where no rank sits
+    uint32_t rank_on(int32_t server, int32_t local) const;
+};
+
+struct CollectiveContext {
+    const Placement& place;
+    const WorkloadTables& tables;
+    const std::string& gpu;
+    const CollectiveSpec& spec;
+};
+
+// Emits one collective over `ranks` (in ring order) of `bytes` per rank — the whole buffer: the input of an
+// all-reduce or reduce-scatter, the output of an all-gather; for all-to-all what each rank sends in all;
+// for broadcast the root's (ranks[0]) buffer. ready[i] is the op ranks[i] must finish first (UINT32_MAX:
+// none). Returns the collective's index in g.collectives; its end op completes when every transfer has.
+// Throws InputError when the algorithm cannot run on the group (halving-doubling on a group that is not a
+// power of two).
+uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKind kind, Group group, const std::vector<uint32_t>& ranks,
+                         int64_t bytes, const std::vector<uint32_t>& ready, const std::string& name);
+
+// A point-to-point send (pipeline parallelism) from rank `from` to `to` after op `after`; returns its last op.
+uint32_t emit_send(TaskGraph& g, const CollectiveContext& c, Group group, uint32_t from, uint32_t to, int64_t bytes, uint32_t after,
+                   const std::string& name);
+
+}  // namespace orrery

@@ -1,0 +1,38 @@
+#include "workload/graph.h"
+
+#include <algorithm>
+
+namespace orrery {
+
+const char* group_name(Group g) {
+    switch (g) {
+        case Group::none: return "none";
+        case Group::tp: return "tp";
+        case Group::pp: return "pp";
+        case Group::dp: return "dp";
+        case Group::ep: return "ep";
+    }
+    return "?";
+}
+
+uint32_t TaskGraph::add(const Op& op, const std::vector<uint32_t>& after) {
+    const uint32_t id = uint32_t(ops.size());
+    ops.push_back(op);
+    deps.emplace_back();
+    for (uint32_t d : after) add_dep(id, d);
+    return id;
+}
+
+void TaskGraph::add_dep(uint32_t op, uint32_t after) {
+    if (after == UINT32_MAX) return;
+    std::vector<uint32_t>& list = deps[op];
+    // Duplicates would count a predecessor twice.
+    if (std::find(list.begin(), list.end(), after) == list.end()) list.push_back(after);
+}
+
+uint32_t TaskGraph::name(const std::string& s) {
+    names.push_back(s);
+    return uint32_t(names.size() - 1);
+}
+
+}  // namespace orrery

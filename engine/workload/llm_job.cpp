@@ -1,0 +1,246 @@
+#include "workload/llm_job.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "common/diagnostics.h"
+#include "net/state.h"
+
+namespace orrery {
+
+LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t) {
+    const std::vector<std::string> problems = check_llm_workload(w, &fabric);
+    if (!problems.empty()) {
+        Diagnostics d;
+        for (const std::string& p : problems) d.error(p.substr(0, p.find(':')), p.substr(p.find(':') + 2));
+        throw InputError(d);
+    }
+    auto gpu = t.gpus.find(w.gpu);
+    if (gpu == t.gpus.end()) throw InputError("workload.gpu", "unknown GPU \"" + w.gpu + "\" (data/gpus.json)");
+    LlmJob job;
+    job.workload = &w;
+    job.memory = memory_per_rank(w, gpu->second);
+    if (!job.memory.fits()) {
+        const RankMemory& r = job.memory.worst();
+        char buf[400];
+        std::snprintf(buf, sizeof buf,
+                      "rank %u (pipeline stage %d) needs %.2f GB (weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, overhead %.2f) "
+                      "but a %s has %.2f GB",
+                      r.rank, r.stage, r.total() / 1e9, r.weights / 1e9, r.gradients / 1e9, r.optimizer / 1e9, r.activations / 1e9, r.overhead / 1e9,
+                      w.gpu.c_str(), job.memory.available / 1e9);
+        job.oom_message = buf;
+    }
+    job.place = place_ranks(w.parallel, fabric);
+    job.graph = build_task_graph(w, t, job.place);
+    index_transfers(job);
+    return job;
+}
+
+void index_transfers(LlmJob& job) {
+    job.transfers.clear();
+    job.flow_of_op.assign(job.graph.size(), UINT32_MAX);
+    for (uint32_t op = 0; op < job.graph.size(); ++op)
+        if (job.graph.ops[op].kind == OpKind::transfer) {
+            job.flow_of_op[op] = uint32_t(job.transfers.size());
+            job.transfers.push_back(op);
+        }
+}
+
+std::vector<FlowSpec> llm_flows(const LlmJob& job, int priority) {
+    std::vector<FlowSpec> flows;
+    std::map<std::pair<uint32_t, uint32_t>, uint16_t> next_port;
+    for (uint32_t op : job.transfers) {
+        const Op& o = job.graph.ops[op];
+        FlowSpec f;
+        f.src = job.place.host[o.rank];
+        f.dst = job.place.host[o.peer];
+        f.priority = priority;
+        auto [it, fresh] = next_port.emplace(std::make_pair(f.src, f.dst), uint16_t(10000));
+        f.sport = it->second++;
+        if (it->second == 0) it->second = 10000;  // 55,536 flows of one pair: wrap (ECMP only mixes the hash)
+        f.size = Bytes(o.bytes);
+        f.start = Picoseconds(net::kNever);
+        f.where = "workload: " + job.graph.names[o.name];
+        flows.push_back(std::move(f));
+    }
+    return flows;
+}
+
+namespace {
+
+std::string peers_of(const CollectiveRecord& c, uint32_t rank) {
+    std::string s;
+    for (uint32_t r : c.ranks)
+        if (r != rank) s += (s.empty() ? "" : ",") + std::to_string(r);
+    return s;
+}
+
+}  // namespace
+
+LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
+    const TaskGraph& g = job.graph;
+    LlmOutcome o;
+    o.iterations = job.workload->iterations;
+    o.ops = g.size();
+    o.flows = job.transfers.size();
+    int64_t finish = 0;
+    for (uint32_t op = 0; op < g.size(); ++op) finish = std::max(finish, x.end()[op]);
+    o.iteration_time_s = double(finish) * 1e-12 / o.iterations;
+
+    // Timeline: compute spans, and one span per collective and member.
+    std::vector<std::vector<uint32_t>> compute_of(g.world);
+    for (uint32_t op = 0; op < g.size(); ++op) {
+        const Op& c = g.ops[op];
+        if (c.kind != OpKind::compute) continue;
+        compute_of[c.rank].push_back(op);
+        o.timeline.push_back({c.rank, "compute", g.names[c.name], phase_name(c.phase), x.start()[op], x.end()[op], 0, ""});
+    }
+    std::vector<int64_t> last_comm_end(g.world, 0);
+    for (const CollectiveRecord& c : g.collectives) {
+        const int64_t s = x.end()[c.start], e = x.end()[c.end];
+        for (uint32_t r : c.ranks) {
+            o.timeline.push_back({r, group_name(c.group), g.names[c.name], collective_kind_name(c.kind), s, e, c.bytes, peers_of(c, r)});
+            last_comm_end[r] = std::max(last_comm_end[r], e);
+        }
+    }
+    std::stable_sort(o.timeline.begin(), o.timeline.end(), [](const TimelineSpan& a, const TimelineSpan& b) {
+        return a.rank != b.rank ? a.rank < b.rank : a.start_ps < b.start_ps;
+    });
+
+    // Breakdown: every gap in a rank's compute stream is charged to what it waited on.
+    const double it = o.iterations;
+    for (uint32_t r = 0; r < g.world; ++r) {
+        RankBreakdown b;
+        b.rank = r;
+        int64_t prev_end = 0;
+        double exposed[5] = {0, 0, 0, 0, 0}, bubble = 0, compute = 0, optimizer = 0;
+        for (uint32_t op : compute_of[r]) {
+            const int64_t start = x.start()[op], end = x.end()[op];
+            compute += double(end - start);
+            if (g.ops[op].optimizer) optimizer += double(end - start);
+            const int64_t gap = start - prev_end;
+            if (gap > 0) {
+                const uint32_t blocker = x.blocker()[op];
+                const Op* bo = blocker == UINT32_MAX ? nullptr : &g.ops[blocker];
+                if (bo && bo->group == Group::pp && bo->collective != UINT32_MAX) {
+                    // A pipeline receive: waiting before the sender was ready is bubble, the transfer itself exposed PP.
+                    const int64_t sent = x.end()[g.collectives[bo->collective].start];
+                    const int64_t waited = std::clamp<int64_t>(sent - prev_end, 0, gap);
+                    bubble += double(waited);
+                    exposed[size_t(Group::pp)] += double(gap - waited);
+                } else if (bo && bo->group != Group::none) {
+                    exposed[size_t(bo->group)] += double(gap);
+                }
+            }
+            prev_end = std::max(prev_end, end);
+        }
+        // After its last compute: its own collectives still running are exposed DP (gradients, parameters).
+        const int64_t tail_comm = std::max<int64_t>(0, last_comm_end[r] - prev_end);
+        exposed[size_t(Group::dp)] += double(tail_comm);
+        const double ps = 1e-12 / it;
+        b.compute_s = compute * ps;
+        b.optimizer_s = optimizer * ps;
+        b.exposed_tp_s = exposed[size_t(Group::tp)] * ps;
+        b.exposed_pp_s = exposed[size_t(Group::pp)] * ps;
+        b.exposed_dp_s = exposed[size_t(Group::dp)] * ps;
+        b.exposed_ep_s = exposed[size_t(Group::ep)] * ps;
+        b.bubble_s = bubble * ps;
+        b.idle_s = o.iteration_time_s - (b.compute_s + b.exposed_tp_s + b.exposed_pp_s + b.exposed_dp_s + b.exposed_ep_s + b.bubble_s);
+        o.ranks.push_back(b);
+    }
+    return o;
+}
+
+nlohmann::json llm_summary_json(const LlmOutcome& o) {
+    nlohmann::json j;
+    j["iteration_time_s"] = o.iteration_time_s;
+    j["iterations"] = o.iterations;
+    if (o.ranks.empty()) return j;
+    auto mean = [&](double RankBreakdown::*f) {
+        double s = 0;
+        for (const RankBreakdown& r : o.ranks) s += r.*f;
+        return s / double(o.ranks.size());
+    };
+    j["breakdown_mean_per_rank"] = {{"compute_s", mean(&RankBreakdown::compute_s)},       {"optimizer_s", mean(&RankBreakdown::optimizer_s)},
+                                    {"exposed_tp_s", mean(&RankBreakdown::exposed_tp_s)}, {"exposed_pp_s", mean(&RankBreakdown::exposed_pp_s)},
+                                    {"exposed_dp_s", mean(&RankBreakdown::exposed_dp_s)}, {"exposed_ep_s", mean(&RankBreakdown::exposed_ep_s)},
+                                    {"bubble_s", mean(&RankBreakdown::bubble_s)},         {"idle_s", mean(&RankBreakdown::idle_s)}};
+    j["ops"] = o.ops;
+    j["network_flows"] = o.flows;
+    return j;
+}
+
+LlmOutcome run_llm_analytic(const LlmJob& job, const Fabric& fabric, const Routes& routes, uint32_t mtu) {
+    // Path facts per host pair, computed once.
+    std::map<std::pair<uint32_t, uint32_t>, PathMetrics> paths;
+    Executor* self = nullptr;
+    std::vector<std::pair<int64_t, uint32_t>> done_now;
+    Executor x(job.graph, job.workload->compute.overlap_slowdown, [&](uint32_t op, int64_t t) {
+        const Op& o = job.graph.ops[op];
+        const uint32_t a = job.place.host[o.rank], b = job.place.host[o.peer];
+        auto it = paths.find({a, b});
+        if (it == paths.end()) it = paths.emplace(std::make_pair(a, b), path_metrics(fabric, routes, a, b, mtu)).first;
+        const PathMetrics& m = it->second;
+        if (m.hops < 0) throw InputError("workload", "host " + std::to_string(b) + " cannot be reached from host " + std::to_string(a));
+        const uint64_t size = uint64_t(o.bytes);
+        const uint64_t wire = size + ((size - 1) / mtu + 1) * 48;  // the reference's 48 B of headers per packet
+        const uint64_t ns = m.delay_ns * 2 + m.tx_delay_ns + wire * 8000000000ull / m.min_bw;
+        done_now.push_back({t + int64_t(ns) * 1000, op});
+        return t;
+    });
+    self = &x;
+    x.begin(0);
+    for (;;) {
+        for (auto [t, op] : done_now) self->transfer_done(op, t);
+        done_now.clear();
+        const int64_t next = x.next_time();
+        if (next == kNoTime) break;
+        x.advance(next);
+    }
+    if (!x.finished()) throw std::logic_error("workload task graph has a cycle: " + std::to_string(x.unfinished()) + " ops never became ready");
+    return summarize_llm(job, x);
+}
+
+LlmDriver::LlmDriver(const LlmJob& job, Batch& batch, uint32_t experiment)
+    : job_(job), batch_(batch), experiment_(experiment), exec_(job.graph, job.workload->compute.overlap_slowdown, [this](uint32_t op, int64_t t) {
+          // A flow cannot start before the engine's present: a completion inside a step releases its
+          // dependants at the step's end at the earliest (at most one lookahead, the smallest link delay, late).
+          const int64_t start = std::max(t, now_);
+          const uint32_t row = batch_.experiments[experiment_].flow_begin + job_.flow_of_op[op];
+          release_flow(batch_, row, start);
+          in_flight_.push_back(row);
+          min_release_ = std::min(min_release_, start);
+          return start;
+      }) {}
+
+DriverStatus LlmDriver::drive(int64_t now, uint32_t flows_done) {
+    now_ = now;
+    min_release_ = INT64_MAX;
+    if (!begun_) {
+        begun_ = true;
+        exec_.begin(now);
+    }
+    if (flows_done != seen_done_) {
+        seen_done_ = flows_done;
+        std::vector<std::pair<int64_t, uint32_t>> finished;
+        size_t keep = 0;
+        for (uint32_t row : in_flight_) {
+            if (batch_.qp[row].phase == net::kDone) finished.push_back({batch_.qp[row].finish, row});
+            else in_flight_[keep++] = row;
+        }
+        in_flight_.resize(keep);
+        std::sort(finished.begin(), finished.end());
+        const uint32_t base = batch_.experiments[experiment_].flow_begin;
+        for (auto [t, row] : finished) exec_.transfer_done(job_.transfers[row - base], t);
+    }
+    exec_.advance(now);
+    DriverStatus st;
+    st.next_own = exec_.next_time() == kNoTime ? INT64_MAX : exec_.next_time();
+    // Released flows start at their start time: the engine sees them through the NIC's start order.
+    st.next_release = min_release_;
+    st.finished = exec_.finished();
+    return st;
+}
+
+}  // namespace orrery

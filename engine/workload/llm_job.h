@@ -1,0 +1,97 @@
+#pragma once
+// One LLM experiment end to end: the job's placement, task graph and memory check (prepare_llm_job), its
+// run on the analytic network (run_llm_analytic) or the packet engine (LlmDriver, one per experiment of a
+// batch: it releases a flow per network transfer and feeds completions back to the executor), and what
+// users ask for afterwards (summarize_llm): the iteration time, per rank the time in compute, exposed
+// communication per group and pipeline bubble, and the timeline of compute and communication spans.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/batch.h"
+#include "runtime/cpu_runner.h"
+#include "scenario/scenario.h"
+#include "topology/fabric.h"
+#include "topology/routing.h"
+#include "workload/build.h"
+#include "workload/execute.h"
+#include "workload/memory.h"
+
+namespace orrery {
+
+struct LlmJob {
+    const LlmWorkload* workload = nullptr;
+    Placement place;
+    TaskGraph graph;
+    MemoryReport memory;
+    std::string oom_message;                 // non-empty: the job does not fit and is not run
+    std::vector<uint32_t> transfers;         // ops that cross the network, in op order (flow i of the experiment)
+    std::vector<uint32_t> flow_of_op;        // per op: its flow index, or UINT32_MAX
+};
+
+// Throws InputError when the job is inconsistent (check_llm_workload) or names an unknown GPU.
+LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t);
+
+// Fills job.transfers and job.flow_of_op from job.graph (prepare_llm_job does; for hand-built graphs).
+void index_transfers(LlmJob& job);
+
+// The network flows of the job, not yet started (start = kNever): one per transfer, in `transfers` order.
+// Source ports as the reference assigns them: 10000 + n for the n-th flow of a host pair.
+std::vector<FlowSpec> llm_flows(const LlmJob& job, int priority);
+
+struct RankBreakdown {
+    uint32_t rank = 0;
+    double compute_s = 0, optimizer_s = 0;   // optimizer_s is part of compute_s
+    double exposed_tp_s = 0, exposed_pp_s = 0, exposed_dp_s = 0, exposed_ep_s = 0;
+    double bubble_s = 0;                     // waiting for another pipeline stage's compute
+    double idle_s = 0;                       // the rest: waiting for the slowest rank at the end
+};
+
+struct TimelineSpan {
+    uint32_t rank;
+    std::string stream;                      // "compute", "tp", "pp", "dp", "ep"
+    std::string name, kind;                  // kind: forward, backward-input, backward-weight, optimizer, or the collective
+    int64_t start_ps, end_ps;
+    int64_t bytes;
+    std::string peers;                       // the other ranks of the collective ("3,4,5") or the pipeline peer
+};
+
+struct LlmOutcome {
+    std::string status = "ok";               // ok, oom, error
+    std::string message;
+    double iteration_time_s = 0;             // mean over the iterations run
+    int iterations = 1;
+    std::vector<RankBreakdown> ranks;        // per rank, per iteration (means)
+    std::vector<TimelineSpan> timeline;
+    size_t ops = 0, flows = 0;
+};
+
+LlmOutcome summarize_llm(const LlmJob& job, const Executor& x);
+// The per-rank means and the iteration time as a JSON object with units in the keys.
+nlohmann::json llm_summary_json(const LlmOutcome& o);
+
+// Every transfer as α + size/β on its path, no packets: the reference's standalone FCT of a flow of its size
+// (base RTT of the path + wire bytes at the path's bottleneck rate).
+LlmOutcome run_llm_analytic(const LlmJob& job, const Fabric& fabric, const Routes& routes, uint32_t mtu);
+
+// Drives one experiment of a batch through RunOptions::drive.
+class LlmDriver {
+public:
+    LlmDriver(const LlmJob& job, Batch& batch, uint32_t experiment);
+    DriverStatus drive(int64_t now, uint32_t flows_done);
+    const Executor& executor() const { return exec_; }
+
+private:
+    const LlmJob& job_;
+    Batch& batch_;
+    uint32_t experiment_;
+    Executor exec_;
+    std::vector<uint32_t> in_flight_;        // flow rows released, not yet seen finished
+    uint32_t seen_done_ = 0;
+    int64_t now_ = 0;
+    int64_t min_release_ = INT64_MAX;
+    bool begun_ = false;
+};
+
+}  // namespace orrery

@@ -1,0 +1,100 @@
+#include "workload/read_llm.h"
+
+namespace orrery {
+
+const char* collective_algorithm_name(CollectiveAlgorithm a) {
+    switch (a) {
+        case CollectiveAlgorithm::ring: return "ring";
+        case CollectiveAlgorithm::tree: return "tree";
+        case CollectiveAlgorithm::halving_doubling: return "halving-doubling";
+        case CollectiveAlgorithm::direct: return "direct";
+        case CollectiveAlgorithm::hierarchical: return "hierarchical";
+    }
+    return "?";
+}
+
+namespace {
+
+ModelSpec read_model(JsonReader& m) {
+    ModelSpec s;
+    s.name = m.string("name", Need::optional).value_or("custom");
+    s.layers = int(m.integer("layers", Need::required, 1, 100000).value_or(1));
+    s.hidden = m.integer("hidden", Need::required, 1, int64_t(1) << 24).value_or(1);
+    s.heads = int(m.integer("heads", Need::required, 1, 1 << 16).value_or(1));
+    s.kv_heads = int(m.integer("kv_heads", Need::optional, 1, 1 << 16).value_or(0));
+    s.ffn = m.integer("ffn", Need::required, 1, int64_t(1) << 26).value_or(1);
+    s.seq = m.integer("seq", Need::optional, 1, int64_t(1) << 24).value_or(s.seq);
+    s.vocab = m.integer("vocab", Need::optional, 1, int64_t(1) << 24).value_or(s.vocab);
+    s.gated_mlp = m.boolean("gated_mlp", Need::optional).value_or(false);
+    s.experts = int(m.integer("experts", Need::optional, 0, 1 << 16).value_or(0));
+    s.top_k = int(m.integer("top_k", Need::optional, 0, 1 << 16).value_or(s.experts > 0 ? 1 : 0));
+    s.shared_experts = int(m.integer("shared_experts", Need::optional, 0, 1 << 10).value_or(0));
+    s.moe_every = int(m.integer("moe_every", Need::optional, 1, 1 << 10).value_or(1));
+    s.dense_layers = int(m.integer("dense_layers", Need::optional, 0, 100000).value_or(0));
+    s.dense_ffn = m.integer("dense_ffn", Need::optional, 1, int64_t(1) << 26).value_or(0);
+    m.finish();
+    return s;
+}
+
+}  // namespace
+
+LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_dir) {
+    LlmWorkload w;
+    if (auto m = r.object("model", Need::required)) w.model = read_model(*m);
+    w.gpu = r.string("gpu", Need::optional).value_or(w.gpu);
+    w.iterations = int(r.integer("iterations", Need::optional, 1, 1000).value_or(1));
+    if (auto mode = r.choice("network_mode", Need::optional, {"packet", "analytic"})) w.network_mode = *mode == "analytic" ? NetworkMode::analytic : NetworkMode::packet;
+    if (auto f = r.size("framework_overhead", Need::optional)) w.framework_overhead = *f;
+    if (auto p = r.object("parallel", Need::required)) {
+        ParallelSpec& s = w.parallel;
+        s.tp = int(p->integer("tp", Need::optional, 1, 1 << 16).value_or(1));
+        s.pp = int(p->integer("pp", Need::optional, 1, 1 << 16).value_or(1));
+        s.dp = int(p->integer("dp", Need::optional, 1, 1 << 20).value_or(1));
+        s.ep = int(p->integer("ep", Need::optional, 1, 1 << 16).value_or(1));
+        s.sequence_parallel = p->boolean("sp", Need::optional).value_or(false);
+        if (auto sch = p->choice("schedule", Need::optional, {"1f1b", "interleaved"}))
+            s.schedule = *sch == "interleaved" ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+        s.virtual_stages = int(p->integer("virtual_stages", Need::optional, 1, 1 << 10).value_or(s.schedule == PipelineSchedule::interleaved ? 2 : 1));
+        s.micro_batches = int(p->integer("micro_batches", Need::optional, 1, 1 << 20).value_or(1));
+        s.micro_batch_size = int(p->integer("micro_batch_size", Need::optional, 1, 1 << 16).value_or(1));
+        s.zero_stage = int(p->integer("zero", Need::optional, 0, 3).value_or(0));
+        s.recompute = p->boolean("recompute", Need::optional).value_or(false);
+        if (auto b = p->size("bucket", Need::optional)) s.bucket = *b;
+        s.order = p->string("order", Need::optional).value_or(s.order);
+        p->finish();
+    }
+    if (auto c = r.object("collectives", Need::optional)) {
+        CollectiveSpec& s = w.collectives;
+        if (auto a = c->choice("algorithm", Need::optional, {"ring", "tree", "halving-doubling", "direct", "hierarchical"})) {
+            for (CollectiveAlgorithm x : {CollectiveAlgorithm::ring, CollectiveAlgorithm::tree, CollectiveAlgorithm::halving_doubling, CollectiveAlgorithm::direct,
+                                          CollectiveAlgorithm::hierarchical})
+                if (*a == collective_algorithm_name(x)) s.algorithm = x;
+        }
+        s.channels = int(c->integer("channels", Need::optional, 1, 64).value_or(s.channels));
+        if (auto ch = c->size("chunk", Need::optional)) {
+            if (ch->count <= 0) c->error("chunk", "expected a positive size");
+            else s.chunk = *ch;
+        }
+        s.pxn = c->boolean("pxn", Need::optional).value_or(false);
+        s.priority = int(c->integer("priority", Need::optional, 1, 7).value_or(3));
+        c->finish();
+    }
+    if (auto c = r.object("compute", Need::optional)) {
+        ComputeSpec& s = w.compute;
+        s.overlap_slowdown = c->number("overlap_slowdown", Need::optional, 0, 10).value_or(0);
+        if (auto l = c->time("launch_overhead", Need::optional)) s.launch_overhead = *l;
+        if (auto t = c->string("operator_table", Need::optional)) {
+            s.operator_table = std::filesystem::path(*t).is_absolute() ? std::filesystem::path(*t) : base_dir / *t;
+            if (!std::filesystem::exists(s.operator_table)) c->error("operator_table", "file not found: " + s.operator_table.string());
+        }
+        if (auto e = c->object("efficiency", Need::optional)) {
+            for (const char* cls : {"gemm", "attention", "elementwise", "optimizer", "memory"})
+                if (auto v = e->number(cls, Need::optional, 1e-6, 1)) s.efficiency[cls] = *v;
+            e->finish();
+        }
+        c->finish();
+    }
+    return w;
+}
+
+}  // namespace orrery
