@@ -36,35 +36,37 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
 
         // One fabric per distinct topology; experiments of a sweep usually share it.
         std::map<std::string, std::unique_ptr<Fabric>> fabrics;
-        std::vector<ExperimentInput> inputs;
-        Diagnostics problems;
-        if (base.workload.kind == "llm") {
-            std::vector<const Fabric*> fabric_of;
-            for (const Scenario& s : loaded.scenarios) {
-                const std::string key = s.document["topology"].dump();
-                auto it = fabrics.find(key);
-                if (it == fabrics.end()) it = fabrics.emplace(key, std::make_unique<Fabric>(build_fabric(s.topology))).first;
-                fabric_of.push_back(it->second.get());
-            }
-            const std::filesystem::path store_path = !o->out.empty() ? std::filesystem::path(o->out) : base.base_dir / base.output.store;
-            ResultsStore store(store_path);
+        std::vector<const Fabric*> fabric_of;
+        for (const Scenario& s : loaded.scenarios) {
+            const std::string key = s.document["topology"].dump();
+            auto it = fabrics.find(key);
+            if (it == fabrics.end()) it = fabrics.emplace(key, std::make_unique<Fabric>(build_fabric(s.topology))).first;
+            fabric_of.push_back(it->second.get());
+        }
+        const std::filesystem::path store_path = !o->out.empty() ? std::filesystem::path(o->out)
+                                               : std::filesystem::path(base.output.store).is_absolute() ? std::filesystem::path(base.output.store)
+                                                                                                        : base.base_dir / base.output.store;
+        auto begin_run = [&](ResultsStore& store) {
             std::vector<ExperimentRecord> records;
             for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
             const std::string sha256 = loaded.experiments.size() == 1 ? loaded.experiments[0].sha256 : sha256_of_document(base.document);
             store.begin_run(cli_run_record(base.name, path, sha256, o->threads), records);
+        };
+        if (base.workload.kind == "llm") {
+            ResultsStore store(store_path);
+            begin_run(store);
             const LlmRunResult r = run_llm_experiments(loaded, fabric_of, presets, store, o->threads);
             std::fprintf(stderr, "%s: %zu experiment%s %s; results in %s (run %lld)\n", path.string().c_str(), r.summaries.size(),
                          r.summaries.size() == 1 ? "" : "s", r.cancelled ? "cancelled" : "finished", store_path.string().c_str(), (long long)store.run_id());
             if (o->json) std::cout << nlohmann::json(r.summaries).dump(2) << "\n";
             return r.cancelled ? 130 : kOk;
         }
+        std::vector<ExperimentInput> inputs;
+        Diagnostics problems;
         for (size_t i = 0; i < loaded.experiments.size(); ++i) {
             const Scenario& s = loaded.scenarios[i];
-            const std::string key = s.document["topology"].dump();
-            auto it = fabrics.find(key);
-            if (it == fabrics.end()) it = fabrics.emplace(key, std::make_unique<Fabric>(build_fabric(s.topology))).first;
-            check_against_fabric(s, *it->second, problems);
-            inputs.push_back({loaded.experiments[i].id, &s, it->second.get(), workload_flows(s)});
+            check_against_fabric(s, *fabric_of[i], problems);
+            inputs.push_back({loaded.experiments[i].id, &s, fabric_of[i], workload_flows(s)});
             if (inputs.back().flows.empty()) problems.error(s.source + ": workload", "experiment " + loaded.experiments[i].id + " has no flows to run");
         }
         if (problems.has_errors()) throw InputError(problems);
@@ -81,14 +83,8 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             for (const std::string& file : {out.hpcc_fct_file, out.hpcc_pfc_file, out.hpcc_qlen_file})
                 if (!file.empty()) refuse_existing(output_name(file, e), o->force);
 
-        const std::filesystem::path store_path = !o->out.empty() ? std::filesystem::path(o->out)
-                                               : std::filesystem::path(base.output.store).is_absolute() ? std::filesystem::path(base.output.store)
-                                                                                                        : base.base_dir / base.output.store;
         ResultsStore store(store_path);
-        std::vector<ExperimentRecord> records;
-        for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
-        const std::string sha256 = loaded.experiments.size() == 1 ? loaded.experiments[0].sha256 : sha256_of_document(base.document);
-        store.begin_run(cli_run_record(base.name, path, sha256, o->threads), records);
+        begin_run(store);
 
         Batch batch = compile_batch(inputs);
         const SessionResult session = run_session(batch, inputs, &store, o->threads);

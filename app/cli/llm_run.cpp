@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "cli/run_session.h"
 #include "common/diagnostics.h"
@@ -37,6 +38,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
     std::vector<std::unique_ptr<LlmJob>> jobs(count);
     std::vector<ExperimentInput> packet_inputs;
     std::vector<size_t> packet_index;  // batch experiment → experiment index
+    std::map<const Fabric*, Routes> routes_of;
     for (size_t i = 0; i < count; ++i) {
         const Scenario& s = loaded.scenarios[i];
         const LlmWorkload& w = *s.workload.llm;
@@ -54,8 +56,9 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
         if (w.network_mode == NetworkMode::analytic || job.transfers.empty()) {
             store.experiment_started(id);
             const auto t0 = std::chrono::steady_clock::now();
-            const Routes routes = build_routes(*fabrics[i]);
-            const LlmOutcome o = run_llm_analytic(job, *fabrics[i], routes, uint32_t(s.network.packet_payload.count));
+            auto routes = routes_of.find(fabrics[i]);  // experiments of a sweep share their fabric and its routes
+            if (routes == routes_of.end()) routes = routes_of.emplace(fabrics[i], build_routes(*fabrics[i])).first;
+            const LlmOutcome o = run_llm_analytic(job, *fabrics[i], routes->second, uint32_t(s.network.packet_payload.count));
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             auto metrics = llm_metrics(o);
             metrics.emplace_back("wall_time", wall, "s");

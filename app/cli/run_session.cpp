@@ -88,7 +88,7 @@ RunRecord cli_run_record(const std::string& name, const std::filesystem::path& f
 }
 
 SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads,
-                          const SessionWorkload& workload, bool keep_open) {
+                          const SessionWorkload& workload) {
     SessionResult out;
     out.summaries.resize(inputs.size());
     const auto t0 = std::chrono::steady_clock::now();
@@ -157,7 +157,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
     }
     out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     out.cancelled = g_cancel.load();
-    if (store && !keep_open) store->end_run(out.cancelled ? "cancelled" : "finished", out.wall_seconds);
+    if (store) store->end_run(out.cancelled ? "cancelled" : "finished", out.wall_seconds);
     return out;
 }
 

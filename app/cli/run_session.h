@@ -32,9 +32,8 @@ struct SessionWorkload {
                        std::vector<std::tuple<std::string, double, std::string>>& metrics)> on_done;
 };
 
-// `store` may be null (nothing stored). The store's run must have been begun; it is ended here unless
-// `keep_open` (the caller stores more experiments in the same run).
+// `store` may be null (nothing stored). The store's run must have been begun; it is ended here.
 SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads,
-                          const SessionWorkload& workload = {}, bool keep_open = false);
+                          const SessionWorkload& workload = {});
 
 }  // namespace orrery::cli

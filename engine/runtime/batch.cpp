@@ -396,9 +396,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             const uint64_t pair_bdp = uint64_t((net::uint128)pair_rtt * m.min_bw / 1000000000ull / 8);
             fi.base_rtt_ns = s.cc.global_base_rtt ? slice.max_rtt_ns : pair_rtt;
             fi.win = s.cc.window ? (s.cc.global_base_rtt ? slice.max_bdp : pair_bdp) : 0;
-            // The reference's standalone FCT: integer arithmetic, 48 B of header per packet, no INT.
-            const uint64_t total_bytes = fi.size + ((fi.size - 1) / ep.mtu + 1) * kDataHeaderBytes;
-            fi.standalone_fct_ns = pair_rtt + total_bytes * 8000000000ull / m.min_bw;
+            fi.standalone_fct_ns = standalone_fct_ns(m, fi.size, ep.mtu);
             b.flow.push_back(fi);
             b.qp.push_back(QpState{});
             b.rx.push_back(RxState{});
@@ -458,6 +456,11 @@ uint64_t arriving_before(const Batch& b, uint32_t row, uint64_t step, int64_t en
     return lo - first;
 }
 }  // namespace
+
+uint64_t standalone_fct_ns(const PathMetrics& m, uint64_t size, uint32_t mtu) {
+    const uint64_t wire_bytes = size + ((size - 1) / mtu + 1) * kDataHeaderBytes;
+    return m.delay_ns * 2 + m.tx_delay_ns + wire_bytes * 8000000000ull / m.min_bw;
+}
 
 void release_flow(Batch& b, uint32_t flow, int64_t start) {
     FlowInfo& fi = b.flow[flow];

@@ -9,6 +9,7 @@
 #include "net/state.h"
 #include "scenario/scenario.h"
 #include "topology/fabric.h"
+#include "topology/routing.h"
 
 namespace orrery {
 
@@ -92,6 +93,10 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs);
 // finished. Touches only that experiment's arrays; the view reaches them through pointer tables.
 // `next_end` is the end of experiment e's next step (or later: it only bounds what can arrive).
 void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end);
+
+// The reference's standalone FCT of `size` payload bytes on a path: its base RTT plus the wire bytes (48 B of
+// header per packet, no INT) at the path's bottleneck rate, in integer ns.
+uint64_t standalone_fct_ns(const PathMetrics& m, uint64_t size, uint32_t mtu);
 
 // Sets the start of a flow compiled with no start (kNever) and puts it in its NIC's start order (by start,
 // then by release). `start` must not be before the experiment's clock.

@@ -23,26 +23,24 @@ struct Emitter {
     uint32_t coll;
     uint32_t name;
 
-    uint32_t join(const std::vector<uint32_t>& after, uint32_t rank) {
+    // An op of this collective.
+    Op make(OpKind kind, uint32_t rank, uint32_t peer, int64_t bytes) const {
         Op op;
-        op.kind = OpKind::join;
-        op.group = group;
-        op.rank = rank;
-        op.name = name;
-        op.collective = coll;
-        return g.add(op, after);
-    }
-
-    uint32_t local(CollectiveKind kind, int members, uint32_t rank, uint32_t peer, int64_t bytes, const std::vector<uint32_t>& after) {
-        Op op;
-        op.kind = OpKind::local;
+        op.kind = kind;
         op.group = group;
         op.rank = rank;
         op.peer = peer;
         op.bytes = bytes;
-        op.duration = intra_collective_ps(c.tables, c.gpu, kind, members, bytes);
         op.name = name;
         op.collective = coll;
+        return op;
+    }
+
+    uint32_t join(const std::vector<uint32_t>& after, uint32_t rank) { return g.add(make(OpKind::join, rank, rank, 0), after); }
+
+    uint32_t local(CollectiveKind kind, int members, uint32_t rank, uint32_t peer, int64_t bytes, const std::vector<uint32_t>& after) {
+        Op op = make(OpKind::local, rank, peer, bytes);
+        op.duration = intra_collective_ps(c.tables, c.gpu, kind, members, bytes);
         return g.add(op, after);
     }
 
@@ -60,15 +58,7 @@ struct Emitter {
                 from = mid;
             }
         }
-        Op op;
-        op.kind = OpKind::transfer;
-        op.group = group;
-        op.rank = from;
-        op.peer = dst;
-        op.bytes = bytes;
-        op.name = name;
-        op.collective = coll;
-        return g.add(op, before);
+        return g.add(make(OpKind::transfer, from, dst, bytes), before);
     }
 
     int64_t pieces_of(int64_t bytes) const {

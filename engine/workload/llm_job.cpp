@@ -30,6 +30,7 @@ LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const Workloa
                       r.rank, r.stage, r.total() / 1e9, r.weights / 1e9, r.gradients / 1e9, r.optimizer / 1e9, r.activations / 1e9, r.overhead / 1e9,
                       w.gpu.c_str(), job.memory.available / 1e9);
         job.oom_message = buf;
+        return job;  // not run: no task graph
     }
     job.place = place_ranks(w.parallel, fabric);
     job.graph = build_task_graph(w, t, job.place);
@@ -174,30 +175,17 @@ nlohmann::json llm_summary_json(const LlmOutcome& o) {
 LlmOutcome run_llm_analytic(const LlmJob& job, const Fabric& fabric, const Routes& routes, uint32_t mtu) {
     // Path facts per host pair, computed once.
     std::map<std::pair<uint32_t, uint32_t>, PathMetrics> paths;
-    Executor* self = nullptr;
-    std::vector<std::pair<int64_t, uint32_t>> done_now;
     Executor x(job.graph, job.workload->compute.overlap_slowdown, [&](uint32_t op, int64_t t) {
         const Op& o = job.graph.ops[op];
         const uint32_t a = job.place.host[o.rank], b = job.place.host[o.peer];
         auto it = paths.find({a, b});
         if (it == paths.end()) it = paths.emplace(std::make_pair(a, b), path_metrics(fabric, routes, a, b, mtu)).first;
-        const PathMetrics& m = it->second;
-        if (m.hops < 0) throw InputError("workload", "host " + std::to_string(b) + " cannot be reached from host " + std::to_string(a));
-        const uint64_t size = uint64_t(o.bytes);
-        const uint64_t wire = size + ((size - 1) / mtu + 1) * 48;  // the reference's 48 B of headers per packet
-        const uint64_t ns = m.delay_ns * 2 + m.tx_delay_ns + wire * 8000000000ull / m.min_bw;
-        done_now.push_back({t + int64_t(ns) * 1000, op});
+        if (it->second.hops < 0) throw InputError("workload", "host " + std::to_string(b) + " cannot be reached from host " + std::to_string(a));
+        x.transfer_done(op, t + int64_t(standalone_fct_ns(it->second, uint64_t(o.bytes), mtu)) * 1000);
         return t;
     });
-    self = &x;
     x.begin(0);
-    for (;;) {
-        for (auto [t, op] : done_now) self->transfer_done(op, t);
-        done_now.clear();
-        const int64_t next = x.next_time();
-        if (next == kNoTime) break;
-        x.advance(next);
-    }
+    while (x.next_time() != kNoTime) x.advance(x.next_time());
     if (!x.finished()) throw std::logic_error("workload task graph has a cycle: " + std::to_string(x.unfinished()) + " ops never became ready");
     return summarize_llm(job, x);
 }

@@ -25,7 +25,7 @@ struct LlmJob {
     Placement place;
     TaskGraph graph;
     MemoryReport memory;
-    std::string oom_message;                 // non-empty: the job does not fit and is not run
+    std::string oom_message;                 // non-empty: the job does not fit, is not run, and has no graph
     std::vector<uint32_t> transfers;         // ops that cross the network, in op order (flow i of the experiment)
     std::vector<uint32_t> flow_of_op;        // per op: its flow index, or UINT32_MAX
 };

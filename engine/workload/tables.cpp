@@ -40,6 +40,9 @@ nlohmann::json read_table(const PresetLibrary& presets, const std::string& name,
     return doc;
 }
 
+// The value at `key`, or null when absent (positive() then names the field).
+nlohmann::json field(const nlohmann::json& object, const char* key) { return object.contains(key) ? object[key] : nlohmann::json(); }
+
 double positive(const nlohmann::json& v, const std::string& where) {
     if (!v.is_number() || !(v.get<double>() > 0)) throw InputError(where, "expected a positive number, found " + v.dump());
     return v.get<double>();
@@ -78,10 +81,10 @@ WorkloadTables load_workload_tables(const PresetLibrary& presets) {
         const std::string w = "data/gpus.json: gpus." + name;
         GpuSpec s;
         s.name = name;
-        s.peak_flops = positive(g.contains("dense_bf16_tflops") ? g["dense_bf16_tflops"] : nlohmann::json(), w + ".dense_bf16_tflops") * 1e12;
-        s.hbm_bytes = positive(g.contains("hbm_gb") ? g["hbm_gb"] : nlohmann::json(), w + ".hbm_gb") * 1e9;
-        s.hbm_bytes_per_s = positive(g.contains("hbm_tb_per_s") ? g["hbm_tb_per_s"] : nlohmann::json(), w + ".hbm_tb_per_s") * 1e12;
-        s.nvlink_bytes_per_s = positive(g.contains("nvlink_gb_per_s") ? g["nvlink_gb_per_s"] : nlohmann::json(), w + ".nvlink_gb_per_s") * 1e9;
+        s.peak_flops = positive(field(g, "dense_bf16_tflops"), w + ".dense_bf16_tflops") * 1e12;
+        s.hbm_bytes = positive(field(g, "hbm_gb"), w + ".hbm_gb") * 1e9;
+        s.hbm_bytes_per_s = positive(field(g, "hbm_tb_per_s"), w + ".hbm_tb_per_s") * 1e12;
+        s.nvlink_bytes_per_s = positive(field(g, "nvlink_gb_per_s"), w + ".nvlink_gb_per_s") * 1e9;
         t.gpus[name] = s;
     }
     const nlohmann::json eff = read_table(presets, "compute.json", "orrery-compute-efficiency");
@@ -106,8 +109,8 @@ WorkloadTables load_workload_tables(const PresetLibrary& presets) {
                 const nlohmann::json& fit = ki.value();
                 const std::string w = "data/intra_server.json: gpus." + gpu + "." + size + "." + kind;
                 AlphaBeta ab;
-                ab.alpha_s = positive(fit.contains("alpha_us") ? fit["alpha_us"] : nlohmann::json(), w + ".alpha_us") * 1e-6;
-                ab.bus_bytes_per_s = positive(fit.contains("bus_gbyte_per_s") ? fit["bus_gbyte_per_s"] : nlohmann::json(), w + ".bus_gbyte_per_s") * 1e9;
+                ab.alpha_s = positive(field(fit, "alpha_us"), w + ".alpha_us") * 1e-6;
+                ab.bus_bytes_per_s = positive(field(fit, "bus_gbyte_per_s"), w + ".bus_gbyte_per_s") * 1e9;
                 t.intra[gpu][n][kind] = ab;
             }
         }
