@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include "common/diagnostics.h"
@@ -213,23 +212,19 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
     // Per stage, in lockstep over its ranks (every rank of a stage runs the same program).
     std::vector<std::vector<uint32_t>> stage_ranks(size_t(p.pp));
     for (uint32_t r = 0; r < g.world; ++r) stage_ranks[size_t(rank_coord(p, r).pp)].push_back(r);
-    auto tp_groups = [&](int s) {
-        std::map<int, std::vector<uint32_t>> by_dp;
-        for (uint32_t r : stage_ranks[size_t(s)]) by_dp[rank_coord(p, r).dp].push_back(r);
-        std::vector<std::vector<uint32_t>> out;
-        for (auto& [d, list] : by_dp) {
-            std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t c) { return rank_coord(p, a).tp < rank_coord(p, c).tp; });
-            out.push_back(list);
+    // Per stage, computed once: its TP groups (one per DP index, in TP order) and its EP groups (over index
+    // j = dp + DP·tp inside the stage, ep consecutive j per group).
+    std::vector<std::vector<std::vector<uint32_t>>> tp_groups_of(size_t(p.pp)), ep_groups_of(size_t(p.pp));
+    for (int s = 0; s < p.pp; ++s) {
+        for (int dp = 0; dp < p.dp; ++dp) {
+            std::vector<uint32_t> group;
+            for (int tp = 0; tp < p.tp; ++tp) group.push_back(rank_of(p, {tp, dp, s}));
+            tp_groups_of[size_t(s)].push_back(group);
         }
-        return out;
-    };
-    // EP groups: over index j = dp + DP·tp inside the stage, ep consecutive j per group.
-    auto ep_groups = [&](int s) {
-        std::vector<std::vector<uint32_t>> out(size_t(p.tp * p.dp / p.ep));
+        ep_groups_of[size_t(s)].resize(size_t(p.tp * p.dp / p.ep));
         for (int tp = 0; tp < p.tp; ++tp)
-            for (int dp = 0; dp < p.dp; ++dp) out[size_t((dp + p.dp * tp) / p.ep)].push_back(rank_of(p, {tp, dp, s}));
-        return out;
-    };
+            for (int dp = 0; dp < p.dp; ++dp) ep_groups_of[size_t(s)][size_t((dp + p.dp * tp) / p.ep)].push_back(rank_of(p, {tp, dp, s}));
+    }
     auto dp_group = [&](uint32_t r) {
         RankCoord c = rank_coord(p, r);
         std::vector<uint32_t> out;
@@ -259,7 +254,7 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
     };
     auto ep_exchange = [&](int s, const std::map<uint32_t, uint32_t>& ready, const std::string& what) {
         std::map<uint32_t, uint32_t> done;
-        for (const std::vector<uint32_t>& group : ep_groups(s)) {
+        for (const std::vector<uint32_t>& group : ep_groups_of[size_t(s)]) {
             std::vector<uint32_t> rd;
             for (uint32_t r : group) rd.push_back(ready.at(r));
             const uint32_t end = b.collective(CollectiveKind::all_to_all, Group::ep, group, a2a_bytes, rd, what);
@@ -284,24 +279,24 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
             // ZeRO-3: gather each chunk's parameters before its first forward and first backward.
             std::map<std::pair<int, bool>, std::map<uint32_t, uint32_t>> gathered;
             if (p.zero_stage >= 3 && p.dp > 1)
-                for (int c = 0; c < chunks; ++c)
+                for (int c = 0; c < chunks; ++c) {
+                    int64_t params = 0;
+                    for (int l = 0; l < layers_per_chunk; ++l) {
+                        const int layer = layers[size_t(c * layers_per_chunk + l)];
+                        params += attention_params(m) + mlp_params(m, is_moe_layer(m, layer), layer < m.dense_layers);
+                    }
                     for (bool fwd : {true, false}) {
-                        int64_t params = 0;
-                        for (int l = 0; l < layers_per_chunk; ++l) {
-                            const int layer = layers[size_t(c * layers_per_chunk + l)];
-                            params += attention_params(m) + mlp_params(m, is_moe_layer(m, layer), layer < m.dense_layers);
-                        }
-                        std::set<uint32_t> done;
                         for (uint32_t r : ranks) {
-                            if (done.count(r)) continue;
                             const std::vector<uint32_t> group = dp_group(r);
+                            if (group.front() != r) continue;  // the group's first member emits it
                             std::vector<uint32_t> ready;
-                            for (uint32_t q : group) ready.push_back(params_ready[q]), done.insert(q);
+                            for (uint32_t q : group) ready.push_back(params_ready[q]);
                             const uint32_t end = b.collective(CollectiveKind::all_gather, Group::dp, group, params / p.tp * 2, ready,
                                                               it + "zero3 params chunk " + std::to_string(c));
                             for (uint32_t q : group) gathered[{c, fwd}][q] = end;
                         }
                     }
+                }
             std::map<uint32_t, int64_t> pending_bytes, pending_expert;  // gradient bytes not yet in a closed bucket
             for (const Item& item : stage_schedule(p, s)) {
                 const int c = item.chunk, mb = item.micro_batch;
@@ -321,7 +316,7 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
                     }
                 };
                 auto sync_tp = [&](const std::string& what) {
-                    for (const std::vector<uint32_t>& group : tp_groups(s)) {
+                    for (const std::vector<uint32_t>& group : tp_groups_of[size_t(s)]) {
                         std::vector<uint32_t> ready;
                         for (uint32_t r : group) ready.push_back(cur[r]);
                         const std::vector<uint32_t> end = tp_sync(group, ready, what);
