@@ -9,6 +9,7 @@ orrery_packages=(
   libboost-graph-dev                   # DOT and GraphML
   libssl-dev                           # SHA-256 of experiments
   libsqlite3-dev                       # the results store
+  zlib1g-dev                           # gzipped traces (Chakra .et.gz in, Chrome trace .json.gz out)
   qt6-base-dev                         # Qt Test (and, with the workbench, Qt Widgets)
 )
 

@@ -15,7 +15,7 @@ namespace {
 std::vector<TimelineRow> timeline_rows(const LlmOutcome& o) {
     std::vector<TimelineRow> rows;
     rows.reserve(o.timeline.size());
-    for (const TimelineSpan& s : o.timeline) rows.push_back({s.rank, s.stream, s.name, s.kind, s.start_ps, s.end_ps, s.bytes, s.peers});
+    for (const TimelineSpan& s : o.timeline) rows.push_back({s.rank, s.iteration, s.stream, s.name, s.kind, s.start_ps, s.end_ps, s.bytes, s.peers});
     return rows;
 }
 

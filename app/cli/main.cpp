@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
     add("run", "Simulate every experiment of a scenario's sweep and store the results (SQLite); a summary per experiment", cli::add_run);
     add("run-hpcc", "Simulate an HPCC/SimAI config.txt unchanged and write its FCT, PFC and queue-length files in the reference's formats",
         cli::add_run_hpcc);
+    add("export", "Export what a run stored: `export timeline` writes an LLM experiment's timeline as Chrome trace JSON for Perfetto",
+        cli::add_export);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS flow_rates (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, flow INTEGER, rate_bps INTEGER);
 CREATE TABLE IF NOT EXISTS timeline (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, rank INTEGER NOT NULL, stream TEXT NOT NULL, task TEXT NOT NULL,
-  kind TEXT NOT NULL, start_ps INTEGER NOT NULL, end_ps INTEGER NOT NULL, bytes INTEGER, peers TEXT);
+  kind TEXT NOT NULL, start_ps INTEGER NOT NULL, end_ps INTEGER NOT NULL, bytes INTEGER, peers TEXT,
+  iteration INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS flows_by_experiment ON flows (run_id, experiment);
 CREATE INDEX IF NOT EXISTS timeline_by_rank ON timeline (run_id, experiment, rank, start_ps);
 CREATE INDEX IF NOT EXISTS queue_samples_by_time ON queue_samples (run_id, experiment, time_ps);
@@ -119,8 +120,20 @@ ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
     }
     exec(db_, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", file_);
     exec(db_, kSchema, file_);
+    add_missing_columns();
     exec(db_, "INSERT OR IGNORE INTO orrery_store VALUES ('format', 'orrery-results'), ('schema_version', '1');", file_);
     thread_ = std::thread([this] { writer(); });
+}
+
+void ResultsStore::add_missing_columns() {
+    // Stores written before a column existed gain it, with its default, instead of failing every insert.
+    bool has_iteration = false;
+    sqlite3_stmt* info = nullptr;
+    if (sqlite3_prepare_v2(db_, "PRAGMA table_info(timeline)", -1, &info, nullptr) == SQLITE_OK)
+        while (sqlite3_step(info) == SQLITE_ROW)
+            if (std::string(reinterpret_cast<const char*>(sqlite3_column_text(info, 1))) == "iteration") has_iteration = true;
+    sqlite3_finalize(info);
+    if (!has_iteration) exec(db_, "ALTER TABLE timeline ADD COLUMN iteration INTEGER NOT NULL DEFAULT 0;", file_);
 }
 
 ResultsStore::~ResultsStore() {
@@ -253,10 +266,11 @@ void ResultsStore::samples(const std::string& experiment, int64_t time_ps, std::
 void ResultsStore::timeline(const std::string& experiment, std::vector<TimelineRow> rows) {
     const int64_t id = run_id_;
     post([=, rows = std::move(rows)](sqlite3* db) {
-        Statement t(db, "INSERT INTO timeline VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        Statement t(db, "INSERT INTO timeline (run_id, experiment, rank, stream, task, kind, start_ps, end_ps, bytes, peers, iteration) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         for (const TimelineRow& r : rows)
             t.bind(1, id).bind(2, experiment).bind(3, int64_t(r.rank)).bind(4, r.stream).bind(5, r.task).bind(6, r.kind).bind(7, r.start_ps)
-                .bind(8, r.end_ps).bind(9, r.bytes).bind(10, r.peers).row();
+                .bind(8, r.end_ps).bind(9, r.bytes).bind(10, r.peers).bind(11, int64_t(r.iteration)).row();
     });
 }
 

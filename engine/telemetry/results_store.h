@@ -55,6 +55,7 @@ struct RateSample {
 
 struct TimelineRow {             // one span of a rank's stream (LLM workloads)
     uint32_t rank;
+    int iteration;
     std::string stream, task, kind;
     int64_t start_ps, end_ps, bytes;
     std::string peers;
@@ -86,6 +87,7 @@ public:
     static int schema_version() { return 1; }
 
 private:
+    void add_missing_columns();
     void post(std::function<void(sqlite3*)> job);
     void writer();
 

@@ -270,6 +270,7 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
 
     for (int iter = 0; iter < w.iterations; ++iter) {
         const std::string it = w.iterations > 1 ? "it" + std::to_string(iter) + " " : "";
+        const size_t iteration_begin = b.g.size();
         spans.clear();
         // Gradient buckets closing per rank: (ready op, bytes, expert?) — filled by the last micro-batch's backward.
         std::map<uint32_t, std::vector<std::tuple<uint32_t, int64_t, bool>>> buckets;
@@ -425,6 +426,16 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
 
         // Gradient sync per bucket, then the optimizer, then (ZeRO-1/2) the parameter all-gather.
         std::map<uint32_t, std::vector<uint32_t>> synced;
+        // Tied embeddings split over the first and last stage: their gradients are summed between the two
+        // (Megatron's embedding group) after the backward, before either optimizer step.
+        if (m.tied_embeddings && p.pp > 1)
+            for (uint32_t r : stage_ranks[0]) {
+                const RankCoord rc = rank_coord(p, r);
+                const std::vector<uint32_t> pair{r, rank_of(p, {rc.tp, rc.dp, p.pp - 1})};
+                const uint32_t end = b.collective(CollectiveKind::all_reduce, Group::dp, pair, m.vocab * m.hidden / p.tp * w.bytes_per_param,
+                                                  {b.last_compute[pair[0]], b.last_compute[pair[1]]}, it + "tied embedding grads");
+                for (uint32_t q : pair) synced[q].push_back(end);
+            }
         for (int s = 0; s < p.pp; ++s) {
             const std::vector<uint32_t>& ranks = stage_ranks[size_t(s)];
             const size_t count = buckets[ranks[0]].size();
@@ -465,6 +476,7 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
                     for (uint32_t q : group) params_ready[q] = end;
                 }
         }
+        for (size_t op = iteration_begin; op < b.g.size(); ++op) b.g.ops[op].iteration = uint16_t(iter);
     }
     return std::move(b.g);
 }

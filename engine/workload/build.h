@@ -4,9 +4,9 @@
 // forward, backward-input and backward-weight compute, TP collectives (all-reduce, or reduce-scatter +
 // all-gather with sequence parallelism), MoE all-to-alls over the EP group; pipeline sends between stages
 // as real transfers; DP gradient sync in buckets as the last micro-batch's backward produces them
-// (all-reduce, or reduce-scatter + parameter all-gather under ZeRO); the optimizer step.
-// Not modelled: the tied-embedding gradient all-reduce between the first and last stage (one vocab×hidden
-// buffer per iteration), and embedding lookups (memory-bound, microseconds).
+// (all-reduce, or reduce-scatter + parameter all-gather under ZeRO); with tied embeddings and PP > 1 the
+// embedding-gradient all-reduce between the first and last stage; the optimizer step.
+// Not modelled: embedding lookups (memory-bound, microseconds).
 #include <cstdint>
 #include <string>
 #include <vector>

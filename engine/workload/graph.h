@@ -27,6 +27,7 @@ struct Op {
     int64_t duration = 0;          // ps: compute (before slowdown) and local ops
     uint32_t name = 0;             // index into TaskGraph::names
     uint32_t collective = UINT32_MAX;  // the collective a transfer/local/join belongs to
+    uint16_t iteration = 0;        // the training iteration the op belongs to
 };
 
 struct CollectiveRecord {

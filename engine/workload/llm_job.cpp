@@ -95,13 +95,13 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
         const Op& c = g.ops[op];
         if (c.kind != OpKind::compute) continue;
         compute_of[c.rank].push_back(op);
-        o.timeline.push_back({c.rank, "compute", g.names[c.name], phase_name(c.phase), x.start()[op], x.end()[op], 0, ""});
+        o.timeline.push_back({c.rank, c.iteration, "compute", g.names[c.name], phase_name(c.phase), x.start()[op], x.end()[op], 0, ""});
     }
     std::vector<int64_t> last_comm_end(g.world, 0);
     for (const CollectiveRecord& c : g.collectives) {
         const int64_t s = x.end()[c.start], e = x.end()[c.end];
         for (uint32_t r : c.ranks) {
-            o.timeline.push_back({r, group_name(c.group), g.names[c.name], collective_kind_name(c.kind), s, e, c.bytes, peers_of(c, r)});
+            o.timeline.push_back({r, g.ops[c.start].iteration, group_name(c.group), g.names[c.name], collective_kind_name(c.kind), s, e, c.bytes, peers_of(c, r)});
             last_comm_end[r] = std::max(last_comm_end[r], e);
         }
     }

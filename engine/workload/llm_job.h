@@ -50,6 +50,7 @@ struct RankBreakdown {
 
 struct TimelineSpan {
     uint32_t rank;
+    int iteration;
     std::string stream;                      // "compute", "tp", "pp", "dp", "ep"
     std::string name, kind;                  // kind: forward, backward-input, backward-weight, optimizer, or the collective
     int64_t start_ps, end_ps;

@@ -46,7 +46,8 @@ MemoryReport memory_per_rank(const LlmWorkload& w, const GpuSpec& gpu) {
             else dense += double(mlp_params(m, false, layer < m.dense_layers));
         }
         if (stage == 0) dense += double(m.vocab * m.hidden) + double(m.seq * m.hidden);  // word and position embeddings
-        if (stage == p.pp - 1 && p.pp > 1) dense += double(m.vocab * m.hidden);          // the output layer's copy (tied)
+        // The output layer: its own matrix when untied; a tied copy on the last stage when PP splits it from the embeddings.
+        if (stage == p.pp - 1 && (p.pp > 1 || !m.tied_embeddings)) dense += double(m.vocab * m.hidden);
         const double local = dense / t + expert / (t * p.ep);
         r.params = int64_t(local);
         const double dp = p.dp;

@@ -26,6 +26,7 @@ ModelSpec read_model(JsonReader& m) {
     s.seq = m.integer("seq", Need::optional, 1, int64_t(1) << 24).value_or(s.seq);
     s.vocab = m.integer("vocab", Need::optional, 1, int64_t(1) << 24).value_or(s.vocab);
     s.gated_mlp = m.boolean("gated_mlp", Need::optional).value_or(false);
+    s.tied_embeddings = m.boolean("tied_embeddings", Need::optional).value_or(true);
     s.experts = int(m.integer("experts", Need::optional, 0, 1 << 16).value_or(0));
     s.top_k = int(m.integer("top_k", Need::optional, 0, 1 << 16).value_or(s.experts > 0 ? 1 : 0));
     s.shared_experts = int(m.integer("shared_experts", Need::optional, 0, 1 << 10).value_or(0));

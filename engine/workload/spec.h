@@ -23,6 +23,7 @@ struct ModelSpec {
     int64_t seq = 2048;           // sequence length, tokens
     int64_t vocab = 50257;
     bool gated_mlp = false;       // SwiGLU: three MLP matrices instead of two
+    bool tied_embeddings = true;  // the output layer shares the word embeddings (GPT); LLaMA unties them
     int experts = 0;              // 0 = dense; MoE layers route each token to top_k of `experts`
     int top_k = 0;
     int shared_experts = 0;       // DeepSeek-style experts every token visits

@@ -2,7 +2,10 @@
 // never overwrite what the user had.
 #include <QtTest>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -112,6 +115,76 @@ private slots:
         // A second run into the same store appends; a scenario with a bad topology changes nothing.
         QCOMPARE(run({"run", QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json", "--out", store}).code, 0);
         QCOMPARE(run({"run", QString(ORRERY_TEST_DIR) + "/malformed/odd_k.json", "--out", store}).code, 1);
+    }
+    void llm_sweep_with_oom_and_timeline_export() {
+        QTemporaryDir tmp;
+        // A 32-GPU job swept over the framework overhead: 4 GB fits an H100, 90 GB cannot.
+        nlohmann::json doc = {
+            {"format", "orrery-scenario"},
+            {"version", 1},
+            {"name", "llm sweep"},
+            {"topology",
+             {{"generator", "rail-optimized"}, {"gpus", 32}, {"gpus_per_server", 8}, {"tiers", 2}, {"link_defaults", {{"all", {{"rate", "400Gbps"}, {"delay", "1us"}}}}}}},
+            {"network", {{"preset", "reference-400g"}}},
+            {"cc", {{"preset", "dcqcn-400g"}}},
+            {"workload",
+             {{"kind", "llm"},
+              {"model", {{"layers", 4}, {"hidden", 1024}, {"heads", 16}, {"ffn", 4096}, {"seq", 512}, {"vocab", 1000}}},
+              {"parallel", {{"tp", 8}, {"pp", 2}, {"dp", 2}, {"micro_batches", 4}}},
+              {"iterations", 2}}},
+            {"output", {{"record", {"fct", "queues"}}, {"sample_interval", "5us"}}},
+            {"sweep", {{"parameters", {{{"path", "workload.framework_overhead"}, {"values", {"4GB", "90GB"}}}}}}}};
+        std::ofstream(tmp.filePath("llm.json").toStdString()) << doc.dump(1);
+        Result r = run({"run", "llm.json", "--out", "r.sqlite", "--json", "--threads", "2"}, tmp.path());
+        QCOMPARE(r.code, 0);
+        const nlohmann::json summary = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(summary.size(), size_t(2));
+        QCOMPARE(summary[0]["status"].get<std::string>(), std::string("ok"));
+        QVERIFY(summary[0]["iteration_time_s"].get<double>() > 0);
+        QCOMPARE(summary[1]["status"].get<std::string>(), std::string("oom"));
+        QVERIFY2(summary[1]["message"].get<std::string>().find("needs") != std::string::npos, summary[1].dump().c_str());
+        QVERIFY(summary[1]["message"].get<std::string>().find("but a H100 has") != std::string::npos);
+
+        // The timeline as Chrome trace JSON: a process per rank, a thread per stream, spans nested per lane.
+        r = run({"export", "timeline", "r.sqlite", "--experiment", "e0000", "-o", "trace.json.gz"}, tmp.path());
+        QCOMPARE(r.code, 0);
+        QProcess gunzip;
+        gunzip.start("gzip", {"-dc", tmp.filePath("trace.json.gz")});
+        QVERIFY(gunzip.waitForFinished());
+        const nlohmann::json trace = nlohmann::json::parse(gunzip.readAllStandardOutput().toStdString());
+        std::set<int> ranks;
+        std::map<std::pair<int, int>, std::string> threads;
+        std::map<std::pair<int, int>, double> lane_end;
+        size_t spans = 0, counters = 0;
+        std::set<int> iterations;
+        for (const auto& e : trace["traceEvents"]) {
+            const std::string ph = e["ph"];
+            if (ph == "M" && e["name"] == "process_name" && e["args"]["name"].get<std::string>().rfind("rank ", 0) == 0) ranks.insert(e["pid"].get<int>());
+            if (ph == "M" && e["name"] == "thread_name") threads[{e["pid"], e["tid"]}] = e["args"]["name"];
+            if (ph == "C") ++counters;
+            if (ph != "X") continue;
+            ++spans;
+            const std::pair<int, int> lane{e["pid"], e["tid"]};
+            QVERIFY(threads.count(lane));
+            QVERIFY(e["dur"].get<double>() >= 0);
+            QVERIFY2(e["ts"].get<double>() >= lane_end[lane] - 1e-9, "spans on one lane overlap");
+            lane_end[lane] = e["ts"].get<double>() + e["dur"].get<double>();
+            iterations.insert(e["args"]["iteration"].get<int>());
+        }
+        QCOMPARE(ranks.size(), size_t(32));
+        for (const char* stream : {"compute", "tp", "pp", "dp"})
+            QVERIFY2(std::count_if(threads.begin(), threads.end(), [&](const auto& t) { return t.second == stream; }) == 32, stream);
+        QVERIFY(spans > 1000);
+        QVERIFY(counters > 0);
+        QCOMPARE(iterations, (std::set<int>{0, 1}));
+        // One file per iteration on request; the OOM experiment has no timeline; nothing is overwritten.
+        r = run({"export", "timeline", "r.sqlite", "--experiment", "e0000", "-o", "t.json", "--split-above", "10"}, tmp.path());
+        QCOMPARE(r.code, 0);
+        QVERIFY(QFile::exists(tmp.filePath("t.it0.json")) && QFile::exists(tmp.filePath("t.it1.json")));
+        r = run({"export", "timeline", "r.sqlite", "--experiment", "e0001", "-o", "oom.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("has no timeline (status oom"), qPrintable(r.err));
+        QCOMPARE(run({"export", "timeline", "r.sqlite", "--experiment", "e0000", "-o", "trace.json.gz"}, tmp.path()).code, 1);
     }
     void run_refuses_existing_reference_files_before_running() {
         QTemporaryDir tmp;

@@ -129,6 +129,47 @@ private slots:
         QCOMPARE(r.per_stage[3].activations, 2048.0 * 5120 * 34 / 8 * 10 * 1 + 4.0 * 2048 * 50257 / 8);
     }
 
+    // GPT ties the output layer to the word embeddings: with PP the first and last stage all-reduce that
+    // gradient (vocab/TP × hidden × 2 B) before their optimizer steps; LLaMA's untied output layer does not,
+    // and costs its own vocab × hidden parameters on the last stage even without PP.
+    void tied_embedding_gradients_are_all_reduced_between_first_and_last_stage() {
+        nlohmann::json doc = flat_fabric(8);
+        doc["workload"] = {{"kind", "llm"},
+                           {"network_mode", "analytic"},
+                           {"model", {{"layers", 4}, {"hidden", 1024}, {"heads", 16}, {"ffn", 4096}, {"seq", 512}, {"vocab", 1000}}},
+                           {"parallel", {{"tp", 2}, {"pp", 4}, {"micro_batches", 4}}}};
+        const WorkloadTables t = load_workload_tables(kPresets);
+        auto tied_collectives = [&](const nlohmann::json& d) {
+            const LoadedScenario sc = load(d);
+            const Fabric f = build_fabric(sc.scenarios[0].topology);
+            const LlmJob job = prepare_llm_job(*sc.scenarios[0].workload.llm, f, t);
+            std::vector<CollectiveRecord> found;
+            for (const CollectiveRecord& c : job.graph.collectives)
+                if (job.graph.names[c.name].find("tied embedding") != std::string::npos) found.push_back(c);
+            return found;
+        };
+        const std::vector<CollectiveRecord> tied = tied_collectives(doc);
+        QCOMPARE(tied.size(), size_t(2));  // one per TP rank of the DP replica
+        for (const CollectiveRecord& c : tied) {
+            QCOMPARE(c.kind, CollectiveKind::all_reduce);
+            QCOMPARE(c.bytes, int64_t(1000 * 1024 / 2 * 2));
+            QCOMPARE(c.ranks.size(), size_t(2));
+            const ParallelSpec& p = load(doc).scenarios[0].workload.llm->parallel;
+            QCOMPARE(rank_coord(p, c.ranks[0]).pp, 0);
+            QCOMPARE(rank_coord(p, c.ranks[1]).pp, 3);
+            QCOMPARE(rank_coord(p, c.ranks[0]).tp, rank_coord(p, c.ranks[1]).tp);
+        }
+        doc["workload"]["model"]["tied_embeddings"] = false;
+        QVERIFY(tied_collectives(doc).empty());
+
+        LlmWorkload w;
+        w.model = load(doc).scenarios[0].workload.llm->model;
+        const MemoryReport untied = memory_per_rank(w, t.gpus.at("H100"));
+        w.model.tied_embeddings = true;
+        const MemoryReport shared = memory_per_rank(w, t.gpus.at("H100"));
+        QCOMPARE(untied.per_stage[0].params - shared.per_stage[0].params, int64_t(1000 * 1024));
+    }
+
     void a_job_that_does_not_fit_is_oom_naming_rank_and_bytes() {
         nlohmann::json doc = flat_fabric(32);
         doc["workload"] = {{"kind", "llm"}, {"model", {{"preset", "gpt3-175b"}}}, {"parallel", {{"tp", 8}, {"pp", 4}, {"dp", 1}, {"micro_batches", 4}}}};

@@ -1,0 +1,135 @@
+#include "telemetry/store_reader.h"
+
+#include <map>
+#include <set>
+
+#include <sqlite3.h>
+
+#include "common/diagnostics.h"
+
+namespace orrery {
+namespace {
+
+struct Query {
+    sqlite3_stmt* s = nullptr;
+    Query(sqlite3* db, const char* sql) {
+        if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) throw std::runtime_error(std::string("results store: ") + sqlite3_errmsg(db));
+    }
+    ~Query() { sqlite3_finalize(s); }
+    Query& bind(int i, int64_t v) { sqlite3_bind_int64(s, i, v); return *this; }
+    Query& bind(int i, const std::string& v) { sqlite3_bind_text(s, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT); return *this; }
+    bool next() { return sqlite3_step(s) == SQLITE_ROW; }
+    int64_t integer(int c) const { return sqlite3_column_int64(s, c); }
+    std::string text(int c) const {
+        const unsigned char* t = sqlite3_column_text(s, c);
+        return t ? reinterpret_cast<const char*>(t) : "";
+    }
+};
+
+}  // namespace
+
+StoreReader::StoreReader(const std::filesystem::path& file) : file_(file) {
+    if (!std::filesystem::exists(file)) throw InputError(file.string(), "no such results store");
+    if (sqlite3_open_v2(file.string().c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+        const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw InputError(file.string(), "cannot open the results store: " + why);
+    }
+    sqlite3_busy_timeout(db_, 5000);
+    bool ours = false;
+    sqlite3_stmt* check = nullptr;
+    if (sqlite3_prepare_v2(db_, "SELECT value FROM orrery_store WHERE key = 'format'", -1, &check, nullptr) == SQLITE_OK && sqlite3_step(check) == SQLITE_ROW)
+        ours = std::string(reinterpret_cast<const char*>(sqlite3_column_text(check, 0))) == "orrery-results";
+    sqlite3_finalize(check);
+    if (!ours) {
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw InputError(file.string(), "is not an Orrery results store (written by `orrery-cli run --out`)");
+    }
+}
+
+StoreReader::~StoreReader() {
+    if (db_) sqlite3_close(db_);
+}
+
+int64_t StoreReader::find_run(const std::string& experiment, int64_t run) const {
+    Query q(db_, run > 0 ? "SELECT run_id FROM experiments WHERE experiment = ? AND run_id = ?"
+                         : "SELECT max(run_id) FROM experiments WHERE experiment = ? AND run_id > ?");
+    q.bind(1, experiment).bind(2, run);
+    if (q.next() && sqlite3_column_type(q.s, 0) != SQLITE_NULL) return q.integer(0);
+    std::set<std::string> known;
+    Query all(db_, run > 0 ? "SELECT experiment FROM experiments WHERE run_id = ?" : "SELECT experiment FROM experiments WHERE run_id > ?");
+    all.bind(1, run);
+    while (all.next()) known.insert(all.text(0));
+    std::string list;
+    for (const std::string& e : known) {
+        if (list.size() > 200) {
+            list += ", …";
+            break;
+        }
+        list += (list.empty() ? "" : ", ") + e;
+    }
+    const std::string where = run > 0 ? "run " + std::to_string(run) : "any run";
+    throw InputError(file_.string(), "experiment \"" + experiment + "\" is not in " + where + (list.empty() ? " (the store is empty)" : "; it has " + list));
+}
+
+std::string StoreReader::experiment_status(int64_t run, const std::string& experiment) const {
+    Query q(db_, "SELECT status FROM experiments WHERE run_id = ? AND experiment = ?");
+    q.bind(1, run).bind(2, experiment);
+    return q.next() ? q.text(0) : "";
+}
+
+std::vector<TimelineRow> StoreReader::timeline(int64_t run, const std::string& experiment) const {
+    Query q(db_, "SELECT rank, iteration, stream, task, kind, start_ps, end_ps, bytes, peers FROM timeline WHERE run_id = ? AND experiment = ? "
+                 "ORDER BY rank, start_ps");
+    q.bind(1, run).bind(2, experiment);
+    std::vector<TimelineRow> rows;
+    while (q.next())
+        rows.push_back({uint32_t(q.integer(0)), int(q.integer(1)), q.text(2), q.text(3), q.text(4), q.integer(5), q.integer(6), q.integer(7), q.text(8)});
+    return rows;
+}
+
+std::vector<PortSeries> StoreReader::busiest_ports(int64_t run, const std::string& experiment, size_t count) const {
+    std::vector<PortSeries> ports;
+    {
+        Query q(db_, "SELECT node, ifindex, max(bytes) AS peak FROM queue_samples WHERE run_id = ? AND experiment = ? "
+                     "GROUP BY node, ifindex ORDER BY peak DESC, node, ifindex LIMIT ?");
+        q.bind(1, run).bind(2, experiment).bind(3, int64_t(count));
+        while (q.next()) {
+            PortSeries p;
+            p.node = uint32_t(q.integer(0));
+            p.ifindex = uint32_t(q.integer(1));
+            p.max_bytes = uint64_t(q.integer(2));
+            ports.push_back(p);
+        }
+    }
+    if (ports.empty()) return ports;
+    // Samples list non-empty ports only: every sample time of the experiment gives each chosen port a value.
+    std::vector<int64_t> times;
+    {
+        Query q(db_, "SELECT DISTINCT time_ps FROM queue_tiers WHERE run_id = ? AND experiment = ? ORDER BY time_ps");
+        q.bind(1, run).bind(2, experiment);
+        while (q.next()) times.push_back(q.integer(0));
+    }
+    std::map<std::pair<uint32_t, uint32_t>, std::map<int64_t, uint64_t>> seen;
+    for (const PortSeries& p : ports) seen[{p.node, p.ifindex}];
+    Query q(db_, "SELECT time_ps, node, ifindex, bytes FROM queue_samples WHERE run_id = ? AND experiment = ? ORDER BY time_ps");
+    q.bind(1, run).bind(2, experiment);
+    while (q.next()) {
+        auto it = seen.find({uint32_t(q.integer(1)), uint32_t(q.integer(2))});
+        if (it != seen.end()) it->second[q.integer(0)] = uint64_t(q.integer(3));
+    }
+    for (PortSeries& p : ports) {
+        const std::map<int64_t, uint64_t>& s = seen[{p.node, p.ifindex}];
+        if (times.empty())
+            for (auto [t, b] : s) times.push_back(t);
+        for (int64_t t : times) {
+            auto it = s.find(t);
+            p.samples.emplace_back(t, it == s.end() ? 0 : it->second);
+        }
+    }
+    return ports;
+}
+
+}  // namespace orrery

@@ -1,0 +1,42 @@
+#pragma once
+// Reading a results store back (read-only): which run holds an experiment, its timeline spans and its
+// queue samples. Used by `orrery-cli export`; never writes, so a store another process is filling is safe.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "telemetry/results_store.h"
+
+struct sqlite3;
+
+namespace orrery {
+
+struct PortSeries {               // one switch port's egress occupancy over time
+    uint32_t node = 0, ifindex = 0;
+    std::vector<std::pair<int64_t, uint64_t>> samples;  // (time ps, bytes), every sample time of the experiment (0 when empty)
+    uint64_t max_bytes = 0;
+};
+
+class StoreReader {
+public:
+    // Throws InputError naming the file when it is missing or is not an Orrery results store.
+    explicit StoreReader(const std::filesystem::path& file);
+    ~StoreReader();
+    StoreReader(const StoreReader&) = delete;
+    StoreReader& operator=(const StoreReader&) = delete;
+
+    // The newest run that holds `experiment`; with `run` > 0, that run, checked. Throws InputError
+    // listing the experiments there are when it is not found.
+    int64_t find_run(const std::string& experiment, int64_t run = 0) const;
+    std::string experiment_status(int64_t run, const std::string& experiment) const;
+    std::vector<TimelineRow> timeline(int64_t run, const std::string& experiment) const;
+    // The `count` ports with the highest peak occupancy, each with a value at every sample time.
+    std::vector<PortSeries> busiest_ports(int64_t run, const std::string& experiment, size_t count) const;
+
+private:
+    sqlite3* db_ = nullptr;
+    std::filesystem::path file_;
+};
+
+}  // namespace orrery
