@@ -9,6 +9,8 @@ orrery_packages=(
   libboost-graph-dev                   # DOT and GraphML
   libssl-dev                           # SHA-256 of experiments
   libsqlite3-dev                       # the results store
+  libprotobuf-dev protobuf-compiler    # Chakra execution traces
+  libtinyxml2-dev pkg-config           # MSCCL XML algorithms
   zlib1g-dev                           # gzipped traces (Chakra .et.gz in, Chrome trace .json.gz out)
   qt6-base-dev                         # Qt Test (and, with the workbench, Qt Widgets)
 )

@@ -9,10 +9,10 @@ namespace orrery::cli {
 Runner add_expand(CLI::App& app, const PresetLibrary& presets) {
     auto file = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
-    app.add_option("SCENARIO", *file, "Scenario .json")->required();
+    app.add_option("SCENARIO", *file, "Scenario .json, or the name of a bundled scenario")->required();
     app.add_flag("--json", *json, "Print the experiments as JSON");
     return [&presets, file, json]() -> int {
-        LoadedScenario s = load_scenario_file(*file, presets, LoadOptions{false});
+        LoadedScenario s = load_scenario_file(scenario_argument(*file, presets), presets, LoadOptions{false});
         print_diagnostics(s.warnings);
         if (*json) {
             nlohmann::json out = nlohmann::json::array();

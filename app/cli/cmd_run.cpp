@@ -22,14 +22,17 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
         bool json = false, force = false;
     };
     auto o = std::make_shared<Options>();
-    app.add_option("SCENARIO", o->scenario, "Scenario .json")->required();
+    app.add_option("SCENARIO", o->scenario, "Scenario .json, or the name of a bundled scenario (`orrery-cli presets scenarios`)")->required();
     app.add_option("--out", o->out, "Results store (SQLite); default: the scenario's output.store beside the scenario. An existing "
                                     "store keeps its runs and gains this one");
     app.add_option("--threads", o->threads, "CPU threads (results are identical for any number)")->check(CLI::Range(1, 1024));
     app.add_flag("--json", o->json, "Print a summary per experiment as JSON on stdout");
     app.add_flag("--force", o->force, "Replace reference-format output files (output.hpcc_files) that exist");
     return [&presets, o]() -> int {
-        const std::filesystem::path path = o->scenario;
+        bool bundled = false;
+        const std::filesystem::path path = scenario_argument(o->scenario, presets, &bundled);
+        // A bundled scenario stores its results here, not beside it in the installation.
+        if (bundled && o->out.empty()) o->out = path.stem().string() + ".sqlite";
         LoadedScenario loaded = load_scenario_file(path, presets, LoadOptions{false});
         print_diagnostics(loaded.warnings);
         const Scenario& base = loaded.base;

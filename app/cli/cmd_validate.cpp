@@ -1,8 +1,13 @@
+#include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/inputs.h"
 #include "common/quantity.h"
+#include "imports/chakra_trace.h"
+#include "imports/import_job.h"
+#include "imports/msccl.h"
+#include "imports/simai_workload.h"
 #include "io/hpcc_config.h"
 #include "io/hpcc_flows.h"
 #include "scenario/build.h"
@@ -25,6 +30,7 @@ int report(const std::filesystem::path& file, const Diagnostics& warnings, const
 
 int validate_loaded(const std::filesystem::path& file, const LoadedScenario& s, Diagnostics warnings) {
     warnings.append(s.warnings);
+    if (s.base.workload.llm) check_workload_files(*s.base.workload.llm, warnings);  // imported traces, custom algorithms
     const Fabric f = build_fabric(s.base.topology);
     const size_t flows = workload_flows(s.base).size();
     return report(file, warnings, std::to_string(s.experiments.size()) + " experiment" + (s.experiments.size() == 1 ? "" : "s") +
@@ -36,11 +42,11 @@ int validate_loaded(const std::filesystem::path& file, const LoadedScenario& s, 
 Runner add_validate(CLI::App& app, const PresetLibrary& presets) {
     auto file = std::make_shared<std::string>();
     auto from = std::make_shared<std::string>();
-    app.add_option("FILE", *file, "Scenario .json, HPCC/SimAI config.txt, topology.txt, flow.txt, ASTRA-sim .yml, .graphml or .dot")
+    app.add_option("FILE", *file, "Scenario .json, HPCC/SimAI config.txt, topology.txt, flow.txt, ASTRA-sim .yml, .graphml, .dot, SimAI workload .txt, Chakra .et, MSCCL .xml or MSCCL++ .json")
         ->required();
-    app.add_option("--from", *from, "Read FILE as this format: orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot");
+    app.add_option("--from", *from, "Read FILE as this format: orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot, simai-workload, chakra, msccl, mscclpp");
     return [&presets, file, from]() -> int {
-        const std::filesystem::path path = *file;
+        const std::filesystem::path path = scenario_argument(*file, presets);
         const InputKind kind = detect_input(path, *from);
         Diagnostics warnings;
         switch (kind) {
@@ -52,6 +58,35 @@ Runner add_validate(CLI::App& app, const PresetLibrary& presets) {
                 if (diags.has_errors()) throw InputError(diags);
                 LoadedScenario s = load_scenario_document(doc, path.string(), config.folder, presets);
                 return validate_loaded(path, s, diags);
+            }
+            case InputKind::simai_workload: {
+                const SimaiWorkload w = read_simai_workload(read_text_file(path), path.string(), warnings);
+                size_t collectives = 0;
+                for (const SimaiRecord& r : w.records)
+                    for (const SimaiComm* c : {&r.forward, &r.input_grad, &r.weight_grad}) collectives += c->group != SimaiGroup::none && c->bytes > 0;
+                return report(path, warnings, "SimAI workload, policy " + w.policy + ", TP " + std::to_string(w.tp) + " PP " + std::to_string(w.pp) + " EP " +
+                                                  std::to_string(w.ep) + (w.all_gpus ? ", " + std::to_string(w.all_gpus) + " GPUs" : "") + "; " +
+                                                  std::to_string(w.records.size()) + " records, " + std::to_string(collectives) + " collectives");
+            }
+            case InputKind::chakra_trace: {
+                std::ifstream in(path, std::ios::binary);
+                const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+                const ChakraRank r = read_chakra_trace(bytes, path.string(), warnings);
+                size_t count[8] = {};
+                for (const ChakraNode& n : r.nodes) ++count[n.type >= 0 && n.type < 8 ? n.type : 0];
+                return report(path, warnings, "Chakra trace" + (r.version.empty() ? std::string() : " " + r.version) + "; " + std::to_string(r.nodes.size()) +
+                                                  " nodes: " + std::to_string(count[4]) + " compute, " + std::to_string(count[7]) + " collective, " +
+                                                  std::to_string(count[5]) + " send, " + std::to_string(count[6]) + " receive");
+            }
+            case InputKind::msccl_xml:
+            case InputKind::mscclpp_json: {
+                const CustomAlgorithm a = kind == InputKind::msccl_xml ? read_msccl_xml(read_text_file(path), path.string(), warnings)
+                                                                       : read_mscclpp_json(read_text_file(path), path.string(), warnings);
+                size_t moves = 0;
+                for (const CustomOp& op : a.ops) moves += op.send_to >= 0;
+                return report(path, warnings, std::string(kind == InputKind::msccl_xml ? "MSCCL" : "MSCCL++") + " algorithm \"" + a.name + "\": " +
+                                                  collective_kind_name(a.kind) + " on " + std::to_string(a.gpus) + " GPUs in " + std::to_string(a.chunks_per_loop) +
+                                                  " chunks; " + std::to_string(a.ops.size()) + " operations, " + std::to_string(moves) + " transfers");
             }
             case InputKind::hpcc_flows:
                 return report(path, warnings, std::to_string(read_hpcc_flow_file(path).size()) + " flows");

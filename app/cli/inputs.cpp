@@ -44,18 +44,34 @@ const char* input_kind_name(InputKind k) {
         case InputKind::astra_yaml: return "astra-yaml";
         case InputKind::graphml: return "graphml";
         case InputKind::dot: return "dot";
+        case InputKind::simai_workload: return "simai-workload";
+        case InputKind::chakra_trace: return "chakra";
+        case InputKind::msccl_xml: return "msccl";
+        case InputKind::mscclpp_json: return "mscclpp";
     }
     return "?";
 }
 
 InputKind detect_input(const std::filesystem::path& file, const std::string& from) {
-    for (InputKind k : {InputKind::scenario, InputKind::hpcc_config, InputKind::hpcc_topology, InputKind::hpcc_flows,
-                        InputKind::astra_yaml, InputKind::graphml, InputKind::dot})
+    for (InputKind k : {InputKind::scenario, InputKind::hpcc_config, InputKind::hpcc_topology, InputKind::hpcc_flows, InputKind::astra_yaml,
+                        InputKind::graphml, InputKind::dot, InputKind::simai_workload, InputKind::chakra_trace, InputKind::msccl_xml, InputKind::mscclpp_json})
         if (from == input_kind_name(k)) return k;
     if (!from.empty())
-        throw InputError("--from", "unknown format \"" + from + "\"; known: orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot");
+        throw InputError("--from", "unknown format \"" + from +
+                                       "\"; known: orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot, simai-workload, chakra, msccl, mscclpp");
     const std::string ext = file.extension().string();
-    if (ext == ".json") return InputKind::scenario;
+    const std::string name = file.filename().string();
+    if (ext == ".et" || (ext == ".gz" && file.stem().extension() == ".et")) return InputKind::chakra_trace;
+    if (ext == ".json") {
+        // An MSCCL++ execution plan is JSON too: a top-level "gpus" and "collective" and no "format".
+        try {
+            const nlohmann::json j = nlohmann::json::parse(read_text_file(file));
+            if (j.is_object() && j.contains("gpus") && j.contains("collective") && !j.contains("format")) return InputKind::mscclpp_json;
+        } catch (const nlohmann::json::parse_error&) {
+        }
+        return InputKind::scenario;
+    }
+    if (ext == ".xml" && read_text_file(file).find("<algo") != std::string::npos) return InputKind::msccl_xml;
     if (ext == ".graphml" || ext == ".xml") return InputKind::graphml;
     if (ext == ".dot" || ext == ".gv") return InputKind::dot;
     if (ext == ".yml" || ext == ".yaml") return InputKind::astra_yaml;
@@ -64,13 +80,32 @@ InputKind detect_input(const std::filesystem::path& file, const std::string& fro
     if (start == std::string::npos) throw InputError(file.string(), "the file is empty");
     size_t end = text.find('\n', start);
     std::string first = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const std::string policy = first.substr(0, first.find_first_of(" \t\r"));
+    for (const char* p : {"HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_TRANSFORMER", "MICRO", "DATA", "MODEL", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED",
+                          "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_CUSTOMIZED", "DISTRIBUTED_INFERENCE"})
+        if (policy == p) return InputKind::simai_workload;
+    if (first.find("model_parallel_NPU_group:") != std::string::npos) return InputKind::simai_workload;  // a SimAI header, its policy misspelt
     if (std::isupper(static_cast<unsigned char>(first[0]))) return InputKind::hpcc_config;
     if (first[0] == '{') return InputKind::scenario;
     if (first[0] == '<') return InputKind::graphml;
     if (first.rfind("graph", 0) == 0 || first.rfind("strict", 0) == 0 || first.rfind("digraph", 0) == 0) return InputKind::dot;
     const size_t fields = count_tokens(first);
     if (std::isdigit(static_cast<unsigned char>(first[0]))) return fields == 1 ? InputKind::hpcc_flows : InputKind::hpcc_topology;
-    throw InputError(file.string() + ":1", "cannot tell the format of this file; name it with --from (orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot)");
+    throw InputError(file.string() + ":1", "cannot tell the format of this file; name it with --from (orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot, "
+                                           "simai-workload, chakra, msccl, mscclpp)");
+}
+
+std::filesystem::path scenario_argument(const std::string& arg, const PresetLibrary& presets, bool* bundled) {
+    if (bundled) *bundled = false;
+    if (std::filesystem::exists(arg) || arg.find('/') != std::string::npos) return arg;
+    for (const std::filesystem::path& root : presets.roots()) {
+        const std::filesystem::path p = root / "scenarios" / (arg + ".json");
+        if (std::filesystem::exists(p)) {
+            if (bundled) *bundled = true;
+            return p;
+        }
+    }
+    return arg;
 }
 
 Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const PresetLibrary& presets, Diagnostics& warnings) {

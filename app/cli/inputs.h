@@ -15,10 +15,14 @@ inline constexpr int kOk = 0, kInvalidInput = 1, kUsage = 2;
 // ORRERY_PRESETS (':'-separated), then <exe>/../share/orrery/presets, then the source tree's presets/.
 PresetLibrary find_presets(const char* argv0);
 
-enum class InputKind { scenario, hpcc_config, hpcc_topology, hpcc_flows, astra_yaml, graphml, dot };
+enum class InputKind { scenario, hpcc_config, hpcc_topology, hpcc_flows, astra_yaml, graphml, dot, simai_workload, chakra_trace, msccl_xml, mscclpp_json };
 const char* input_kind_name(InputKind k);
 // By --from when given, else by extension and, for text files, by their first line.
 InputKind detect_input(const std::filesystem::path& file, const std::string& from);
+
+// A scenario argument: a file, or the name of a bundled scenario (presets/scenarios/NAME.json) when no
+// such file exists. `bundled` tells which.
+std::filesystem::path scenario_argument(const std::string& arg, const PresetLibrary& presets, bool* bundled = nullptr);
 
 // Reads any fabric file, or the fabric of a scenario file.
 Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const PresetLibrary& presets, Diagnostics& warnings);

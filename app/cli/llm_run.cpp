@@ -7,6 +7,7 @@
 #include "cli/run_session.h"
 #include "common/diagnostics.h"
 #include "runtime/batch.h"
+#include "imports/import_job.h"
 #include "workload/llm_job.h"
 
 namespace orrery::cli {
@@ -36,15 +37,19 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
     LlmRunResult out;
     out.summaries.resize(count);
     std::vector<std::unique_ptr<LlmJob>> jobs(count);
+    std::vector<std::unique_ptr<LlmWorkload>> workloads(count);  // each experiment's, with its custom algorithms read
     std::vector<ExperimentInput> packet_inputs;
     std::vector<size_t> packet_index;  // batch experiment → experiment index
     std::map<const Fabric*, Routes> routes_of;
     for (size_t i = 0; i < count; ++i) {
         const Scenario& s = loaded.scenarios[i];
-        const LlmWorkload& w = *s.workload.llm;
+        workloads[i] = std::make_unique<LlmWorkload>(*s.workload.llm);
+        LlmWorkload& w = *workloads[i];
         if (!w.compute.operator_table.empty()) load_operator_table(tables, w.compute.operator_table);
         const std::string& id = loaded.experiments[i].id;
-        jobs[i] = std::make_unique<LlmJob>(prepare_llm_job(w, *fabrics[i], tables));
+        Diagnostics warnings;
+        jobs[i] = std::make_unique<LlmJob>(prepare_any_llm_job(w, *fabrics[i], tables, warnings));
+        for (const Diagnostic& d : warnings.items()) std::fprintf(stderr, "[%s] %s: warning: %s\n", id.c_str(), d.where.c_str(), d.message.c_str());
         LlmJob& job = *jobs[i];
         if (!job.oom_message.empty()) {
             store.experiment_started(id);
@@ -72,6 +77,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             j["wall_time_s"] = wall;
             out.summaries[i] = j;
             std::fprintf(stderr, "[%s] ok: iteration %.6f s (analytic network), %zu ops, %.3f s wall\n", id.c_str(), o.iteration_time_s, o.ops, wall);
+            jobs[i].reset();  // its graph is done with: a sweep of large jobs holds one at a time
             continue;
         }
         packet_inputs.push_back({id, &s, fabrics[i], llm_flows(job, w.collectives.priority)});

@@ -1,6 +1,7 @@
 #include "workload/collectives.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "common/diagnostics.h"
@@ -59,6 +60,22 @@ struct Emitter {
             }
         }
         return g.add(make(OpKind::transfer, from, dst, bytes), before);
+    }
+
+    // A custom algorithm: member i plays GPU i. Every op gets an entry join first, so dependencies may point
+    // forward; a sending op is a move of its chunks, a waiting op is its entry join.
+    std::vector<uint32_t> custom(const CustomAlgorithm& a, const std::vector<uint32_t>& ranks, int64_t bytes, uint32_t start) {
+        const double chunk = double(bytes) / a.chunks_per_loop;
+        std::vector<uint32_t> entry(a.ops.size()), exit(a.ops.size());
+        for (size_t i = 0; i < a.ops.size(); ++i) entry[i] = join({start}, ranks[size_t(a.ops[i].gpu)]);
+        for (size_t i = 0; i < a.ops.size(); ++i) {
+            const CustomOp& op = a.ops[i];
+            exit[i] = op.send_to < 0 ? entry[i]
+                                     : move(ranks[size_t(op.gpu)], ranks[size_t(op.send_to)], std::max<int64_t>(1, std::llround(op.chunks * chunk)), {entry[i]});
+        }
+        for (size_t i = 0; i < a.ops.size(); ++i)
+            for (uint32_t d : a.ops[i].after) g.add_dep(entry[i], exit[d]);
+        return exit;
     }
 
     int64_t pieces_of(int64_t bytes) const {
@@ -226,8 +243,13 @@ uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKin
     std::vector<uint32_t> finals;
     bool one_server = true;
     for (uint32_t r : ranks) one_server = one_server && p.server[r] == p.server[ranks[0]];
+    const CustomAlgorithm* custom = nullptr;
+    for (const auto& a : c.spec.custom)
+        if (a->kind == kind && size_t(a->gpus) == n) custom = a.get();
     if (n <= 1 || bytes <= 0) {
         finals = {start};
+    } else if (custom) {
+        finals = e.custom(*custom, ranks, bytes, start);
     } else if (one_server) {
         finals = {e.local(kind, int(n), ranks[0], ranks[0], bytes, {start})};
     } else {

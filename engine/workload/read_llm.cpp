@@ -41,12 +41,33 @@ ModelSpec read_model(JsonReader& m) {
 
 LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_dir) {
     LlmWorkload w;
-    if (auto m = r.object("model", Need::required)) w.model = read_model(*m);
+    auto resolve = [&](const std::string& f) { return std::filesystem::path(f).is_absolute() ? std::filesystem::path(f) : base_dir / f; };
+    if (auto imp = r.object("import", Need::optional)) {
+        TraceImport t;
+        t.format = imp->choice("format", Need::required, {"simai", "chakra"}).value_or("simai");
+        if (auto path = imp->string("path", Need::required)) {
+            t.path = resolve(*path);
+            // Chakra: the path is the prefix ASTRA-sim is given; rank 0's file must be there.
+            const std::filesystem::path first = t.format == "chakra" ? std::filesystem::path(t.path.string() + ".0.et") : t.path;
+            const std::filesystem::path first_gz = first.string() + ".gz";
+            if (!std::filesystem::exists(first) && !(t.format == "chakra" && std::filesystem::exists(first_gz)))
+                imp->error("path", "file not found: " + first.string());
+        }
+        imp->finish();
+        w.trace = t;
+        for (const char* k : {"model", "parallel"})
+            if (r.has(k)) {
+                r.raw(k);
+                r.error(k, "an imported workload brings its own model and parallelism; remove \"" + std::string(k) + "\"");
+            }
+    }
+    if (!w.trace)
+        if (auto m = r.object("model", Need::required)) w.model = read_model(*m);
     w.gpu = r.string("gpu", Need::optional).value_or(w.gpu);
     w.iterations = int(r.integer("iterations", Need::optional, 1, 1000).value_or(1));
     if (auto mode = r.choice("network_mode", Need::optional, {"packet", "analytic"})) w.network_mode = *mode == "analytic" ? NetworkMode::analytic : NetworkMode::packet;
     if (auto f = r.size("framework_overhead", Need::optional)) w.framework_overhead = *f;
-    if (auto p = r.object("parallel", Need::required)) {
+    if (auto p = r.object("parallel", w.trace ? Need::optional : Need::required)) {
         ParallelSpec& s = w.parallel;
         s.tp = int(p->integer("tp", Need::optional, 1, 1 << 16).value_or(1));
         s.pp = int(p->integer("pp", Need::optional, 1, 1 << 16).value_or(1));
@@ -78,6 +99,17 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
         }
         s.pxn = c->boolean("pxn", Need::optional).value_or(false);
         s.priority = int(c->integer("priority", Need::optional, 1, 7).value_or(3));
+        if (const nlohmann::json* list = c->array("custom", Need::optional, "an array of MSCCL .xml / MSCCL++ .json file names"))
+            for (size_t i = 0; i < list->size(); ++i) {
+                const std::string key = "custom[" + std::to_string(i) + "]";
+                if (!(*list)[i].is_string()) {
+                    c->error(key, "expected a file name (MSCCL .xml or MSCCL++ .json)");
+                    continue;
+                }
+                const std::filesystem::path f = resolve((*list)[i].get<std::string>());
+                if (!std::filesystem::exists(f)) c->error(key, "file not found: " + f.string());
+                s.custom_files.push_back(f);
+            }
         c->finish();
     }
     if (auto c = r.object("compute", Need::optional)) {

@@ -5,10 +5,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/units.h"
+#include "workload/custom_algorithm.h"
 
 namespace orrery {
 
@@ -57,6 +60,8 @@ struct CollectiveSpec {
     Bytes chunk{64 << 20};              // a transfer larger than this is pipelined in chunks of it
     bool pxn = false;                   // PXN: a cross-rail transfer goes over NVLink to the peer's rail first
     int priority = 3;                   // switch queue of collective traffic
+    std::vector<std::filesystem::path> custom_files;  // MSCCL XML / MSCCL++ JSON algorithms named by the scenario
+    std::vector<std::shared_ptr<const CustomAlgorithm>> custom;  // the same, read (engine/imports/msccl.*)
 };
 
 struct ComputeSpec {
@@ -68,7 +73,15 @@ struct ComputeSpec {
 
 enum class NetworkMode { packet, analytic };
 
+// A workload recorded by another tool instead of a model: the task graph comes from the file
+// (engine/imports/), the rest of LlmWorkload (GPU, collectives, network mode) still applies.
+struct TraceImport {
+    std::string format;                 // "simai" (AICB/SimAI workload .txt) or "chakra" (execution traces, one per rank)
+    std::filesystem::path path;         // simai: the file; chakra: the prefix (PREFIX.0.et, PREFIX.1.et, …)
+};
+
 struct LlmWorkload {
+    std::optional<TraceImport> trace;   // set: model and parallel are not used
     ModelSpec model;
     ParallelSpec parallel;
     CollectiveSpec collectives;

@@ -1,0 +1,18 @@
+#pragma once
+// An LLM experiment whose workload names files: reads its custom collective algorithms (MSCCL / MSCCL++)
+// into the collective spec, and — for an imported trace (SimAI workload, Chakra traces) — builds the task
+// graph from the trace instead of the model. Everything else (analytic or packet run, breakdown, timeline)
+// is the same as for a modelled job.
+#include "common/diagnostics.h"
+#include "workload/llm_job.h"
+
+namespace orrery {
+
+// `w` gains its custom algorithms (read from w.collectives.custom_files) and must outlive the job.
+// Throws InputError naming the file at fault; warnings collects what real files get wrong.
+LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t, Diagnostics& warnings);
+
+// Reads the workload's files without building anything (for `orrery-cli validate`).
+void check_workload_files(const LlmWorkload& w, Diagnostics& warnings);
+
+}  // namespace orrery

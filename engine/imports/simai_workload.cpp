@@ -1,0 +1,297 @@
+#include "imports/simai_workload.h"
+
+#include <charconv>
+#include <map>
+
+namespace orrery {
+namespace {
+
+struct Token {
+    std::string text;
+    int line;
+};
+
+std::vector<Token> tokens_from(const std::string& text, size_t from, int first_line) {
+    std::vector<Token> out;
+    int line = first_line;
+    size_t i = from;
+    while (i < text.size()) {
+        const char ch = text[i];
+        if (ch == '\n') ++line;
+        if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f') {
+            ++i;
+            continue;
+        }
+        size_t j = i;
+        while (j < text.size() && !std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+        out.push_back({text.substr(i, j - i), line});
+        i = j;
+    }
+    return out;
+}
+
+int64_t parse_count(const Token& t, const std::string& source, const char* field, int64_t max) {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec == std::errc::result_out_of_range || (ec == std::errc() && v > max))
+        throw InputError(source + ":" + std::to_string(t.line), std::string(field) + " \"" + t.text + "\" is too large (at most " + std::to_string(max) + ")");
+    if (ec != std::errc() || end != t.text.data() + t.text.size() || v < 0)
+        throw InputError(source + ":" + std::to_string(t.line), std::string("expected ") + field + " as a non-negative integer, found \"" + t.text + "\"");
+    return v;
+}
+
+// Collective strings as SimAI matches them: by prefix, ALLREDUCE first (so ALLREDUCEALLTOALL is an all-reduce),
+// then the suffix picks the group.
+SimaiComm comm_of(const std::string& s, int64_t bytes, bool weight_column, const std::string& where, Diagnostics& warnings) {
+    SimaiComm c;
+    c.bytes = bytes;
+    if (s == "NONE") return c;
+    static const std::pair<const char*, CollectiveKind> prefixes[] = {{"ALLREDUCE", CollectiveKind::all_reduce},
+                                                                      {"ALLTOALL", CollectiveKind::all_to_all},
+                                                                      {"ALLGATHER", CollectiveKind::all_gather},
+                                                                      {"REDUCESCATTER", CollectiveKind::reduce_scatter}};
+    for (const auto& [prefix, kind] : prefixes) {
+        const std::string p = prefix;
+        if (s.compare(0, p.size(), p) != 0) continue;
+        const std::string suffix = s.substr(p.size());
+        c.kind = kind;
+        if (suffix.empty()) c.group = weight_column ? SimaiGroup::dp : SimaiGroup::tp;
+        else if (suffix == "_EP") c.group = SimaiGroup::ep;
+        else if (suffix == "_DP_EP") c.group = SimaiGroup::dp_ep;
+        else
+            warnings.warning(where, "\"" + s + "\" has the suffix \"" + suffix + "\", which names no group (SimAI: group NONE); it is not communicated");
+        return c;
+    }
+    warnings.warning(where, "\"" + s + "\" is not a collective SimAI issues (it starts with none of ALLREDUCE, ALLTOALL, ALLGATHER, REDUCESCATTER); "
+                            "like SimAI, Orrery does not communicate it");
+    return c;
+}
+
+}  // namespace
+
+SimaiWorkload read_simai_workload(const std::string& text, const std::string& source, Diagnostics& warnings) {
+    SimaiWorkload w;
+    w.source = source;
+    const size_t eol1 = text.find('\n');
+    if (eol1 == std::string::npos) throw InputError(source + ":1", "expected the header line and then the record count on line 2");
+    const std::vector<Token> header = tokens_from(text.substr(0, eol1), 0, 1);
+    if (header.empty()) throw InputError(source + ":1", "empty header: expected a parallelism policy such as HYBRID_TRANSFORMER_FWD_IN_BCKWD");
+    w.policy = header[0].text;
+    static const char* policies[] = {"DATA", "HYBRID_TRANSFORMER", "HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED", "MODEL",
+                                     "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_CUSTOMIZED", "MICRO", "DISTRIBUTED_INFERENCE"};
+    bool known = false;
+    for (const char* p : policies) known = known || w.policy == p;
+    if (!known) throw InputError(source + ":1", "unknown parallelism policy \"" + w.policy + "\" (SimAI cannot decode it either)");
+    if (w.policy != "HYBRID_TRANSFORMER_FWD_IN_BCKWD" && w.policy != "HYBRID_TRANSFORMER" && w.policy != "MICRO")
+        throw InputError(source + ":1", "policy \"" + w.policy + "\" is a SimAI policy Orrery does not run; it runs HYBRID_TRANSFORMER(_FWD_IN_BCKWD) and MICRO");
+    std::map<std::string, int64_t> keys;
+    for (size_t i = 1; i < header.size(); ++i) {
+        std::string k = header[i].text;
+        if (k == "pp_comm") k = "pp_comm:";  // written without the colon in SimAI's own example
+        if (k.back() != ':' || i + 1 >= header.size()) continue;
+        const std::string name = k.substr(0, k.size() - 1);
+        if (name == "checkpoints" || name == "checkpoint_initiates") {
+            const int64_t n = parse_count(header[i + 1], source, k.c_str(), 1 << 20);
+            i += 1 + size_t(n);  // N, then N layer indices
+            continue;
+        }
+        keys[name] = parse_count(header[i + 1], source, k.c_str(), name == "pp_comm" ? INT64_MAX : (1 << 24));
+        ++i;
+    }
+    auto key = [&](const char* k, int64_t fallback) { return keys.count(k) ? keys[k] : fallback; };
+    w.tp = int(std::max<int64_t>(1, key("model_parallel_NPU_group", 1)));
+    w.ep = int(std::max<int64_t>(1, key("ep", 1)));
+    w.pp = int(std::max<int64_t>(1, key("pp", 1)));
+    w.vpp = int(key("vpp", 0));
+    w.ga = int(std::max<int64_t>(1, key("ga", 1)));
+    w.all_gpus = int(key("all_gpus", 0));
+    w.pp_comm = key("pp_comm", 0);
+    if (w.policy != "MICRO") {
+        std::string missing;
+        for (const char* k : {"ep", "pp", "vpp", "ga", "all_gpus"})
+            if (!keys.count(k)) missing += std::string(missing.empty() ? "" : ", ") + k;
+        if (!missing.empty())
+            warnings.warning(source + ":1", "legacy AICB header without " + missing + ": taking EP = PP = GA = 1 and the world size from the fabric "
+                                            "(SimAI warns about a format mismatch and stops with SIGFPE on such files)");
+        if (w.pp > 1 && w.pp_comm == 0)
+            warnings.warning(source + ":1", "pp: " + std::to_string(w.pp) + " but no pp_comm: the pipeline stages pass no activations over the network");
+        if (w.pp == 1 && w.pp_comm != 0) warnings.warning(source + ":1", "pp_comm " + std::to_string(w.pp_comm) + " with pp: 1 has no pipeline to cross; ignored");
+    }
+
+    const size_t eol2 = text.find('\n', eol1 + 1);
+    const std::vector<Token> count_line = tokens_from(text.substr(eol1 + 1, (eol2 == std::string::npos ? text.size() : eol2) - eol1 - 1), 0, 2);
+    if (count_line.size() != 1) throw InputError(source + ":2", "expected the number of records alone on line 2");
+    const int64_t declared = parse_count(count_line[0], source, "the record count", 100'000'000);
+    const std::vector<Token> t = eol2 == std::string::npos ? std::vector<Token>{} : tokens_from(text, eol2 + 1, 3);
+    constexpr size_t kFields = 12;
+    if (t.size() % kFields != 0) {
+        const size_t last = t.size() / kFields;
+        throw InputError(source + ":" + std::to_string(t[last * kFields].line),
+                         "record " + std::to_string(last + 1) + " is cut short: " + std::to_string(t.size() % kFields) + " of its 12 fields");
+    }
+    const size_t found = t.size() / kFields;
+    if (int64_t(found) != declared)
+        warnings.warning(source + ":2", "declares " + std::to_string(declared) + " records but the file has " + std::to_string(found) + "; using the " +
+                                            std::to_string(found) + (int64_t(found) < declared ? " (SimAI would invent the missing ones as empty layers)" : ""));
+    constexpr int64_t kMaxNs = INT64_MAX / 1000;  // times become picoseconds
+    for (size_t r = 0; r < found; ++r) {
+        const Token* f = &t[r * kFields];
+        const std::string where = source + ":" + std::to_string(f[0].line);
+        SimaiRecord rec;
+        rec.name = f[0].text;
+        rec.line = f[0].line;
+        rec.forward_ns = parse_count(f[2], source, "the forward compute time (ns)", kMaxNs);
+        const int64_t fwd_bytes = parse_count(f[4], source, "the forward collective size (bytes)", INT64_MAX);
+        rec.input_grad_ns = parse_count(f[5], source, "the input-gradient compute time (ns)", kMaxNs);
+        const int64_t ig_bytes = parse_count(f[7], source, "the input-gradient collective size (bytes)", INT64_MAX);
+        rec.weight_grad_ns = parse_count(f[8], source, "the weight-gradient compute time (ns)", kMaxNs);
+        const int64_t wg_bytes = parse_count(f[10], source, "the weight-gradient collective size (bytes)", INT64_MAX);
+        rec.delay_ns = parse_count(f[11], source, "the delay after each collective (ns)", kMaxNs);
+        rec.forward = comm_of(f[3].text, fwd_bytes, false, where, warnings);
+        rec.input_grad = comm_of(f[6].text, ig_bytes, false, where, warnings);
+        rec.weight_grad = comm_of(f[9].text, wg_bytes, true, where, warnings);
+        // SimAI rounds a forward collective of 1–4095 bytes up to 4096 before issuing it.
+        if (rec.forward.bytes > 0 && rec.forward.bytes < 4096) rec.forward.bytes = 4096;
+        w.records.push_back(std::move(rec));
+    }
+    if (w.records.empty()) throw InputError(source, "has no records");
+    return w;
+}
+
+TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, uint32_t world, int iterations, Diagnostics& warnings) {
+    (void)warnings;
+    const bool micro = w.policy == "MICRO";
+    const int tp = micro ? 1 : w.tp, pp = micro ? 1 : w.pp;
+    if (w.all_gpus > 0 && uint32_t(w.all_gpus) != world)
+        throw InputError(w.source + ":1", "all_gpus: " + std::to_string(w.all_gpus) + " but the fabric has " + std::to_string(world) + " GPUs (hosts)");
+    if (world % uint32_t(tp * pp) != 0)
+        throw InputError(w.source + ":1", "TP " + std::to_string(tp) + " × PP " + std::to_string(pp) + " does not divide the " + std::to_string(world) + " GPUs");
+    const int dp = int(world) / (tp * pp);
+    const int ep = micro ? 1 : w.ep;
+    if (dp % ep != 0) throw InputError(w.source + ":1", "ep: " + std::to_string(ep) + " does not divide DP = " + std::to_string(dp));
+    auto rank = [&](int t, int d, int s) { return uint32_t(t + tp * (d + dp * s)); };
+
+    TaskGraph g;
+    g.world = world;
+    // The members of rank (t, d, s)'s group: TP varies t; DP varies d; EP the block of `ep` d's; DP_EP d with the same d mod ep.
+    auto group_of = [&](SimaiGroup grp, int t, int d, int s) {
+        std::vector<uint32_t> m;
+        if (micro) {
+            for (uint32_t r = 0; r < world; ++r) m.push_back(r);
+            return m;
+        }
+        switch (grp) {
+            case SimaiGroup::tp: for (int x = 0; x < tp; ++x) m.push_back(rank(x, d, s)); break;
+            case SimaiGroup::dp: for (int x = 0; x < dp; ++x) m.push_back(rank(t, x, s)); break;
+            case SimaiGroup::ep: for (int x = d / ep * ep; x < d / ep * ep + ep; ++x) m.push_back(rank(t, x, s)); break;
+            case SimaiGroup::dp_ep: for (int x = d % ep; x < dp; x += ep) m.push_back(rank(t, x, s)); break;
+            case SimaiGroup::none: break;
+        }
+        return m;
+    };
+    auto group_tag = [](SimaiGroup grp) { return grp == SimaiGroup::tp ? Group::tp : grp == SimaiGroup::ep ? Group::ep : Group::dp; };
+
+    std::vector<uint32_t> cur(world, UINT32_MAX), last_compute(world, UINT32_MAX);
+    std::vector<std::vector<uint32_t>> pending(world);  // per rank: weight-gradient collectives in flight
+    std::map<std::pair<uint32_t, int>, uint32_t> last_comm;  // (rank, group) → its last collective's end
+    auto compute = [&](uint32_t r, Phase ph, int64_t ns, const std::string& what) {
+        if (ns <= 0) return;
+        Op op;
+        op.kind = OpKind::compute;
+        op.phase = ph;
+        op.rank = r;
+        op.duration = ns * 1000;
+        op.name = g.name(what);
+        cur[r] = last_compute[r] = g.add(op, {cur[r], last_compute[r]});
+    };
+    // One collective per group over the ranks of a stage; blocking: the members' next step waits for it.
+    auto communicate = [&](const SimaiComm& cm, int64_t delay_ns, int s, bool blocking, const std::string& what) {
+        if (cm.group == SimaiGroup::none || cm.bytes <= 0) return;
+        std::map<std::vector<uint32_t>, bool> done;
+        for (int d = 0; d < dp; ++d)
+            for (int t = 0; t < tp; ++t) {
+                const std::vector<uint32_t> members = group_of(cm.group, t, d, s);
+                if (done.count(members)) continue;
+                done[members] = true;
+                // NCCL runs a communicator's collectives one after another: each waits for the group's previous one too.
+                const int tagged = int(micro ? Group::dp : group_tag(cm.group));
+                std::vector<uint32_t> ready;
+                for (uint32_t r : members) {
+                    ready.push_back(cur[r]);
+                    auto it = last_comm.find({r, tagged});
+                    if (it != last_comm.end()) ready.push_back(it->second);
+                }
+                const uint32_t coll = emit_collective(g, c, cm.kind, micro ? Group::dp : group_tag(cm.group), members,
+                                                      cm.bytes, ready, what);
+                uint32_t end = g.collectives[coll].end;
+                for (uint32_t r : members) last_comm[{r, tagged}] = end;
+                for (uint32_t r : members) {
+                    uint32_t after = end;
+                    if (delay_ns > 0) {
+                        Op op;
+                        op.kind = OpKind::local;
+                        op.group = g.ops[end].group;
+                        op.rank = op.peer = r;
+                        op.duration = delay_ns * 1000;
+                        op.name = g.name(what + " delay");
+                        after = g.add(op, {end});
+                    }
+                    if (blocking) cur[r] = after;
+                    else pending[r].push_back(after);
+                }
+            }
+    };
+
+    for (int it = 0; it < iterations; ++it) {
+        const std::string tag = iterations > 1 ? "it" + std::to_string(it) + " " : "";
+        const size_t begin = g.size();
+        // The next iteration starts when the previous one's weight-gradient collectives are done.
+        for (uint32_t r = 0; r < world; ++r)
+            if (!pending[r].empty()) {
+                std::vector<uint32_t> all = pending[r];
+                all.push_back(cur[r]);
+                cur[r] = g.add(Op{}, all);
+                pending[r].clear();
+            }
+        if (micro) {
+            for (const SimaiRecord& rec : w.records) communicate(rec.weight_grad, rec.delay_ns, 0, true, tag + rec.name + " " + collective_kind_name(rec.weight_grad.kind));
+        } else {
+            // Forward through the stages (each after the previous stage's activations arrive), then backward
+            // from the last stage: per record its compute, then its collective; weight-gradient collectives
+            // run in the background until the next iteration.
+            auto hand_over = [&](int from_stage, int to_stage, const char* what) {
+                if (w.pp_comm <= 0) return;
+                for (int d = 0; d < dp; ++d)
+                    for (int t = 0; t < tp; ++t) {
+                        const uint32_t from = rank(t, d, from_stage), to = rank(t, d, to_stage);
+                        const uint32_t got = emit_send(g, c, Group::pp, from, to, w.pp_comm, cur[from], tag + what);
+                        cur[to] = g.add(Op{}, {cur[to], got});
+                    }
+            };
+            auto each_rank = [&](int s, auto fn) {
+                for (int d = 0; d < dp; ++d)
+                    for (int t = 0; t < tp; ++t) fn(rank(t, d, s));
+            };
+            for (int s = 0; s < pp; ++s) {
+                if (s > 0) hand_over(s - 1, s, "pp activation");
+                for (const SimaiRecord& rec : w.records) {
+                    each_rank(s, [&](uint32_t r) { compute(r, Phase::forward, rec.forward_ns, tag + rec.name + " fwd"); });
+                    communicate(rec.forward, rec.delay_ns, s, true, tag + rec.name + " fwd " + collective_kind_name(rec.forward.kind));
+                }
+            }
+            for (int s = pp - 1; s >= 0; --s) {
+                if (s < pp - 1) hand_over(s + 1, s, "pp gradient");
+                for (auto rec = w.records.rbegin(); rec != w.records.rend(); ++rec) {
+                    each_rank(s, [&](uint32_t r) { compute(r, Phase::backward_input, rec->input_grad_ns, tag + rec->name + " bwd-input"); });
+                    communicate(rec->input_grad, rec->delay_ns, s, true, tag + rec->name + " bwd-input " + collective_kind_name(rec->input_grad.kind));
+                    each_rank(s, [&](uint32_t r) { compute(r, Phase::backward_weight, rec->weight_grad_ns, tag + rec->name + " bwd-weight"); });
+                    communicate(rec->weight_grad, rec->delay_ns, s, false, tag + rec->name + " grads " + collective_kind_name(rec->weight_grad.kind));
+                }
+            }
+        }
+        for (size_t op = begin; op < g.size(); ++op) g.ops[op].iteration = uint16_t(it);
+    }
+    return g;
+}
+
+}  // namespace orrery
