@@ -116,6 +116,27 @@ private slots:
         QCOMPARE(run({"run", QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json", "--out", store}).code, 0);
         QCOMPARE(run({"run", QString(ORRERY_TEST_DIR) + "/malformed/odd_k.json", "--out", store}).code, 1);
     }
+    // Every bundled scenario is valid and is found by its name; the Wormhole rows expand to their four sizes.
+    void bundled_scenarios_run_by_name() {
+        Result list = run({"presets", "scenarios"});
+        QCOMPARE(list.code, 0);
+        QDir dir(QString(ORRERY_SOURCE_DIR) + "/presets/scenarios");
+        const QStringList files = dir.entryList({"*.json"});
+        QVERIFY(files.size() >= 6);
+        for (const QString& f : files) {
+            const QString name = f.chopped(5);
+            QVERIFY2(list.out.contains("  " + name), qPrintable(name));
+            Result v = run({"validate", name});
+            QVERIFY2(v.code == 0, qPrintable(name + ": " + v.err));
+        }
+        Result e = run({"expand", "wormhole-moe", "--json"});
+        QCOMPARE(e.code, 0);
+        const nlohmann::json x = nlohmann::json::parse(e.out.toStdString());
+        QCOMPARE(x.size(), size_t(4));
+        QCOMPARE(x[3]["parameters"]["topology.preset"].get<std::string>(), std::string("roft-1024"));
+        QCOMPARE(x[3]["parameters"]["workload.model.preset"].get<std::string>(), std::string("gpt-moe-32x22b"));
+        QCOMPARE(run({"validate", "no-such-bundled-scenario"}).code, 1);
+    }
     void llm_sweep_with_oom_and_timeline_export() {
         QTemporaryDir tmp;
         // A 32-GPU job swept over the framework overhead: 4 GB fits an H100, 90 GB cannot.
