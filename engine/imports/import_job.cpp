@@ -1,5 +1,6 @@
 #include "imports/import_job.h"
 
+#include "common/dag.h"
 #include "imports/chakra_trace.h"
 #include "imports/msccl.h"
 #include "imports/simai_workload.h"
@@ -11,23 +12,7 @@ namespace {
 // An imported trace can tie its ranks in a circle across files (a receive before the send it needs on
 // both sides): that graph would never finish, so it is refused before it runs.
 void check_acyclic(const TaskGraph& g, const std::string& source) {
-    std::vector<uint32_t> waiting(g.size());
-    std::vector<std::vector<uint32_t>> next(g.size());
-    for (uint32_t op = 0; op < g.size(); ++op) {
-        waiting[op] = uint32_t(g.deps[op].size());
-        for (uint32_t d : g.deps[op]) next[d].push_back(op);
-    }
-    std::vector<uint32_t> ready;
-    for (uint32_t op = 0; op < g.size(); ++op)
-        if (waiting[op] == 0) ready.push_back(op);
-    size_t done = 0;
-    while (!ready.empty()) {
-        const uint32_t op = ready.back();
-        ready.pop_back();
-        ++done;
-        for (uint32_t n : next[op])
-            if (--waiting[n] == 0) ready.push_back(n);
-    }
+    const size_t done = runnable_count(g.deps);
     if (done != g.size())
         throw InputError(source, std::to_string(g.size() - done) + " of " + std::to_string(g.size()) +
                                      " tasks wait on each other across ranks in a cycle (a collective or receive that no rank can reach first)");

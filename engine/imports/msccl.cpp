@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <tinyxml2.h>
 
+#include "common/dag.h"
 #include "scenario/load.h"
 
 namespace orrery {
@@ -27,25 +28,9 @@ CollectiveKind collective_of(const std::string& name, const std::string& where) 
 
 // Kahn's algorithm over `after`: an algorithm whose ops wait on each other in a circle would never finish.
 CustomAlgorithm checked(CustomAlgorithm a) {
-    std::vector<uint32_t> waiting(a.ops.size());
-    std::vector<std::vector<uint32_t>> next(a.ops.size());
-    for (uint32_t i = 0; i < a.ops.size(); ++i)
-        for (uint32_t d : a.ops[i].after) {
-            if (d >= a.ops.size()) throw std::logic_error("custom algorithm op refers past the end");
-            ++waiting[i];
-            next[d].push_back(i);
-        }
-    std::vector<uint32_t> ready;
-    for (uint32_t i = 0; i < a.ops.size(); ++i)
-        if (waiting[i] == 0) ready.push_back(i);
-    size_t done = 0;
-    while (!ready.empty()) {
-        const uint32_t i = ready.back();
-        ready.pop_back();
-        ++done;
-        for (uint32_t n : next[i])
-            if (--waiting[n] == 0) ready.push_back(n);
-    }
+    std::vector<std::vector<uint32_t>> after;
+    for (const CustomOp& op : a.ops) after.push_back(op.after);
+    const size_t done = runnable_count(after);
     if (done != a.ops.size())
         throw InputError(a.source, std::to_string(a.ops.size() - done) + " of its " + std::to_string(a.ops.size()) +
                                        " operations wait on each other in a cycle (receives before the sends they need, or circular dependencies)");
