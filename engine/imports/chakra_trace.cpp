@@ -133,12 +133,15 @@ std::vector<ChakraRank> read_chakra_traces(const std::filesystem::path& prefix, 
 
 TaskGraph build_chakra_graph(const std::vector<ChakraRank>& ranks, const CollectiveContext& c, int iterations, Diagnostics& warnings) {
     const uint32_t world = uint32_t(ranks.size());
-    // Per rank: the nodes in dependency order (Kahn's algorithm, ties by file position).
+    // Per rank: each node's dependencies as positions in its file, and the nodes in dependency order
+    // (Kahn's algorithm, ties by file position).
+    std::vector<std::vector<std::vector<uint32_t>>> deps_of(world);
     std::vector<std::vector<uint32_t>> order(world);
     for (uint32_t r = 0; r < world; ++r) {
         const std::vector<ChakraNode>& nodes = ranks[r].nodes;
         std::map<uint64_t, uint32_t> index;
         for (uint32_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = i;
+        deps_of[r].resize(nodes.size());
         std::vector<uint32_t> waiting(nodes.size());
         std::vector<std::vector<uint32_t>> next(nodes.size());
         for (uint32_t i = 0; i < nodes.size(); ++i)
@@ -147,6 +150,7 @@ TaskGraph build_chakra_graph(const std::vector<ChakraRank>& ranks, const Collect
                 if (it == index.end())
                     throw InputError(ranks[r].file + ": node " + std::to_string(nodes[i].id),
                                      "depends on node " + std::to_string(d) + ", which is not in the trace");
+                deps_of[r][i].push_back(it->second);
                 ++waiting[i];
                 next[it->second].push_back(i);
             }
@@ -284,15 +288,11 @@ TaskGraph build_chakra_graph(const std::vector<ChakraRank>& ranks, const Collect
                                                                    std::to_string(std::get<2>(key)) + " that no send matches");
         // Dependencies, now that every node has its exit.
         for (uint32_t r = 0; r < world; ++r) {
-            const std::vector<ChakraNode>& nodes = ranks[r].nodes;
-            std::map<uint64_t, uint32_t> index;
-            for (uint32_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = i;
-            for (uint32_t i = 0; i < nodes.size(); ++i)
-                for (uint64_t d : nodes[i].deps) g.add_dep(entry[r][i], exit[r][index[d]]);
-            std::vector<uint32_t> ends(exit[r]);
+            for (uint32_t i = 0; i < deps_of[r].size(); ++i)
+                for (uint32_t d : deps_of[r][i]) g.add_dep(entry[r][i], exit[r][d]);
             Op done;
             done.rank = done.peer = r;
-            previous_iteration[r] = ends.empty() ? previous_iteration[r] : g.add(done, ends);
+            if (!exit[r].empty()) previous_iteration[r] = g.add(done, exit[r]);
         }
         for (size_t op = begin; op < g.size(); ++op) g.ops[op].iteration = uint16_t(it);
     }

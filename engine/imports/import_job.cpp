@@ -36,25 +36,22 @@ void check_workload_files(const LlmWorkload& w, Diagnostics& warnings) {
 LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t, Diagnostics& warnings) {
     read_custom(w, warnings);
     if (!w.trace) return prepare_llm_job(w, fabric, t);
-    if (!t.gpus.count(w.gpu)) throw InputError("workload.gpu", "unknown GPU \"" + w.gpu + "\" (data/gpus.json)");
+    workload_gpu(w, t);  // names an unknown GPU before any file is read
     const uint32_t hosts = uint32_t(fabric.count(NodeKind::host));
     LlmJob job;
     job.workload = &w;
-    ParallelSpec one_dim;
+    ParallelSpec one_dim;  // rank r on the r-th host
+    one_dim.dp = int(hosts);
+    job.place = place_ranks(one_dim, fabric);
+    const CollectiveContext ctx{job.place, t, w.gpu, w.collectives};
     if (w.trace->format == "simai") {
         const SimaiWorkload s = read_simai_workload(read_text_file(w.trace->path), w.trace->path.string(), warnings);
-        one_dim.dp = int(hosts);
-        job.place = place_ranks(one_dim, fabric);
-        const CollectiveContext ctx{job.place, t, w.gpu, w.collectives};
-        job.graph = build_simai_graph(s, ctx, hosts, w.iterations, warnings);
+        job.graph = build_simai_graph(s, ctx, hosts, w.iterations);
     } else {
         const std::vector<ChakraRank> ranks = read_chakra_traces(w.trace->path, warnings);
         if (ranks.size() != hosts)
             throw InputError("workload.import.path", "the Chakra trace has " + std::to_string(ranks.size()) + " ranks (" + w.trace->path.string() + ".0.et … ." +
                                                          std::to_string(ranks.size() - 1) + ".et) but the fabric has " + std::to_string(hosts) + " GPUs (hosts)");
-        one_dim.dp = int(hosts);
-        job.place = place_ranks(one_dim, fabric);
-        const CollectiveContext ctx{job.place, t, w.gpu, w.collectives};
         job.graph = build_chakra_graph(ranks, ctx, w.iterations, warnings);
     }
     check_acyclic(job.graph, w.trace->path.string());

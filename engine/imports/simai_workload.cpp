@@ -158,8 +158,7 @@ SimaiWorkload read_simai_workload(const std::string& text, const std::string& so
     return w;
 }
 
-TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, uint32_t world, int iterations, Diagnostics& warnings) {
-    (void)warnings;
+TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, uint32_t world, int iterations) {
     const bool micro = w.policy == "MICRO";
     const int tp = micro ? 1 : w.tp, pp = micro ? 1 : w.pp;
     if (w.all_gpus > 0 && uint32_t(w.all_gpus) != world)
@@ -173,27 +172,51 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
 
     TaskGraph g;
     g.world = world;
-    // The members of rank (t, d, s)'s group: TP varies t; DP varies d; EP the block of `ep` d's; DP_EP d with the same d mod ep.
-    auto group_of = [&](SimaiGroup grp, int t, int d, int s) {
-        std::vector<uint32_t> m;
+    // The groups of one kind in stage s, each listed once: TP varies t; DP varies d; EP a block of `ep`
+    // consecutive d's; DP_EP the d's equal modulo `ep`. MICRO: one group of every rank.
+    auto groups_of = [&](SimaiGroup grp, int s) {
+        std::vector<std::vector<uint32_t>> groups;
         if (micro) {
-            for (uint32_t r = 0; r < world; ++r) m.push_back(r);
-            return m;
+            groups.emplace_back();
+            for (uint32_t r = 0; r < world; ++r) groups.back().push_back(r);
+            return groups;
         }
         switch (grp) {
-            case SimaiGroup::tp: for (int x = 0; x < tp; ++x) m.push_back(rank(x, d, s)); break;
-            case SimaiGroup::dp: for (int x = 0; x < dp; ++x) m.push_back(rank(t, x, s)); break;
-            case SimaiGroup::ep: for (int x = d / ep * ep; x < d / ep * ep + ep; ++x) m.push_back(rank(t, x, s)); break;
-            case SimaiGroup::dp_ep: for (int x = d % ep; x < dp; x += ep) m.push_back(rank(t, x, s)); break;
+            case SimaiGroup::tp:
+                for (int d = 0; d < dp; ++d) {
+                    groups.emplace_back();
+                    for (int t = 0; t < tp; ++t) groups.back().push_back(rank(t, d, s));
+                }
+                break;
+            case SimaiGroup::dp:
+                for (int t = 0; t < tp; ++t) {
+                    groups.emplace_back();
+                    for (int d = 0; d < dp; ++d) groups.back().push_back(rank(t, d, s));
+                }
+                break;
+            case SimaiGroup::ep:
+                for (int block = 0; block < dp; block += ep)
+                    for (int t = 0; t < tp; ++t) {
+                        groups.emplace_back();
+                        for (int d = block; d < block + ep; ++d) groups.back().push_back(rank(t, d, s));
+                    }
+                break;
+            case SimaiGroup::dp_ep:
+                for (int residue = 0; residue < ep; ++residue)
+                    for (int t = 0; t < tp; ++t) {
+                        groups.emplace_back();
+                        for (int d = residue; d < dp; d += ep) groups.back().push_back(rank(t, d, s));
+                    }
+                break;
             case SimaiGroup::none: break;
         }
-        return m;
+        return groups;
     };
     auto group_tag = [](SimaiGroup grp) { return grp == SimaiGroup::tp ? Group::tp : grp == SimaiGroup::ep ? Group::ep : Group::dp; };
 
-    std::vector<uint32_t> cur(world, UINT32_MAX), last_compute(world, UINT32_MAX);
+    std::vector<uint32_t> cur(world, UINT32_MAX);  // per rank: what its next step waits on (its compute stream runs through it)
     std::vector<std::vector<uint32_t>> pending(world);  // per rank: weight-gradient collectives in flight
-    std::map<std::pair<uint32_t, int>, uint32_t> last_comm;  // (rank, group) → its last collective's end
+    std::map<std::pair<uint32_t, Group>, uint32_t> last_comm;  // (rank, group) → its last collective's end
     auto compute = [&](uint32_t r, Phase ph, int64_t ns, const std::string& what) {
         if (ns <= 0) return;
         Op op;
@@ -202,44 +225,37 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
         op.rank = r;
         op.duration = ns * 1000;
         op.name = g.name(what);
-        cur[r] = last_compute[r] = g.add(op, {cur[r], last_compute[r]});
+        cur[r] = g.add(op, {cur[r]});
     };
     // One collective per group over the ranks of a stage; blocking: the members' next step waits for it.
     auto communicate = [&](const SimaiComm& cm, int64_t delay_ns, int s, bool blocking, const std::string& what) {
         if (cm.group == SimaiGroup::none || cm.bytes <= 0) return;
-        std::map<std::vector<uint32_t>, bool> done;
-        for (int d = 0; d < dp; ++d)
-            for (int t = 0; t < tp; ++t) {
-                const std::vector<uint32_t> members = group_of(cm.group, t, d, s);
-                if (done.count(members)) continue;
-                done[members] = true;
-                // NCCL runs a communicator's collectives one after another: each waits for the group's previous one too.
-                const int tagged = int(micro ? Group::dp : group_tag(cm.group));
-                std::vector<uint32_t> ready;
-                for (uint32_t r : members) {
-                    ready.push_back(cur[r]);
-                    auto it = last_comm.find({r, tagged});
-                    if (it != last_comm.end()) ready.push_back(it->second);
-                }
-                const uint32_t coll = emit_collective(g, c, cm.kind, micro ? Group::dp : group_tag(cm.group), members,
-                                                      cm.bytes, ready, what);
-                uint32_t end = g.collectives[coll].end;
-                for (uint32_t r : members) last_comm[{r, tagged}] = end;
-                for (uint32_t r : members) {
-                    uint32_t after = end;
-                    if (delay_ns > 0) {
-                        Op op;
-                        op.kind = OpKind::local;
-                        op.group = g.ops[end].group;
-                        op.rank = op.peer = r;
-                        op.duration = delay_ns * 1000;
-                        op.name = g.name(what + " delay");
-                        after = g.add(op, {end});
-                    }
-                    if (blocking) cur[r] = after;
-                    else pending[r].push_back(after);
-                }
+        const Group tag = micro ? Group::dp : group_tag(cm.group);
+        for (const std::vector<uint32_t>& members : groups_of(cm.group, s)) {
+            // NCCL runs a communicator's collectives one after another: each waits for the group's previous one too.
+            std::vector<uint32_t> ready;
+            for (uint32_t r : members) {
+                ready.push_back(cur[r]);
+                auto it = last_comm.find({r, tag});
+                if (it != last_comm.end()) ready.push_back(it->second);
             }
+            const uint32_t end = g.collectives[emit_collective(g, c, cm.kind, tag, members, cm.bytes, ready, what)].end;
+            for (uint32_t r : members) {
+                last_comm[{r, tag}] = end;
+                uint32_t after = end;
+                if (delay_ns > 0) {
+                    Op op;
+                    op.kind = OpKind::local;
+                    op.group = tag;
+                    op.rank = op.peer = r;
+                    op.duration = delay_ns * 1000;
+                    op.name = g.name(what + " delay");
+                    after = g.add(op, {end});
+                }
+                if (blocking) cur[r] = after;
+                else pending[r].push_back(after);
+            }
+        }
     };
 
     for (int it = 0; it < iterations; ++it) {

@@ -43,6 +43,6 @@ SimaiWorkload read_simai_workload(const std::string& text, const std::string& so
 
 // The task graph of `iterations` iterations on `world` ranks (rank = tp + TP·(dp + DP·pp), TP inside a
 // server). Throws InputError when the header's sizes do not fit the world.
-TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, uint32_t world, int iterations, Diagnostics& warnings);
+TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, uint32_t world, int iterations);
 
 }  // namespace orrery

@@ -50,9 +50,9 @@ nlohmann::json chrome_trace(const std::vector<TimelineRow>& rows, const std::vec
         for (const TimelineRow* s : spans) {
             size_t lane = 0;
             while (lane < lane_free.size() && lane_free[lane] > s->start_ps) ++lane;
+            const int tid = stream_order(stream) * 100 + int(lane);
             if (lane == lane_free.size()) {
                 lane_free.push_back(0);
-                const int tid = stream_order(stream) * 100 + int(lane);
                 const std::string name = lane == 0 ? stream : stream + " #" + std::to_string(lane + 1);
                 events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", rank}, {"tid", tid}, {"args", {{"name", name}}}});
                 events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", rank}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
@@ -61,7 +61,7 @@ nlohmann::json chrome_trace(const std::vector<TimelineRow>& rows, const std::vec
             nlohmann::json args = {{"kind", s->kind}, {"iteration", s->iteration}};
             if (s->bytes > 0) args["bytes"] = s->bytes;
             if (!s->peers.empty()) args["peers"] = s->peers;
-            events.push_back({{"ph", "X"}, {"name", s->task}, {"cat", s->kind}, {"pid", rank}, {"tid", stream_order(stream) * 100 + int(lane)},
+            events.push_back({{"ph", "X"}, {"name", s->task}, {"cat", s->kind}, {"pid", rank}, {"tid", tid},
                               {"ts", micros(s->start_ps)}, {"dur", micros(s->end_ps) - micros(s->start_ps)}, {"args", args}});
         }
     }

@@ -9,6 +9,12 @@
 
 namespace orrery {
 
+const GpuSpec& workload_gpu(const LlmWorkload& w, const WorkloadTables& t) {
+    auto gpu = t.gpus.find(w.gpu);
+    if (gpu == t.gpus.end()) throw InputError("workload.gpu", "unknown GPU \"" + w.gpu + "\" (data/gpus.json)");
+    return gpu->second;
+}
+
 LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t) {
     const std::vector<std::string> problems = check_llm_workload(w, &fabric);
     if (!problems.empty()) {
@@ -16,11 +22,9 @@ LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const Workloa
         for (const std::string& p : problems) d.error(p.substr(0, p.find(':')), p.substr(p.find(':') + 2));
         throw InputError(d);
     }
-    auto gpu = t.gpus.find(w.gpu);
-    if (gpu == t.gpus.end()) throw InputError("workload.gpu", "unknown GPU \"" + w.gpu + "\" (data/gpus.json)");
     LlmJob job;
     job.workload = &w;
-    job.memory = memory_per_rank(w, gpu->second);
+    job.memory = memory_per_rank(w, workload_gpu(w, t));
     if (!job.memory.fits()) {
         const RankMemory& r = job.memory.worst();
         char buf[400];

@@ -30,6 +30,9 @@ struct LlmJob {
     std::vector<uint32_t> flow_of_op;        // per op: its flow index, or UINT32_MAX
 };
 
+// The workload's GPU from data/gpus.json; throws InputError naming workload.gpu when it is unknown.
+const GpuSpec& workload_gpu(const LlmWorkload& w, const WorkloadTables& t);
+
 // Throws InputError when the job is inconsistent (check_llm_workload) or names an unknown GPU.
 LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t);
 
