@@ -8,7 +8,9 @@
 #include <mutex>
 #include <thread>
 
+#include "common/diagnostics.h"
 #include "telemetry/samples.h"
+#include "wormhole/memo.h"
 
 namespace orrery::cli {
 namespace {
@@ -69,6 +71,16 @@ Summary summarize(const Batch& b, uint32_t e, const ExperimentResult& r, double 
                  {"events", double(r.events), "events"},
                  {"packet_hops", double(r.packet_hops), "packets"},
                  {"wall_time", wall, "s"}};
+    if (b.experiments[e].skipping.enabled) {
+        const wormhole::SkipReport& k = r.skipping;
+        const double saved = double(k.events_saved);
+        s.metrics.push_back({"skips", double(k.skips.size()), "spans"});
+        s.metrics.push_back({"bytes_skipped", double(k.bytes_credited), "bytes"});
+        s.metrics.push_back({"events_skipped_estimate", saved, "events"});
+        s.metrics.push_back({"events_skipped_share", saved + double(r.events) > 0 ? saved / (saved + double(r.events)) : 0.0, "ratio"});
+        s.metrics.push_back({"memo_hits", double(k.memo_hits), "lookups"});
+        s.metrics.push_back({"memo_misses", double(k.memo_misses), "lookups"});
+    }
     s.json = {{"experiment", r.id},
               {"status", r.cancelled ? "cancelled" : r.stalled ? "stalled" : "finished"}};
     for (const auto& [name, value, unit] : s.metrics) s.json[name] = {{"value", value}, {"unit", unit}};
@@ -96,8 +108,21 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
     std::vector<std::chrono::steady_clock::time_point> started(inputs.size(), t0);
     size_t finished = 0;
     g_cancel.store(false);
+    // The memo every experiment reads (as it stood before the run) and the file it persists in.
+    std::filesystem::path memo_file;
+    for (const ExperimentInput& in : inputs) {
+        const SkippingSpec& k = in.scenario->skipping;
+        if (!k.enabled || !k.memo || k.memo_file.empty()) continue;
+        if (!memo_file.empty() && memo_file != k.memo_file)
+            throw InputError(in.scenario->source + ": skipping.memo_file", "the experiments of one run share one memo file; found both " + memo_file.string() + " and " +
+                                                                                k.memo_file.string());
+        memo_file = k.memo_file;
+    }
+    const wormhole::MemoTable memo = memo_file.empty() ? wormhole::MemoTable{} : wormhole::load_memo(memo_file);
+    if (!memo_file.empty()) std::fprintf(stderr, "memo: %zu transients read from %s\n", memo.size(), memo_file.string().c_str());
     RunOptions options;
     options.threads = threads;
+    options.memo = &memo;
     options.cancel = &g_cancel;
     options.drive = workload.drive;
     options.on_experiment_start = [&](uint32_t e) {
@@ -130,6 +155,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
             std::vector<std::tuple<int64_t, uint32_t, uint32_t, uint32_t, uint32_t>> pfc;
             if (o.record_pfc)
                 for (const net::PfcEvent& p : r.pfc) pfc.emplace_back(p.time, p.node, p.node_type, p.ifindex, p.pause);
+            if (batch.experiments[e].skipping.enabled) store->skipping(r.id, r.skipping);
             store->experiment_finished(r.id, status, r.stalled ? "nothing left to happen with flows unfinished" : "", r.end_time,
                                        r.events, r.packet_hops, wall, std::move(flows), std::move(pfc), sum.metrics);
         }
@@ -154,6 +180,13 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
             if (store) store->end_run("failed", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
             throw;
         }
+    }
+    if (!memo_file.empty()) {
+        std::vector<wormhole::MemoEntry> learned;  // in experiment order, whatever order they finished in
+        for (const ExperimentResult& r : out.results)
+            for (const wormhole::MemoEntry& m : r.skipping.learned) learned.push_back(m);
+        const size_t added = wormhole::save_memo(memo_file, learned);
+        std::fprintf(stderr, "memo: %zu new transients saved to %s\n", added, memo_file.string().c_str());
     }
     out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     out.cancelled = g_cancel.load();

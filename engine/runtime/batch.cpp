@@ -195,6 +195,11 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
         ExperimentSlice slice;
         slice.id = in.id;
         slice.fabric = &f;
+        slice.skipping = s.skipping;
+        if (s.skipping.enabled && s.network.load_balancing == LoadBalancing::spray)
+            throw InputError(where + ": skipping", "steady-state skipping partitions the fabric by the ports each flow crosses, which needs per-flow paths: "
+                                                   "set network.load_balancing to \"ecmp\" or skipping.enabled to false");
+        b.released.emplace_back();
         slice.node_begin = uint32_t(b.node_experiment.size());
         slice.port_begin = uint32_t(b.port.size());
         slice.flow_begin = uint32_t(b.flow.size());
@@ -470,6 +475,8 @@ void release_flow(Batch& b, uint32_t flow, int64_t start) {
     while (pos < nic.starts_count && list[pos] != flow) ++pos;
     if (pos == nic.starts_count || fi.start != kNever) throw std::logic_error("release_flow: flow " + std::to_string(flow) + " was already released");
     fi.start = start;
+    const uint32_t e = b.node_experiment[fi.src];
+    if (b.experiments[e].skipping.enabled) b.released[e].push_back(flow);  // the skipper thaws what the flow will touch
     while (pos > nic.starts_next && b.flow[list[pos - 1]].start > start) {
         list[pos] = list[pos - 1];
         --pos;

@@ -31,6 +31,7 @@ struct ExperimentSlice {
     bool done = false;
     uint64_t max_rtt_ns = 0, max_bdp = 0;
     const Fabric* fabric = nullptr;
+    SkippingSpec skipping;          // steady-state skipping (engine/wormhole)
 };
 
 struct Batch {
@@ -77,6 +78,8 @@ struct Batch {
     std::vector<net::TimelyState> timely;
     std::vector<net::DctcpState> dctcp;
     std::vector<uint32_t> nic_qps, nic_starts;
+    // per experiment with skipping on: flows released since its skipper last looked (release_flow appends)
+    std::vector<std::vector<uint32_t>> released;
 
 
     net::NetView view();

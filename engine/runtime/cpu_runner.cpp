@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -62,6 +63,7 @@ struct Stepper {
     std::vector<uint32_t> done_count;  // per experiment of the batch
     std::vector<int64_t> next_sample;  // per experiment of the batch: next telemetry sample time
     std::vector<int64_t> own_next;     // per experiment of the batch: its driver's next own event
+    std::vector<std::unique_ptr<wormhole::Skipper>> skippers;  // per experiment of the batch with skipping on
     uint64_t step = 0;
     bool finished = false;
     std::exception_ptr error;
@@ -73,6 +75,7 @@ struct Stepper {
     Stepper(Batch& batch, const NetView& v, std::vector<ExperimentResult>& r, std::vector<uint32_t> experiments, const RunOptions* o)
         : b(batch), results(r), exps(std::move(experiments)), options(o), view(v),
           window_end(batch.experiments.size(), 0), done_count(batch.experiments.size(), 0), next_sample(batch.experiments.size(), kNever), own_next(batch.experiments.size(), kNever) {
+        skippers.resize(batch.experiments.size());
         node_begin = b.experiments[exps.front()].node_begin;
         node_end = b.experiments[exps.back()].node_end;
         for (uint32_t e : exps) {
@@ -80,6 +83,8 @@ struct Stepper {
             if (interval != kNever && interval > 0) next_sample[e] = (b.experiments[e].clock / interval + 1) * interval;
             if (options && options->on_experiment_start && !b.experiments[e].done) options->on_experiment_start(e);
             if (options && options->drive && !b.experiments[e].done) own_next[e] = options->drive(e, b.experiments[e].clock, 0).next_own;
+            if (b.experiments[e].skipping.enabled && !b.experiments[e].done)
+                skippers[e] = std::make_unique<wormhole::Skipper>(b, e, options ? options->memo : nullptr);
         }
         prepare();
     }
@@ -157,6 +162,7 @@ struct Stepper {
     void finish(uint32_t e, int64_t end_time, bool stalled, bool cancelled = false) {
         b.experiments[e].done = true;
         ExperimentResult& r = results[e];
+        if (skippers[e]) r.skipping = skippers[e]->take_report();
         r.end_time = end_time;
         r.stalled = stalled;
         r.cancelled = cancelled;
@@ -241,6 +247,7 @@ struct Stepper {
                     now = candidate;
                 }
             }
+            if (skippers[e] && !flows_done) next = skippers[e]->after_step(end, next, done);
             const bool monitor_pending = ep.qlen_start != kNever && end <= ep.qlen_end;
             if ((flows_done && !monitor_pending) || (ep.stop_time != kNever && end > ep.stop_time)) {
                 int64_t last = 0;

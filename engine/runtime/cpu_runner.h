@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/batch.h"
+#include "wormhole/skipper.h"
 
 namespace orrery {
 
@@ -41,6 +42,7 @@ struct ExperimentResult {
     uint32_t drops = 0;
     bool stalled = false;                     // nothing left to do but flows unfinished
     bool cancelled = false;                   // stopped by RunOptions::cancel
+    wormhole::SkipReport skipping;            // with skipping on: every skip, memo lookups, what was learned
 };
 
 struct RunProgress {
@@ -73,6 +75,9 @@ struct RunOptions {
     std::function<DriverStatus(uint32_t experiment, int64_t now, uint32_t flows_done)> drive;
     // Checked after every step: when set, every unfinished experiment stops and reports what it finished.
     const std::atomic<bool>* cancel = nullptr;
+    // Steady-state skipping: the memo as it stood when the run began (read only; null = empty). What each
+    // experiment learns comes back in its result (ExperimentResult::skipping.learned).
+    const wormhole::MemoTable* memo = nullptr;
 };
 
 std::vector<ExperimentResult> run_cpu(Batch& batch, const RunOptions& options);

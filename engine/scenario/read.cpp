@@ -506,6 +506,24 @@ OutputSpec read_output(JsonReader& r) {
     return o;
 }
 
+// ---- skipping -------------------------------------------------------------------------------------------
+SkippingSpec read_skipping(JsonReader& r, const std::filesystem::path& base_dir) {
+    SkippingSpec k;
+    k.enabled = r.boolean("enabled", Need::optional).value_or(k.enabled);
+    k.theta = r.number("theta", Need::optional, 1e-6, 0.5).value_or(k.theta);
+    if (auto l = r.integer("window", Need::optional, 3, 64)) k.window = int(*l);
+    k.sample_interval = r.time("sample_interval", Need::optional);
+    if (k.sample_interval && k.sample_interval->count < 1000)
+        r.error("sample_interval", "expected at least 1 ns, found " + format_time(*k.sample_interval));
+    k.memo = r.boolean("memo", Need::optional).value_or(k.memo);
+    if (auto f = r.string("memo_file", Need::optional)) {
+        if (f->empty()) r.error("memo_file", "expected a file name, found an empty string");
+        else k.memo_file = std::filesystem::path(*f).is_absolute() ? std::filesystem::path(*f) : base_dir / *f;
+    }
+    r.finish();
+    return k;
+}
+
 // ---- sweep ----------------------------------------------------------------------------------------------
 SweepSpec read_sweep(JsonReader& r, uint64_t base_seed) {
     SweepSpec s;
@@ -627,6 +645,7 @@ std::optional<Scenario> read_scenario(const nlohmann::json& document, const Read
     if (auto c = r.object("cc", Need::optional)) s.cc = read_cc(*c);
     if (auto w = r.object("workload", Need::optional)) s.workload = read_workload(*w, context.base_dir);
     if (auto o = r.object("output", Need::optional)) s.output = read_output(*o);
+    if (auto k = r.object("skipping", Need::optional)) s.skipping = read_skipping(*k, context.base_dir);
     if (auto sw = r.object("sweep", Need::optional)) s.sweep = read_sweep(*sw, s.seed);
     else s.sweep.seeds = {s.seed};
     r.finish();

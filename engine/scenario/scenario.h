@@ -147,6 +147,18 @@ struct OutputSpec {
     std::string hpcc_fct_file, hpcc_pfc_file, hpcc_qlen_file;  // reference-format outputs; empty = not written
 };
 
+// ---- steady-state skipping (engine/wormhole) -----------------------------------------------------------
+// Off by default: the packet-level reference, bit for bit. On: steady partitions are fast-forwarded and
+// transients already seen are reused (Wormhole, NSDI '26).
+struct SkippingSpec {
+    bool enabled = false;
+    double theta = 0.05;                      // relative spread (max − min) / mean of a flow's last l rate samples
+    std::optional<int> window;                // l; none = from Wormhole appendix F per partition (C·RTT, flows per port)
+    std::optional<Picoseconds> sample_interval;  // rate sampling; none = 2 × the experiment's largest base RTT
+    bool memo = true;                         // reuse transients of partitions seen before
+    std::filesystem::path memo_file;          // SQLite file the memo persists in across runs; empty = this run only
+};
+
 // ---- sweep --------------------------------------------------------------------------------------------
 struct SweepParameter {
     std::string path;                     // "cc.algorithm", "topology.k", "workload.flows[0].size"
@@ -166,6 +178,7 @@ struct Scenario {
     CcSpec cc;
     WorkloadSpec workload;
     OutputSpec output;
+    SkippingSpec skipping;
     SweepSpec sweep;
     std::string source;                   // file name for messages
     std::filesystem::path base_dir;       // relative paths resolve here

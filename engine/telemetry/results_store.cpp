@@ -46,6 +46,12 @@ CREATE TABLE IF NOT EXISTS timeline (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, rank INTEGER NOT NULL, stream TEXT NOT NULL, task TEXT NOT NULL,
   kind TEXT NOT NULL, start_ps INTEGER NOT NULL, end_ps INTEGER NOT NULL, bytes INTEGER, peers TEXT,
   iteration INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS skips (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, partition INTEGER NOT NULL, flows INTEGER NOT NULL,
+  start_ps INTEGER NOT NULL, end_ps INTEGER NOT NULL, bytes INTEGER NOT NULL, events_saved INTEGER NOT NULL, from_memo INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS memo_events (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, partition INTEGER NOT NULL, flows INTEGER NOT NULL,
+  kind TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS flows_by_experiment ON flows (run_id, experiment);
 CREATE INDEX IF NOT EXISTS timeline_by_rank ON timeline (run_id, experiment, rank, start_ps);
 CREATE INDEX IF NOT EXISTS queue_samples_by_time ON queue_samples (run_id, experiment, time_ps);
@@ -271,6 +277,20 @@ void ResultsStore::timeline(const std::string& experiment, std::vector<TimelineR
         for (const TimelineRow& r : rows)
             t.bind(1, id).bind(2, experiment).bind(3, int64_t(r.rank)).bind(4, r.stream).bind(5, r.task).bind(6, r.kind).bind(7, r.start_ps)
                 .bind(8, r.end_ps).bind(9, r.bytes).bind(10, r.peers).bind(11, int64_t(r.iteration)).row();
+    });
+}
+
+void ResultsStore::skipping(const std::string& experiment, const wormhole::SkipReport& report) {
+    const int64_t id = run_id_;
+    post([=, skips = report.skips, memo = report.memo](sqlite3* db) {
+        Statement t(db, "INSERT INTO skips VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        for (const wormhole::SkipRecord& r : skips)
+            t.bind(1, id).bind(2, experiment).bind(3, int64_t(r.partition)).bind(4, int64_t(r.flows)).bind(5, r.start_ps).bind(6, r.end_ps)
+                .bind(7, int64_t(r.bytes)).bind(8, int64_t(r.events_saved)).bind(9, int64_t(r.from_memo)).row();
+        Statement m(db, "INSERT INTO memo_events VALUES (?, ?, ?, ?, ?, ?)");
+        for (const wormhole::MemoRecord& r : memo)
+            m.bind(1, id).bind(2, experiment).bind(3, r.time_ps).bind(4, int64_t(r.partition)).bind(5, int64_t(r.flows))
+                .bind(6, std::string(r.kind == wormhole::MemoRecord::kHit ? "hit" : r.kind == wormhole::MemoRecord::kMiss ? "miss" : "stored")).row();
     });
 }
 

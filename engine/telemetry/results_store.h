@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wormhole/skipper.h"
+
 struct sqlite3;
 
 namespace orrery {
@@ -79,6 +81,8 @@ public:
     void samples(const std::string& experiment, int64_t time_ps, std::vector<QueueSample> queues, std::vector<TierSample> tiers,
                  std::vector<RateSample> rates);
     void timeline(const std::string& experiment, std::vector<TimelineRow> rows);
+    // Steady-state skipping of an experiment: every skip and every memo lookup (tables skips, memo_events).
+    void skipping(const std::string& experiment, const wormhole::SkipReport& report);
     void end_run(const std::string& status, double wall_seconds);
 
     // Waits until every queued write is committed.

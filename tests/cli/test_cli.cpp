@@ -231,6 +231,33 @@ private slots:
         QCOMPARE(run({"run", "s.json", "--force"}, tmp.path()).code, 0);
         for (const char* id : {"e0000", "e0001", "e0002", "e0003"}) QVERIFY(QFile::exists(tmp.filePath(QString("fct_%1.txt").arg(id))));
     }
+    void run_with_skipping_persists_the_memo() {
+        // The ring of 16 x 10 MB flows with skipping on and a memo file: the first run stores transients, the
+        // second reuses them; skips, memo events and the skipped share are in the store and the JSON summary.
+        QTemporaryDir tmp;
+        nlohmann::json flows = nlohmann::json::array();
+        for (int i = 0; i < 16; ++i) flows.push_back({{"src", i}, {"dst", (i + 1) % 16}, {"size", "10MB"}, {"start", "0us"}});
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"preset", "fat-tree-k4"}}},
+                              {"network", {{"preset", "reference-100g"}}}, {"cc", {{"preset", "dctcp-100g"}}},
+                              {"workload", {{"kind", "flows"}, {"flows", flows}}},
+                              {"skipping", {{"enabled", true}, {"memo_file", "memo.sqlite"}}}};
+        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        std::vector<nlohmann::json> summaries;
+        for (const char* store : {"a.sqlite", "b.sqlite"}) {
+            Result r = run({"run", "s.json", "--out", store, "--json"}, tmp.path());
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            summaries.push_back(nlohmann::json::parse(r.out.toStdString())[0]);
+        }
+        QVERIFY(QFile::exists(tmp.filePath("memo.sqlite")));
+        QCOMPARE(summaries[0]["memo_hits"]["value"].get<double>(), 0.0);
+        QVERIFY(summaries[1]["memo_hits"]["value"].get<double>() > 0);
+        for (const auto& s : summaries) {
+            QVERIFY(s["skips"]["value"].get<double>() >= 1);
+            const double share = s["events_skipped_share"]["value"].get<double>();
+            QVERIFY2(share > 0.3 && share < 1, qPrintable(QString::number(share)));
+            QCOMPARE(s["events_skipped_share"]["unit"].get<std::string>(), std::string("ratio"));
+        }
+    }
     void run_hpcc_writes_reference_files_and_the_store() {
         QTemporaryDir tmp;
         const QString ref = QString(ORRERY_TEST_DIR) + "/reference/ns3-hpcc";

@@ -1,0 +1,66 @@
+#pragma once
+// Memoization of transients (Wormhole §4): the flow conflict graph (FCG) of a partition — one vertex per
+// flow labelled with its quantized rate, remaining size and base RTT; an edge between two flows that share
+// ports, weighted by how many — keys what the partition did until it became steady: how long it took, the
+// bytes each flow got through, and each flow's rate at the end. A context string (congestion control and
+// every parameter of it, the MTU, the link rates and ECN thresholds of the partition's ports) is part of the
+// key, so a different CC setting or link speed never matches.
+//
+// A transient ends when the partition is steady or when its first flow finishes, whichever comes first.
+//
+// Lookup: a Weisfeiler-Lehman hash of the labelled graph finds candidates; Boost.Graph's VF2 verifies the
+// isomorphism, honouring labels and weights, and yields which stored flow is which new flow.
+//
+// Sharing and determinism: an experiment reads the memo as it stood when its run began (the persisted file)
+// plus the entries it made itself; what every experiment learned is merged when the run ends, in experiment
+// order. So a sweep's results do not depend on the thread count or on which experiment ran first, and the
+// next run of the sweep reuses all of it.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace orrery::wormhole {
+
+struct FlowConflictGraph {
+    std::string context;
+    std::vector<uint64_t> labels;                 // per vertex (flow)
+    struct Edge {
+        uint32_t a, b, shared;                    // a < b; ports the two flows share
+    };
+    std::vector<Edge> edges;                      // sorted
+    uint64_t hash = 0;                            // of everything above, invariant under vertex renumbering
+};
+
+// Rate as a share of line rate in 1/16 steps, remaining size in half-octaves, base RTT in 100 ns.
+uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint64_t base_rtt_ns);
+// Computes the hash of a graph whose context, labels and edges are set.
+void finish_graph(FlowConflictGraph& g);
+
+struct MemoEntry {
+    FlowConflictGraph key;
+    int64_t transient_ps = 0;                     // from the key's moment until the partition was steady (or its first flow finished)
+    std::vector<uint64_t> bytes;                  // per vertex: bytes acknowledged during the transient
+    std::vector<double> end_rate;                 // per vertex: rate at its end, bytes per ps (the steady rate when it ended steady)
+    std::vector<uint64_t> end_inflight;           // per vertex: bytes sent and not yet acknowledged at its end
+    bool ends_steady = true;                      // false: it ended with the first completion of a flow (Wormhole §4.3)
+};
+
+struct MemoTable {
+    std::multimap<uint64_t, MemoEntry> entries;   // by hash
+    // A stored transient isomorphic to `g`; `mapping[i]` = the vertex of `g` matching stored vertex i.
+    const MemoEntry* find(const FlowConflictGraph& g, std::vector<uint32_t>& mapping) const;
+    // Adds `entry` unless an isomorphic key is already there; returns whether it was added.
+    bool add(MemoEntry entry);
+    size_t size() const { return entries.size(); }
+};
+
+// The memo file: a SQLite database with one table, `wormhole_memo`. A missing file reads as empty.
+// Throws InputError naming the file when it exists but is not a memo.
+MemoTable load_memo(const std::filesystem::path& file);
+// Appends the entries of `added` (created if missing); returns how many were new to the file.
+size_t save_memo(const std::filesystem::path& file, const std::vector<MemoEntry>& added);
+
+}  // namespace orrery::wormhole

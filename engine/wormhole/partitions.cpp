@@ -1,0 +1,129 @@
+#include "wormhole/partitions.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace orrery::wormhole {
+
+Partitions::Partitions(uint32_t ports, uint32_t flows)
+    : flow_part_(flows, kNoPartition), port_part_(ports, kNoPartition), port_flows_(ports), flow_ports_(flows, nullptr) {}
+
+uint32_t Partitions::allocate() {
+    if (free_ids_.empty()) {
+        parts_.emplace_back();
+        parts_.back().alive = true;
+        return uint32_t(parts_.size() - 1);
+    }
+    std::pop_heap(free_ids_.begin(), free_ids_.end(), std::greater<>());
+    const uint32_t id = free_ids_.back();
+    free_ids_.pop_back();
+    parts_[id] = Partition{};
+    parts_[id].alive = true;
+    return id;
+}
+
+void Partitions::release(uint32_t id) {
+    parts_[id] = Partition{};
+    free_ids_.push_back(id);
+    std::push_heap(free_ids_.begin(), free_ids_.end(), std::greater<>());
+}
+
+uint32_t Partitions::add_flow(uint32_t flow, const std::vector<uint32_t>& ports, std::vector<uint32_t>& merged) {
+    if (flow_part_[flow] != kNoPartition) throw std::logic_error("wormhole: flow " + std::to_string(flow) + " started twice");
+    merged.clear();
+    std::vector<uint32_t> touched;
+    for (uint32_t p : ports)
+        if (port_part_[p] != kNoPartition && std::find(touched.begin(), touched.end(), port_part_[p]) == touched.end()) touched.push_back(port_part_[p]);
+    uint32_t target;
+    if (touched.empty()) {
+        target = allocate();
+    } else {
+        // Keep the largest partition (lowest id on ties) and move the others into it.
+        target = touched.front();
+        for (uint32_t id : touched)
+            if (parts_[id].flows.size() > parts_[target].flows.size() || (parts_[id].flows.size() == parts_[target].flows.size() && id < target)) target = id;
+        std::sort(touched.begin(), touched.end());
+        for (uint32_t id : touched) {
+            if (id == target) continue;
+            Partition& from = parts_[id];
+            Partition& to = parts_[target];
+            for (uint32_t f : from.flows) flow_part_[f] = target, to.flows.push_back(f);
+            for (uint32_t p : from.ports) port_part_[p] = target, to.ports.push_back(p);
+            merged.push_back(id);
+            release(id);
+        }
+    }
+    Partition& part = parts_[target];
+    part.flows.push_back(flow);
+    flow_part_[flow] = target;
+    flow_ports_[flow] = &ports;
+    for (uint32_t p : ports) {
+        if (port_part_[p] == kNoPartition) {
+            port_part_[p] = target;
+            part.ports.push_back(p);
+        }
+        port_flows_[p].push_back(flow);
+    }
+    return target;
+}
+
+std::vector<uint32_t> Partitions::remove_flow(uint32_t flow, const std::vector<uint32_t>& ports) {
+    const uint32_t id = flow_part_[flow];
+    if (id == kNoPartition) throw std::logic_error("wormhole: flow " + std::to_string(flow) + " finished without starting");
+    flow_part_[flow] = kNoPartition;
+    flow_ports_[flow] = nullptr;
+    for (uint32_t p : ports) {
+        std::vector<uint32_t>& on = port_flows_[p];
+        on.erase(std::find(on.begin(), on.end(), flow));
+    }
+    std::vector<uint32_t> rest;
+    for (uint32_t f : parts_[id].flows)
+        if (f != flow) rest.push_back(f);
+    const std::vector<uint32_t> old_ports = parts_[id].ports;
+    for (uint32_t p : old_ports) port_part_[p] = kNoPartition;
+    for (uint32_t f : rest) flow_part_[f] = kNoPartition;
+    release(id);
+    if (rest.empty()) return {};
+    // Connected components of what is left (appendix A's search, over this partition only), in flow order.
+    std::vector<uint32_t> result;
+    std::vector<uint32_t> stack;
+    for (uint32_t start : rest) {
+        if (flow_part_[start] != kNoPartition) continue;  // already in a component found this call
+        const uint32_t comp = allocate();
+        result.push_back(comp);
+        Partition& part = parts_[comp];
+        flow_part_[start] = comp;
+        stack.assign(1, start);
+        while (!stack.empty()) {
+            const uint32_t f = stack.back();
+            stack.pop_back();
+            part.flows.push_back(f);
+            for (uint32_t p : *flow_ports_[f]) {
+                if (port_part_[p] == comp) continue;
+                port_part_[p] = comp;
+                part.ports.push_back(p);
+                for (uint32_t g : port_flows_[p])
+                    if (flow_part_[g] != comp) {
+                        flow_part_[g] = comp;
+                        stack.push_back(g);
+                    }
+            }
+        }
+    }
+    for (uint32_t comp : result) {  // flows in their join order, as before the split
+        Partition& part = parts_[comp];
+        std::vector<uint32_t> ordered;
+        for (uint32_t f : rest)
+            if (flow_part_[f] == comp) ordered.push_back(f);
+        part.flows = std::move(ordered);
+    }
+    return result;
+}
+
+uint32_t Partitions::max_flows_per_port(uint32_t id) const {
+    uint32_t most = 0;
+    for (uint32_t p : parts_[id].ports) most = std::max<uint32_t>(most, uint32_t(port_flows_[p].size()));
+    return most;
+}
+
+}  // namespace orrery::wormhole

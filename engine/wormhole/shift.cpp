@@ -1,0 +1,123 @@
+#include "wormhole/shift.h"
+
+namespace orrery::wormhole {
+namespace {
+
+using namespace net;
+
+constexpr uint64_t kIntTimeMask = (1ull << IntHop::kTimeWidth) - 1;
+
+struct Mover {
+    const Batch& b;
+    uint32_t flow_begin;
+    const std::vector<int64_t>& credit_by_flow;  // local flow index → bytes
+    int64_t dt_ps;
+
+    void packet(Packet& p) const {
+        if (p.kind == kPfc) return;
+        const int64_t c = credit_by_flow[p.flow - flow_begin];
+        p.seq = uint32_t(int64_t(p.seq) + c);
+        const uint8_t cc = b.params[b.node_experiment[b.flow[p.flow].src]].cc_mode;
+        const uint64_t dt_ns = uint64_t(dt_ps / 1000);
+        if (cc == kHpcc) {
+            const int hops = p.nhop < kMaxIntHops ? p.nhop : kMaxIntHops;
+            for (int i = 0; i < hops; ++i) {
+                const uint64_t t = (p.hops[i].time() + dt_ns) & kIntTimeMask;
+                p.hops[i].bits = (p.hops[i].bits & ~(kIntTimeMask << 3)) | (t << 3);
+            }
+        } else if (cc == kTimely) {
+            p.sent_ns += dt_ns;
+        }
+    }
+};
+
+void shift_time(int64_t& t, int64_t dt) {
+    if (t != kNever) t += dt;
+}
+void shift_seq(uint64_t& s, int64_t c) {
+    if (s != 0) s = uint64_t(int64_t(s) + c);  // 0 means "not yet set" in every CC state that keeps one
+}
+
+}  // namespace
+
+void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<int64_t>& scratch) {
+    const ExperimentSlice& x = b.experiments[e];
+    const int64_t dt = plan.dt_ps;
+    for (size_t i = 0; i < plan.flows->size(); ++i) scratch[(*plan.flows)[i] - x.flow_begin] = (*plan.credit)[i];
+    const Mover move{b, x.flow_begin, scratch, dt};
+    for (uint32_t row : *plan.ports) {
+        // What the port sends: its transmission under way and the packets on the link to its peer.
+        PortTx& tx = b.tx[row];
+        if (tx.busy) {
+            tx.busy_since += dt;
+            tx.busy_until += dt;
+        }
+        shift_time(b.tx_done[row], dt);
+        const uint32_t to = b.port[row].peer_port;
+        const Ring& ring = b.ring[to];
+        for (uint64_t i = b.ring_head[to].head; i < b.ring_tail[to].tail; ++i) {
+            Packet& p = ring.storage[i % ring.capacity];
+            p.arrival += dt;
+            move.packet(p);
+        }
+        const uint32_t node = b.port[row].node;
+        if (b.node_role[node] == kRoleSwitch) {
+            const SwitchMmu& s = b.sw[node];
+            for (int q = 0; q < kPriorities; ++q)
+                for (uint32_t slot = b.queues[row].head[q]; slot != kNoRow; slot = s.pool_next[slot]) move.packet(s.pool[slot]);
+        } else {
+            NicState& nic = b.nic[node];
+            for (uint64_t i = nic.ack_head; i < nic.ack_tail; ++i) move.packet(nic.ack_slots[i % nic.ack_capacity]);
+            if (nic.next_send != kNever) {
+                nic.next_send += dt;
+                nic.next_send_scheduled += dt;
+            }
+        }
+    }
+    for (size_t i = 0; i < plan.flows->size(); ++i) {
+        const uint32_t f = (*plan.flows)[i];
+        const int64_t c = (*plan.credit)[i];
+        QpState& q = b.qp[f];
+        q.snd_nxt = uint64_t(int64_t(q.snd_nxt) + c);
+        q.snd_una = uint64_t(int64_t(q.snd_una) + c);
+        q.next_avail += dt;
+        RxState& rx = b.rx[f];
+        rx.expected = uint64_t(int64_t(rx.expected) + c);
+        shift_seq(rx.last_nack, c);
+        if (rx.nack_timer != 0) rx.nack_timer += dt;
+        DcqcnState& d = b.dcqcn[f];
+        shift_time(d.t_alpha, dt);
+        shift_time(d.t_decrease, dt);
+        shift_time(d.t_rp, dt);
+        d.s_alpha += dt, d.s_decrease += dt, d.s_rp += dt;
+        HpccState& h = b.hpcc[f];
+        shift_seq(h.last_update_seq, c);
+        for (IntHop& hop : h.hop) {
+            const uint64_t t = (hop.time() + uint64_t(dt / 1000)) & kIntTimeMask;
+            hop.bits = (hop.bits & ~(kIntTimeMask << 3)) | (t << 3);
+        }
+        shift_seq(b.timely[f].last_update_seq, c);
+        shift_seq(b.dctcp[f].last_update_seq, c);
+        shift_seq(b.dctcp[f].high_seq, c);
+    }
+    for (uint32_t f : *plan.flows) scratch[f - x.flow_begin] = 0;
+}
+
+bool touches_pfc(const Batch& b, const std::vector<uint32_t>& ports) {
+    auto ring_has_pfc = [&](uint32_t row) {
+        const Ring& ring = b.ring[row];
+        for (uint64_t i = b.ring_head[row].head; i < b.ring_tail[row].tail; ++i)
+            if (ring.storage[i % ring.capacity].kind == kPfc) return true;
+        return false;
+    };
+    for (uint32_t row : ports) {
+        if (b.tx[row].paused) return true;
+        if (b.node_role[b.port[row].node] == kRoleSwitch && b.queues[row].head[0] != kNoRow) return true;
+        if (ring_has_pfc(row) || ring_has_pfc(b.port[row].peer_port)) return true;
+        const uint32_t peer = b.port[row].peer_port;
+        if (b.node_role[b.port[peer].node] == kRoleSwitch && b.mmu[peer].ingress_paused) return true;
+    }
+    return false;
+}
+
+}  // namespace orrery::wormhole

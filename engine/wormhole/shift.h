@@ -1,0 +1,31 @@
+#pragma once
+// Freezing a partition by moving it in time (Wormhole §6.2–6.3): every pending event of the partition —
+// packets on its links, transmissions under way on its ports, pacing, retries and CC timers of its flows —
+// moves `dt` later, and every sequence number of each flow moves by its credited bytes. No packet moves
+// while the rest of the fabric runs on; the partition's queues keep their occupancy in the switches' shared
+// buffers; at the end of the skip it resumes exactly where it stopped, `dt` later and `credit` bytes further.
+// A negative dt with negative credits undoes part of a skip (skip-back, when a flow arrives early).
+#include <cstdint>
+#include <vector>
+
+#include "runtime/batch.h"
+
+namespace orrery::wormhole {
+
+struct ShiftPlan {
+    const std::vector<uint32_t>* ports = nullptr;  // global egress port rows of the partition
+    const std::vector<uint32_t>* flows = nullptr;  // global flow rows of the partition
+    const std::vector<int64_t>* credit = nullptr;  // bytes per flow, parallel to `flows` (multiples of the MTU)
+    int64_t dt_ps = 0;                             // a multiple of 1 ns, so INT and TIMELY stamps move exactly
+};
+
+// Applies the plan to the batch's tables (host side, between steps). `scratch` is a per-flow buffer of the
+// experiment (size: its flow count, all zero), returned all zero.
+void shift_partition(Batch& b, uint32_t experiment, const ShiftPlan& plan, std::vector<int64_t>& scratch);
+
+// Whether anything of the partition is held by PFC: a paused class on one of its ports, or a pause or
+// resume frame queued at or travelling toward one of them. Such a partition is not frozen (a frozen port
+// could not take a resume that arrives while it is frozen).
+bool touches_pfc(const Batch& b, const std::vector<uint32_t>& ports);
+
+}  // namespace orrery::wormhole

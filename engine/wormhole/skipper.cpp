@@ -1,0 +1,568 @@
+// Map: after_step → thaw partitions whose skip ended → take releases (skip-back where they touch a frozen
+// partition) → flows that started (merge partitions) → flows that finished (split) → at sampling times:
+// rate samples, memo probes of partitions that just formed, steadiness checks → freeze (shift_partition).
+#include "wormhole/skipper.h"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "wormhole/shift.h"
+
+namespace orrery::wormhole {
+namespace {
+
+using namespace net;
+
+constexpr size_t kMemoMaxFlows = 256;  // larger conflict graphs are neither stored nor looked up
+
+struct PartState {
+    int64_t changed_at = 0;
+    bool probed = true;                // the memo was consulted for the current membership
+    bool frozen = false;
+    int64_t t0 = 0, t_end = 0, dt = 0;
+    std::vector<uint32_t> flows;       // global rows, as frozen
+    std::vector<double> rate;          // bytes/ps per flow, as frozen
+    std::vector<int64_t> base_credit;  // bytes per flow credited before the steady part (memo transients)
+    std::vector<std::array<uint64_t, 4>> rates_before;  // memo hits: each flow's CC rates before its end rate was set
+    std::vector<int64_t> credit;       // bytes per flow credited in all
+    int64_t steady_from = 0;           // t0 + memo transient
+    size_t record = 0;
+    // a transient being measured for the memo
+    bool pending = false;
+    FlowConflictGraph key;
+    std::vector<uint32_t> key_flows;   // global rows in vertex order
+    std::vector<uint64_t> key_acked;
+    int64_t key_time = 0;
+    // the latest sample at which every flow still had data to send: where a transient cut short by a
+    // completion is stored up to
+    int64_t check_time = 0;
+    std::vector<uint64_t> check_acked, check_inflight;
+    std::vector<double> check_rate;
+};
+
+}  // namespace
+
+struct Skipper::State {
+    Batch& b;
+    uint32_t e;
+    const ExperimentSlice& x;
+    const ExperimentParams& ep;
+    const MemoTable* shared;
+    MemoTable own;
+    Partitions parts;
+    std::vector<PartState> ps;
+    std::vector<std::vector<uint32_t>> flow_ports;   // by local flow: local egress ports, data path then ACK path
+    std::vector<RateWindow> window;                  // by local flow
+    std::vector<std::vector<uint32_t>> host_active;  // by local node: flows it sends that have started
+    std::vector<uint32_t> completions_seen;          // by local node
+    std::vector<std::pair<int64_t, uint32_t>> upcoming;  // min-heap (start, flow) of flows not yet started
+    std::vector<int64_t> scratch;
+    std::vector<uint32_t> frozen;                    // partition ids
+    uint32_t done_seen = 0;
+    int64_t interval = 0, next_sample = 0;
+    int64_t rtt = 0;                                 // ps: the experiment's largest base RTT (at least 1 µs)
+    int64_t settle = 0;                              // ps: how long a partition's membership holds before its memo lookup
+    std::vector<uint32_t> to_probe;                  // partitions whose memo lookup is due once they have settled
+    int64_t unit = 1000;                             // credit granularity: the MTU, and the go-back chunk
+    std::string cc_context;
+    SkipReport report;
+
+    State(Batch& batch, uint32_t experiment, const MemoTable* memo)
+        : b(batch), e(experiment), x(batch.experiments[experiment]), ep(batch.params[experiment]), shared(memo),
+          parts(x.port_end - x.port_begin, x.flow_end - x.flow_begin), flow_ports(x.flow_end - x.flow_begin),
+          window(x.flow_end - x.flow_begin), host_active(x.node_end - x.node_begin), completions_seen(x.node_end - x.node_begin, 0),
+          scratch(x.flow_end - x.flow_begin, 0) {
+        const SkippingSpec& k = x.skipping;
+        rtt = std::max<int64_t>(1'000'000, int64_t(x.max_rtt_ns) * 1000);
+        interval = k.sample_interval ? k.sample_interval->count : rtt;
+        settle = std::min<int64_t>(rtt, 1'000'000);
+        interval = std::max<int64_t>(1000, interval / 1000 * 1000);
+        next_sample = x.clock + interval;
+        report.sample_interval_ps = interval;
+        unit = ep.mtu;
+        if (ep.chunk != 0) unit = std::lcm<int64_t>(unit, ep.chunk);
+        for (uint32_t f = x.flow_begin; f < x.flow_end; ++f)
+            if (b.flow[f].start != kNever && b.qp[f].phase == kWaiting) upcoming.push_back({b.flow[f].start, f});
+        std::make_heap(upcoming.begin(), upcoming.end(), std::greater<>());
+        std::ostringstream c;
+        c.precision(17);
+        c << "cc " << int(ep.cc_mode) << " mtu " << ep.mtu << " ecn " << ep.ecn_enabled << " rate_bound " << ep.rate_bound << " var_win " << ep.var_win
+          << " fast_react " << ep.fast_react << " multi_rate " << ep.multi_rate << " sample_feedback " << ep.sample_feedback << " clamp "
+          << ep.clamp_target_rate << " ack_interval " << ep.ack_interval << " chunk " << ep.chunk << " int_multi " << ep.int_multi << " mi "
+          << ep.mi_thresh << " frt " << ep.fast_recovery_times << " min_rate " << ep.min_rate << " ai " << ep.rate_ai << " hai " << ep.rate_hai
+          << " dctcp_ai " << ep.dctcp_rate_ai << " g " << ep.g << " eta " << ep.target_util << " first_cnp " << ep.rate_on_first_cnp << " timers "
+          << ep.alpha_resume_ps << "," << ep.rate_decrease_ps << "," << ep.rp_timer_ps << " timely " << ep.timely_alpha << "," << ep.timely_beta << ","
+          << ep.timely_tlow_ns << "," << ep.timely_thigh_ns << "," << ep.timely_min_rtt_ns;
+        cc_context = c.str();
+    }
+
+    uint64_t inflight(uint32_t f) const { return b.qp[f].snd_nxt - b.qp[f].snd_una; }
+
+    const std::vector<uint32_t>& ports_of(uint32_t f) {
+        std::vector<uint32_t>& out = flow_ports[f - x.flow_begin];
+        if (!out.empty()) return out;
+        const FlowInfo& info = b.flow[f];
+        auto walk = [&](uint32_t from, uint32_t to, uint32_t offset) {
+            uint32_t node = from;
+            for (uint32_t hop = 0; node != to && hop < 64; ++hop) {
+                const uint32_t row = b.node_port_begin[node] + b.path_ports[offset + hop];
+                out.push_back(row - x.port_begin);
+                node = b.port[b.port[row].peer_port].node;
+            }
+        };
+        walk(info.src, info.dst, info.data_path);
+        walk(info.dst, info.src, info.ack_path);
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return out;
+    }
+
+    PartState& state(uint32_t id) {
+        if (ps.size() <= id) ps.resize(id + 1);
+        return ps[id];
+    }
+
+    void changed(uint32_t id, int64_t now) {
+        PartState& p = state(id);
+        p = PartState{};
+        p.changed_at = now;
+        p.probed = !x.skipping.memo;
+        if (!p.probed) to_probe.push_back(id);
+        for (uint32_t f : parts.get(id).flows) window[f].reset(now, b.qp[x.flow_begin + f].snd_una, inflight(x.flow_begin + f));
+    }
+
+    uint32_t window_length(uint32_t id) const {
+        if (x.skipping.window) return uint32_t(*x.skipping.window);
+        const double bdp_packets = double(x.max_bdp) / double(ep.mtu);
+        uint32_t l = window_for(bdp_packets, parts.max_flows_per_port(id), double(x.max_rtt_ns) * 1000, double(interval));
+        // DCQCN raises its rate only when its rate-increase timer fires: a window shorter than that period
+        // sees a recovering flow as flat. Appendix F's rule (cover one period) applied to that timer.
+        if (ep.cc_mode == kDcqcn) l = std::max<uint32_t>(l, uint32_t(std::min<int64_t>(kMaxWindow, ep.rp_timer_ps / interval + 2)));
+        return l;
+    }
+
+    // The earliest known start of a flow not yet started that crosses a port of partition `id`.
+    int64_t first_touching_start(uint32_t id, int64_t before) {
+        int64_t first = kNever;
+        for (const auto& [start, f] : upcoming) {
+            if (start >= before || start >= first) continue;
+            for (uint32_t p : ports_of(f))
+                if (parts.of_port(p) == id) {
+                    first = start;
+                    break;
+                }
+        }
+        return first;
+    }
+
+    void apply_shift(PartState& p, uint32_t id, int64_t dt, const std::vector<int64_t>& delta) {
+        std::vector<uint32_t> rows;
+        for (uint32_t port : parts.get(id).ports) rows.push_back(x.port_begin + port);
+        const ShiftPlan plan{&rows, &p.flows, &delta, dt};
+        shift_partition(b, e, plan, scratch);
+    }
+
+    uint64_t events_estimate(const std::vector<uint32_t>& flows, const std::vector<int64_t>& credit) {
+        uint64_t events = 0;
+        for (size_t i = 0; i < flows.size(); ++i) events += uint64_t(credit[i] / ep.mtu) * 2 * ports_of(flows[i]).size();
+        return events;
+    }
+
+    void record_skip(PartState& p, uint32_t id, bool from_memo) {
+        SkipRecord r;
+        r.partition = id;
+        r.flows = uint32_t(p.flows.size());
+        r.start_ps = p.t0;
+        r.end_ps = p.t_end;
+        for (int64_t c : p.credit) r.bytes += uint64_t(c);
+        r.events_saved = events_estimate(p.flows, p.credit);
+        r.from_memo = from_memo;
+        report.bytes_credited += r.bytes;
+        report.events_saved += r.events_saved;
+        p.record = report.skips.size();
+        report.skips.push_back(r);
+    }
+
+    // Freezes partition `id` at `now` for its flows at `rate` (bytes/ps), after `transient` (a memoized
+    // transient of `base` bytes per flow, or none). Returns whether it froze.
+    bool freeze(uint32_t id, int64_t now, const std::vector<uint32_t>& flows, const std::vector<double>& rate, int64_t transient,
+                const std::vector<int64_t>& base, bool extend_steady = true, double horizon = 1e300) {
+        double steady_ps = extend_steady ? 1e300 : 0.0;
+        for (size_t i = 0; i < flows.size() && extend_steady; ++i) {
+            const QpState& q = b.qp[flows[i]];
+            const double remaining = double(b.flow[flows[i]].size - q.snd_una) - double(base[i]);
+            const double margin = double(q.snd_nxt - q.snd_una) + rate[i] * double(rtt) + double(unit);
+            steady_ps = std::min(steady_ps, remaining > margin ? (remaining - margin) / rate[i] : 0.0);
+        }
+        int64_t limit = first_touching_start(id, kNever);
+        if (ep.stop_time != kNever) limit = std::min(limit, ep.stop_time);
+        // A rate still drifting is extrapolated only as far as its drift stays within θ of it.
+        double total = double(transient) + std::min(steady_ps, horizon);
+        if (limit != kNever) total = std::min(total, double(limit - now));
+        if (total < double(transient) || total < 2.0 * double(rtt) || total > 9e18) return false;
+        const int64_t dt = int64_t(total) / 1000 * 1000;
+        PartState& p = state(id);
+        p.frozen = true;
+        p.t0 = now;
+        p.dt = dt;
+        p.t_end = now + dt;
+        p.steady_from = now + transient;
+        p.flows = flows;
+        p.rate = rate;
+        p.base_credit = base;
+        p.credit = credits(p, dt);
+        apply_shift(p, id, dt, p.credit);
+        frozen.push_back(id);
+        record_skip(p, id, transient > 0);
+        return true;
+    }
+
+    std::vector<int64_t> credits(const PartState& p, int64_t dt) const {
+        std::vector<int64_t> c(p.flows.size());
+        const double steady = double(std::max<int64_t>(0, p.t0 + dt - p.steady_from));
+        for (size_t i = 0; i < p.flows.size(); ++i) {
+            const int64_t bytes = p.t0 + dt >= p.steady_from ? p.base_credit[i] + int64_t(p.rate[i] * steady) : 0;
+            c[i] = bytes / unit * unit;
+        }
+        return c;
+    }
+
+    // A flow starting at `start` touches frozen partition `id`: its skip now ends at `start`.
+    void cut_back(uint32_t id, int64_t start) {
+        PartState& p = state(id);
+        if (!p.frozen || p.t_end <= start) return;
+        const int64_t dt = std::max<int64_t>(0, (start - p.t0 + 999) / 1000 * 1000);  // resume at or after `start`, never before
+        std::vector<int64_t> c = credits(p, dt);
+        if (p.t0 + dt < p.steady_from) {  // inside a memoized transient: undo all of it, the rates too
+            std::fill(c.begin(), c.end(), 0);
+            for (size_t i = 0; i < p.rates_before.size(); ++i) {
+                const uint32_t f = p.flows[i];
+                b.qp[f].rate = p.rates_before[i][0];
+                b.dcqcn[f].target_rate = p.rates_before[i][1];
+                b.hpcc[f].cur_rate = p.rates_before[i][2];
+                b.timely[f].cur_rate = p.rates_before[i][3];
+            }
+            p.rates_before.clear();
+        }
+        std::vector<int64_t> delta(c.size());
+        for (size_t i = 0; i < c.size(); ++i) delta[i] = c[i] - p.credit[i];
+        apply_shift(p, id, dt - p.dt, delta);
+        SkipRecord& r = report.skips[p.record];
+        report.bytes_credited -= r.bytes;
+        report.events_saved -= r.events_saved;
+        p.dt = dt;
+        p.t_end = p.t0 + dt;
+        p.credit = c;
+        r.end_ps = p.t_end;
+        r.bytes = 0;
+        for (int64_t v : c) r.bytes += uint64_t(v);
+        r.events_saved = events_estimate(p.flows, c);
+        report.bytes_credited += r.bytes;
+        report.events_saved += r.events_saved;
+    }
+
+    void thaw(int64_t now) {
+        for (size_t i = 0; i < frozen.size();) {
+            PartState& p = state(frozen[i]);
+            if (p.t_end > now) {
+                ++i;
+                continue;
+            }
+            const uint32_t id = frozen[i];
+            p.frozen = false;
+            frozen.erase(frozen.begin() + long(i));
+            for (uint32_t f : parts.get(id).flows) window[f].reset(now, b.qp[x.flow_begin + f].snd_una, inflight(x.flow_begin + f));
+        }
+    }
+
+    FlowConflictGraph conflict_graph(uint32_t id, std::vector<uint32_t>& vertex_flows) {
+        const Partition& part = parts.get(id);
+        FlowConflictGraph g;
+        std::map<uint32_t, uint32_t> vertex;
+        for (uint32_t f : part.flows) {
+            vertex[f] = uint32_t(g.labels.size());
+            const uint32_t row = x.flow_begin + f;
+            const QpState& q = b.qp[row];
+            const FlowInfo& info = b.flow[row];
+            g.labels.push_back(vertex_label(q.max_rate ? double(q.rate) / double(q.max_rate) : 0.0, info.size - q.snd_una, info.base_rtt_ns));
+            vertex_flows.push_back(row);
+        }
+        std::map<std::pair<uint32_t, uint32_t>, uint32_t> shared;
+        std::vector<std::string> port_facts;
+        for (uint32_t p : part.ports) {
+            const uint32_t row = x.port_begin + p;
+            std::ostringstream fact;
+            fact << b.port[row].rate_bps;
+            if (b.node_role[b.port[row].node] == kRoleSwitch) fact << ":" << b.mmu[row].kmin << ":" << b.mmu[row].kmax << ":" << b.mmu[row].pmax;
+            port_facts.push_back(fact.str());
+        }
+        for (uint32_t a : part.flows)
+            for (uint32_t c : part.flows) {
+                if (vertex[a] >= vertex[c]) continue;
+                const auto& pa = flow_ports[a];
+                const auto& pc = flow_ports[c];
+                uint32_t common = 0;
+                for (size_t i = 0, j = 0; i < pa.size() && j < pc.size();) {
+                    if (pa[i] == pc[j]) ++common, ++i, ++j;
+                    else if (pa[i] < pc[j]) ++i;
+                    else ++j;
+                }
+                if (common) shared[{vertex[a], vertex[c]}] = common;
+            }
+        for (const auto& [pair, n] : shared) g.edges.push_back({pair.first, pair.second, n});
+        std::sort(port_facts.begin(), port_facts.end());
+        std::ostringstream ctx;
+        ctx << cc_context << " ports";
+        for (const std::string& s : port_facts) ctx << " " << s;
+        g.context = ctx.str();
+        finish_graph(g);
+        return g;
+    }
+
+    void probe(uint32_t id, int64_t now) {
+        PartState& p = state(id);
+        p.probed = true;
+        const Partition& part = parts.get(id);
+        if (part.flows.size() > kMemoMaxFlows) return;
+        std::vector<uint32_t> vertex_flows;
+        FlowConflictGraph g = conflict_graph(id, vertex_flows);
+        std::vector<uint32_t> mapping;
+        const MemoEntry* hit = shared ? shared->find(g, mapping) : nullptr;
+        if (!hit) hit = own.find(g, mapping);
+        MemoRecord rec{now, id, uint32_t(part.flows.size()), MemoRecord::kMiss};
+        if (hit) {
+            // The stored flow i is our flow vertex_flows[mapping[i]]; every flow must outlast the transient.
+            std::vector<uint32_t> flows(vertex_flows.size());
+            std::vector<double> rate(vertex_flows.size());
+            std::vector<int64_t> base(vertex_flows.size());
+            bool usable = true;
+            const int64_t transient = hit->transient_ps / 1000 * 1000;
+            if (transient < 2 * rtt) usable = false;
+            for (size_t i = 0; i < mapping.size(); ++i) {
+                const uint32_t f = vertex_flows[mapping[i]];
+                flows[i] = f;
+                rate[i] = hit->end_rate[i];
+                const QpState& q = b.qp[f];
+                // The replay leaves the flow's pipeline as it was at the key (nearly empty after a start), where
+                // the original had it full: its next acknowledgements come a round trip late, unless the credit
+                // also holds what was in flight in the original.
+                const double refill = std::max(0.0, double(hit->end_inflight[i]) - double(q.snd_nxt - q.snd_una));
+                base[i] = int64_t(double(hit->bytes[i]) + refill) / unit * unit;
+                const uint64_t steady_margin = hit->ends_steady ? uint64_t(hit->end_rate[i] * double(rtt)) : 0;
+                if (b.flow[f].size - q.snd_una <= uint64_t(base[i]) + (q.snd_nxt - q.snd_una) + steady_margin + uint64_t(unit)) usable = false;
+            }
+            if (usable && freeze(id, now, flows, rate, transient, base, hit->ends_steady)) {
+                PartState& frozen_state = state(id);
+                for (size_t i = 0; i < flows.size(); ++i) {
+                    const uint32_t f = flows[i];
+                    frozen_state.rates_before.push_back({b.qp[f].rate, b.dcqcn[f].target_rate, b.hpcc[f].cur_rate, b.timely[f].cur_rate});
+                    set_rate(f, rate[i]);
+                }
+                rec.kind = MemoRecord::kHit;
+                ++report.memo_hits;
+                report.memo.push_back(rec);
+                return;
+            }
+        }
+        ++report.memo_misses;
+        report.memo.push_back(rec);
+        p.pending = true;
+        p.key = std::move(g);
+        p.key_flows = vertex_flows;
+        p.key_time = now;
+        for (uint32_t f : vertex_flows) p.key_acked.push_back(b.qp[f].snd_una);
+    }
+
+    // The congestion control's rate after a memoized transient: its end rate.
+    void set_rate(uint32_t f, double bytes_per_ps) {
+        QpState& q = b.qp[f];
+        uint64_t bps = uint64_t(bytes_per_ps * 8e12);
+        bps = std::clamp<uint64_t>(bps, std::min<uint64_t>(ep.min_rate, q.max_rate), q.max_rate);
+        q.rate = bps;
+        b.dcqcn[f].target_rate = bps;
+        b.hpcc[f].cur_rate = bps;
+        b.timely[f].cur_rate = bps;
+    }
+
+    void sample(int64_t now) {
+        if (ps.size() < parts.id_limit()) ps.resize(parts.id_limit());
+        for (uint32_t id = 0; id < parts.id_limit(); ++id) {
+            const Partition& part = parts.get(id);
+            if (!part.alive) continue;
+            PartState& p = state(id);
+            if (p.frozen) continue;
+            for (uint32_t f : part.flows) window[f].sample(now, b.qp[x.flow_begin + f].snd_una, inflight(x.flow_begin + f));
+            if (p.pending) checkpoint(p, now);
+            const uint32_t l = window_length(id);
+            std::vector<uint32_t> flows;
+            std::vector<double> rate;
+            bool steady = true;
+            double horizon = 1e300;  // ps: how far the rates may be extrapolated (their drift stays within θ)
+            for (uint32_t f : part.flows) {
+                const double r = window[f].steady_rate(l, x.skipping.theta);
+                if (r < 0) {
+                    steady = false;
+                    break;
+                }
+                const double d = std::abs(window[f].drift(l, double(interval)));
+                if (d > 0) horizon = std::min(horizon, x.skipping.theta * r / d);
+                flows.push_back(x.flow_begin + f);
+                rate.push_back(r);
+            }
+            if (!steady) continue;
+            if (p.pending) store_transient(p, id, now, flows, rate);
+            std::vector<uint32_t> rows;
+            for (uint32_t port : part.ports) rows.push_back(x.port_begin + port);
+            if (touches_pfc(b, rows)) continue;
+            freeze(id, now, flows, rate, 0, std::vector<int64_t>(flows.size(), 0), true, horizon);
+        }
+    }
+
+    void store_transient(PartState& p, uint32_t id, int64_t now, const std::vector<uint32_t>& flows, const std::vector<double>& rate) {
+        p.pending = false;
+        MemoEntry entry;
+        entry.key = p.key;
+        entry.transient_ps = now - p.key_time;
+        for (size_t v = 0; v < p.key_flows.size(); ++v) {
+            const uint32_t f = p.key_flows[v];
+            entry.bytes.push_back(b.qp[f].snd_una - p.key_acked[v]);
+            const size_t at = size_t(std::find(flows.begin(), flows.end(), f) - flows.begin());
+            entry.end_rate.push_back(rate[at]);
+            entry.end_inflight.push_back(inflight(f));
+        }
+        if (own.add(entry)) {
+            report.learned.push_back(std::move(entry));
+            report.memo.push_back({now, id, uint32_t(flows.size()), MemoRecord::kStored});
+        }
+    }
+
+    // The first flow of a partition with a transient under measurement finished: the transient ends here.
+    // The first flow of a partition with a transient under measurement finished: the transient is stored up
+    // to the last rate sample before the completion (a replay then leaves the last stretch, under one sampling
+    // interval, to the packet level, which finishes the flow).
+    void store_completion(uint32_t id) {
+        PartState& p = state(id);
+        if (!p.pending) return;
+        p.pending = false;
+        if (p.check_time <= p.key_time) return;
+        MemoEntry entry;
+        entry.key = p.key;
+        entry.transient_ps = p.check_time - p.key_time;
+        entry.ends_steady = false;
+        for (size_t v = 0; v < p.key_flows.size(); ++v) {
+            entry.bytes.push_back(p.check_acked[v] - p.key_acked[v]);
+            entry.end_rate.push_back(p.check_rate[v]);
+            entry.end_inflight.push_back(p.check_inflight[v]);
+        }
+        if (own.add(entry)) {
+            report.learned.push_back(std::move(entry));
+            report.memo.push_back({p.check_time, id, uint32_t(p.key_flows.size()), MemoRecord::kStored});
+        }
+    }
+
+    // A sample of a partition whose transient is under measurement: a checkpoint while every flow still has
+    // at least two packets' worth to send.
+    void checkpoint(PartState& p, int64_t now) {
+        for (uint32_t f : p.key_flows)
+            if (b.qp[f].snd_nxt + 2 * uint64_t(unit) > b.flow[f].size) return;
+        p.check_time = now;
+        p.check_acked.clear(), p.check_inflight.clear(), p.check_rate.clear();
+        for (uint32_t f : p.key_flows) {
+            const RateWindow& w = window[f - x.flow_begin];
+            p.check_acked.push_back(b.qp[f].snd_una);
+            p.check_inflight.push_back(inflight(f));
+            p.check_rate.push_back(w.count ? w.rate[(w.count - 1) % kMaxWindow] : 0.0);
+        }
+    }
+
+    int64_t after_step(int64_t end, int64_t next, uint32_t done) {
+        thaw(end);
+        // Releases: a flow that will cross a frozen partition before its skip ends cuts the skip back.
+        std::vector<uint32_t>& released = b.released[e];
+        for (uint32_t f : released) {
+            const int64_t start = b.flow[f].start;
+            upcoming.push_back({start, f});
+            std::push_heap(upcoming.begin(), upcoming.end(), std::greater<>());
+            for (uint32_t port : ports_of(f)) {
+                const uint32_t id = parts.of_port(port);
+                if (id != kNoPartition && state(id).frozen && state(id).t_end > start) {
+                    cut_back(id, start);
+                    next = std::min(next, state(id).t_end);
+                }
+            }
+        }
+        released.clear();
+        thaw(end);  // a skip cut back to now has ended
+        // Flows that started in the step.
+        std::vector<uint32_t> merged;
+        while (!upcoming.empty() && upcoming.front().first < end) {
+            std::pop_heap(upcoming.begin(), upcoming.end(), std::greater<>());
+            const uint32_t f = upcoming.back().second;
+            upcoming.pop_back();
+            const uint32_t local = f - x.flow_begin;
+            for (uint32_t port : ports_of(f)) {
+                const uint32_t id = parts.of_port(port);
+                if (id != kNoPartition && state(id).frozen) cut_back(id, end);  // cannot happen: skips end at known starts
+            }
+            thaw(end);
+            const uint32_t id = parts.add_flow(local, flow_ports[local], merged);
+            host_active[b.flow[f].src - x.node_begin].push_back(f);
+            changed(id, end);
+        }
+        // Flows that finished in the step.
+        if (done != done_seen) {
+            done_seen = done;
+            for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
+                if (b.out[n].completions == completions_seen[n - x.node_begin]) continue;
+                completions_seen[n - x.node_begin] = b.out[n].completions;
+                std::vector<uint32_t>& active = host_active[n - x.node_begin];
+                for (size_t i = 0; i < active.size();) {
+                    const uint32_t f = active[i];
+                    if (b.qp[f].phase != kDone) {
+                        ++i;
+                        continue;
+                    }
+                    active[i] = active.back();
+                    active.pop_back();
+                    const uint32_t local = f - x.flow_begin;
+                    store_completion(parts.of_flow(local));
+                    for (uint32_t id : parts.remove_flow(local, flow_ports[local])) changed(id, end);
+                }
+            }
+        }
+        // Memo lookups of partitions whose membership has held for one round trip (flows of one collective
+        // step start within a few microseconds of each other: the key is taken once they all have).
+        for (size_t i = 0; i < to_probe.size();) {
+            const uint32_t id = to_probe[i];
+            PartState& p = state(id);
+            if (!parts.get(id).alive || p.probed || p.frozen) {
+                to_probe[i] = to_probe.back();
+                to_probe.pop_back();
+                continue;
+            }
+            if (end - p.changed_at < settle) {
+                ++i;
+                continue;
+            }
+            to_probe[i] = to_probe.back();
+            to_probe.pop_back();
+            probe(id, end);
+        }
+        if (end >= next_sample) {
+            sample(end);
+            next_sample = end + interval;
+        }
+        return next;
+    }
+};
+
+Skipper::Skipper(Batch& b, uint32_t experiment, const MemoTable* shared) : s_(std::make_unique<State>(b, experiment, shared)) {}
+Skipper::~Skipper() = default;
+int64_t Skipper::after_step(int64_t end, int64_t next, uint32_t flows_done) { return s_->after_step(end, next, flows_done); }
+SkipReport Skipper::take_report() { return std::move(s_->report); }
+
+}  // namespace orrery::wormhole

@@ -1,0 +1,73 @@
+#pragma once
+// Steady-state identification (Wormhole §5.1.2 and appendix F): a flow is steady when the relative spread
+// of its last l sending-rate samples, (max − min) / mean, is below θ; its rate from then on is their mean.
+// Rates are the bytes the flow got acknowledged over each sampling interval, so a flow held back by its
+// bottleneck reads as its share of it, whatever its congestion control does inside the interval.
+#include <cmath>
+#include <cstdint>
+
+namespace orrery::wormhole {
+
+inline constexpr int kMaxWindow = 64;
+
+struct RateWindow {
+    int64_t last_time = 0;        // ps: the previous sample
+    uint64_t last_acked = 0;      // bytes acknowledged then
+    uint64_t last_inflight = 0;   // bytes sent and not acknowledged then
+    double rate[kMaxWindow] = {}; // bytes per ps, a ring of the last samples
+    uint32_t count = 0;           // samples taken since the last reset
+
+    void reset(int64_t now, uint64_t acked, uint64_t inflight) {
+        last_time = now;
+        last_acked = acked;
+        last_inflight = inflight;
+        count = 0;
+    }
+    void sample(int64_t now, uint64_t acked, uint64_t inflight) {
+        if (now <= last_time) return;
+        last_inflight = inflight;
+        rate[count % kMaxWindow] = double(acked - last_acked) / double(now - last_time);
+        ++count;
+        last_time = now;
+        last_acked = acked;
+    }
+    // The mean of the last l samples when their relative spread is below θ, else a negative number.
+    double steady_rate(uint32_t l, double theta) const {
+        if (count < l || l == 0) return -1;
+        double lo = rate[(count - 1) % kMaxWindow], hi = lo, sum = 0;
+        for (uint32_t i = 0; i < l; ++i) {
+            const double r = rate[(count - 1 - i) % kMaxWindow];
+            lo = r < lo ? r : lo;
+            hi = r > hi ? r : hi;
+            sum += r;
+        }
+        const double mean = sum / double(l);
+        if (!(mean > 0)) return -1;
+        return (hi - lo) / mean < theta ? mean : -1;
+    }
+    // The drift of the rate over the last l samples, bytes/ps per ps: the newer half's mean minus the older
+    // half's, over the time between their centres (`interval` apart per sample).
+    double drift(uint32_t l, double interval_ps) const {
+        if (count < l || l < 2) return 0;
+        const uint32_t half = l / 2;
+        double older = 0, newer = 0;
+        for (uint32_t i = 0; i < half; ++i) {
+            newer += rate[(count - 1 - i) % kMaxWindow];
+            older += rate[(count - l + i) % kMaxWindow];
+        }
+        return (newer - older) / double(half) / ((double(l) - double(half)) * interval_ps);
+    }
+};
+
+// l from appendix F: the window must span at least one period of the CC's steady oscillation,
+// T_C > sqrt(4·C·RTT / (7N)) round trips, with C·RTT in packets and N flows on the bottleneck (eq. 24).
+inline uint32_t window_for(double bdp_packets, uint32_t flows_on_bottleneck, double rtt_ps, double interval_ps) {
+    const double n = flows_on_bottleneck > 0 ? double(flows_on_bottleneck) : 1.0;
+    const double period_ps = std::sqrt(4.0 * bdp_packets / (7.0 * n)) * rtt_ps;
+    uint32_t l = uint32_t(std::ceil(period_ps / interval_ps)) + 1;
+    if (l < 4) l = 4;
+    if (l > uint32_t(kMaxWindow)) l = uint32_t(kMaxWindow);
+    return l;
+}
+
+}  // namespace orrery::wormhole

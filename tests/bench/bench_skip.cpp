@@ -1,0 +1,154 @@
+// Steady-state skipping (issue 6's targets), skipping on against off:
+//  1. the reference ring (16 × 10 MB on the k = 4 fat-tree, 100 Gb/s) under each CC: wall-time ratio,
+//     per-flow FCT error (mean, max), share of events skipped;
+//  2. the same ring again with the memo its first run learned: memo hit rate, FCT error;
+//  3. GPT-3 13B TP8 PP4 DP4 on 128 GPUs (roft-128, 400 Gb/s, DCQCN), one iteration: wall-time ratio,
+//     iteration-time error, per-flow FCT error, events skipped (--llm 0 leaves it out: the run without
+//     skipping takes about a minute);
+//  4. the MoE row of Wormhole's Table 1 (8×13B, TP8 EP8 DP4 PP4 on 128 GPUs) with skipping on (--moe 1).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "bench_args.h"
+
+#include "runtime/batch.h"
+#include "runtime/cpu_runner.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
+#include "scenario/presets.h"
+#include "workload/llm_job.h"
+
+using namespace orrery;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(); }
+
+struct Run {
+    double wall = 0;
+    std::vector<double> fct;  // ps per flow row, -1 unfinished
+    ExperimentResult result;
+    double iteration_s = 0;
+};
+
+void record(Run& r, const Batch& b, const ExperimentResult& res) {
+    r.result = res;
+    r.fct.assign(b.flow.size(), -1);
+    for (const FlowResult& f : res.flows)
+        if (f.finish != net::kNever) r.fct[f.flow] = double(f.finish - b.flow[f.flow].start);
+}
+
+void compare(const char* label, const Run& off, const Run& on) {
+    double sum = 0, worst = 0;
+    size_t n = 0;
+    for (size_t f = 0; f < off.fct.size(); ++f) {
+        if (off.fct[f] <= 0 || on.fct[f] <= 0) continue;
+        const double e = std::abs(on.fct[f] - off.fct[f]) / off.fct[f];
+        sum += e, worst = std::max(worst, e), ++n;
+    }
+    const double saved = double(on.result.skipping.events_saved);
+    std::printf("%-22s wall %8.3f s -> %7.3f s (%6.1fx)   FCT error mean %.3f%% max %.2f%%   events %llu -> %llu, skipped %.1f%% (%zu skips, memo %u hits / %u misses)\n",
+                label, off.wall, on.wall, off.wall / on.wall, 100 * sum / double(std::max<size_t>(n, 1)), 100 * worst,
+                (unsigned long long)off.result.events, (unsigned long long)on.result.events, 100 * saved / (saved + double(on.result.events)),
+                on.result.skipping.skips.size(), on.result.skipping.memo_hits, on.result.skipping.memo_misses);
+}
+
+nlohmann::json ring(const std::string& cc, bool skipping) {
+    nlohmann::json flows = nlohmann::json::array();
+    for (int i = 0; i < 16; ++i) flows.push_back({{"src", i}, {"dst", (i + 1) % 16}, {"size", "10MB"}, {"start", "2s"}});
+    return {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"preset", "fat-tree-k4"}}}, {"network", {{"preset", "reference-100g"}}},
+            {"cc", {{"preset", cc + "-100g"}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}, {"skipping", {{"enabled", skipping}}}};
+}
+
+nlohmann::json llm(const std::string& fabric, const std::string& model, nlohmann::json parallel, bool skipping) {
+    return {{"format", "orrery-scenario"},
+            {"version", 1},
+            {"topology", {{"preset", fabric}}},
+            {"network", {{"preset", "reference-400g"}}},
+            {"cc", {{"preset", "dcqcn-400g"}}},
+            {"workload", {{"kind", "llm"}, {"model", {{"preset", model}}}, {"gpu", "H100"}, {"network_mode", "packet"}, {"parallel", parallel}}},
+            {"skipping", {{"enabled", skipping}}}};
+}
+
+Run run_flows(const PresetLibrary& presets, const nlohmann::json& doc, const wormhole::MemoTable* memo = nullptr) {
+    const LoadedScenario sc = load_scenario_document(doc, "bench", ".", presets, LoadOptions{false});
+    const Fabric f = build_fabric(sc.scenarios[0].topology);
+    Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, workload_flows(sc.scenarios[0])}});
+    Run r;
+    RunOptions o;
+    o.memo = memo;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto res = run_cpu(b, o);
+    r.wall = seconds_since(t0);
+    record(r, b, res[0]);
+    return r;
+}
+
+Run run_llm(const PresetLibrary& presets, const WorkloadTables& tables, const nlohmann::json& doc, int threads) {
+    const LoadedScenario sc = load_scenario_document(doc, "bench", ".", presets, LoadOptions{false});
+    const Scenario& s = sc.scenarios[0];
+    const Fabric f = build_fabric(s.topology);
+    const auto t0 = std::chrono::steady_clock::now();
+    const LlmJob job = prepare_llm_job(*s.workload.llm, f, tables);
+    std::vector<ExperimentInput> in{{"llm", &s, &f, llm_flows(job, s.workload.llm->collectives.priority)}};
+    Batch batch = compile_batch(in);
+    LlmDriver driver(job, batch, 0);
+    RunOptions ro;
+    ro.threads = threads;
+    ro.drive = [&](uint32_t, int64_t now, uint32_t done) { return driver.drive(now, done); };
+    const auto results = run_cpu(batch, ro);
+    Run r;
+    r.wall = seconds_since(t0);
+    record(r, batch, results[0]);
+    r.iteration_s = driver.executor().finished() ? summarize_llm(job, driver.executor()).iteration_time_s : -1;
+    return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const auto args = bench::parse_bench_args(argc, argv, "Steady-state skipping on against off: reference ring, memo re-run, GPT-3 13B, MoE.",
+                                              {{"--threads", "CPU threads for the LLM runs (default 1)"},
+                                               {"--llm", "0: leave out GPT-3 13B (default 1)"},
+                                               {"--moe", "1: add the MoE row with skipping on (default 0)"}});
+    const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;
+    const bool with_llm = !(args.count("--llm") && args.at("--llm") == "0");
+    const bool with_moe = args.count("--moe") && args.at("--moe") == "1";
+    const PresetLibrary presets({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"});
+
+    std::printf("1. reference ring, 16 x 10 MB, k=4 fat-tree, 100 Gb/s\n");
+    for (const char* cc : {"dcqcn", "hpcc", "timely", "dctcp"}) {
+        const Run off = run_flows(presets, ring(cc, false));
+        const Run on = run_flows(presets, ring(cc, true));
+        compare((std::string("ring ") + cc).c_str(), off, on);
+        if (std::string(cc) == "dcqcn") {
+            wormhole::MemoTable memo;
+            for (const auto& e : on.result.skipping.learned) memo.add(e);
+            const Run again = run_flows(presets, ring(cc, true), &memo);
+            const auto& k = again.result.skipping;
+            std::printf("2. %-19s memo of the first run (%zu transients): hit rate %.0f%% (%u of %u lookups)\n", "ring dcqcn re-run", memo.size(),
+                        100.0 * k.memo_hits / std::max(1u, k.memo_hits + k.memo_misses), k.memo_hits, k.memo_hits + k.memo_misses);
+            compare("   ring dcqcn memo", off, again);
+        }
+    }
+    if (with_llm) {
+        const WorkloadTables tables = load_workload_tables(presets);
+        const nlohmann::json parallel = {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}, {"recompute", true}};
+        const Run off = run_llm(presets, tables, llm("roft-128", "gpt3-13b", parallel, false), threads);
+        const Run on = run_llm(presets, tables, llm("roft-128", "gpt3-13b", parallel, true), threads);
+        std::printf("3. GPT-3 13B TP8 PP4 DP4 on 128 GPUs, one iteration, %d thread(s): iteration %.3f ms -> %.3f ms (error %+.3f%%)\n", threads,
+                    off.iteration_s * 1e3, on.iteration_s * 1e3, 100 * (on.iteration_s / off.iteration_s - 1));
+        compare("   GPT-3 13B", off, on);
+    }
+    if (with_moe) {
+        const WorkloadTables tables = load_workload_tables(presets);
+        const nlohmann::json parallel = {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"ep", 8}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}};
+        const Run on = run_llm(presets, tables, llm("roft-128", "gpt-moe-8x13b", parallel, true), threads);
+        const double saved = double(on.result.skipping.events_saved);
+        std::printf("4. MoE 8x13B TP8 EP8 DP4 PP4 on 128 GPUs, skipping on: iteration %.3f ms, wall %.2f s, events %llu, skipped %.1f%%, memo %u hits / %u misses\n",
+                    on.iteration_s * 1e3, on.wall, (unsigned long long)on.result.events, 100 * saved / (saved + double(on.result.events)),
+                    on.result.skipping.memo_hits, on.result.skipping.memo_misses);
+    }
+    return 0;
+}

@@ -1,0 +1,319 @@
+// engine/wormhole: partitions against a from-scratch search, steady-state skipping against the packet level
+// on the reference ring (every CC), the thaw when a flow arrives at a frozen partition (known start and
+// released late), memo keys under different CC parameters and link rates, persistence, and skipping off
+// giving exactly the engine's results.
+#include <QtTest>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "common/diagnostics.h"
+#include "runtime/batch.h"
+#include "runtime/cpu_runner.h"
+#include "runtime/hpcc_job.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
+#include "wormhole/memo.h"
+#include "wormhole/partitions.h"
+
+using namespace orrery;
+
+namespace {
+const std::filesystem::path kRef = std::filesystem::path(ORRERY_TEST_DIR) / "reference/ns3-hpcc";
+
+struct Outcome {
+    std::vector<double> fct_us;  // by flow row
+    std::vector<int64_t> finish;
+    ExperimentResult result;
+};
+
+Outcome outcome(const Batch& b, const ExperimentResult& r) {
+    Outcome o;
+    o.result = r;
+    o.fct_us.assign(b.flow.size(), -1);
+    o.finish.assign(b.flow.size(), net::kNever);
+    for (const FlowResult& f : r.flows)
+        if (f.finish != net::kNever) {
+            o.fct_us[f.flow] = double(f.finish - b.flow[f.flow].start) / 1e6;
+            o.finish[f.flow] = f.finish;
+        }
+    return o;
+}
+
+// A reference config, with skipping set as given.
+Outcome run_reference(const std::string& config, bool skipping, const std::function<void(Scenario&)>& edit = {},
+                      const wormhole::MemoTable* memo = nullptr) {
+    Diagnostics warnings;
+    auto job = load_hpcc_job(kRef / config, kRef, PresetLibrary(), warnings);
+    Scenario& s = job->loaded.scenarios[0];
+    s.skipping.enabled = skipping;
+    if (edit) edit(s);
+    Batch b = compile_batch({job->input});
+    RunOptions o;
+    o.memo = memo;
+    const auto r = run_cpu(b, o);
+    return outcome(b, r[0]);
+}
+
+// DCTCP converges within a few hundred microseconds here (DCQCN's 300 us rate-increase timer would make
+// these cases long), which is what the thaw tests need.
+LoadedScenario scenario(const nlohmann::json& flows, const nlohmann::json& extra = nlohmann::json::object()) {
+    nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"preset", "fat-tree-k4"}}},
+                          {"network", {{"preset", "reference-100g"}}}, {"cc", {{"preset", "dctcp-100g"}}},
+                          {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+    doc.update(extra);
+    return load_scenario_document(doc, "test.json", ".", PresetLibrary({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"}));
+}
+
+double relative(double a, double b) { return std::abs(a - b) / b; }
+
+// Connected components of flows over shared ports, from scratch: the partitions' reference.
+std::set<std::set<uint32_t>> components(const std::map<uint32_t, std::vector<uint32_t>>& flows) {
+    std::map<uint32_t, uint32_t> parent;
+    std::function<uint32_t(uint32_t)> find = [&](uint32_t x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+    std::map<uint32_t, uint32_t> port_owner;
+    for (const auto& [f, ports] : flows) {
+        parent[f] = f;
+        for (uint32_t p : ports) {
+            auto [it, fresh] = port_owner.emplace(p, f);
+            if (!fresh) parent[find(f)] = find(it->second);
+        }
+    }
+    std::map<uint32_t, std::set<uint32_t>> groups;
+    for (const auto& [f, ports] : flows) groups[find(f)].insert(f);
+    std::set<std::set<uint32_t>> out;
+    for (auto& [root, g] : groups) out.insert(g);
+    return out;
+}
+}  // namespace
+
+class TestWormhole : public QObject {
+    Q_OBJECT
+private slots:
+    void partitions_follow_starts_and_finishes() {
+        // 300 random starts and finishes over 40 ports; after each, the partitions equal a fresh search.
+        std::mt19937 rng(7);
+        const uint32_t ports = 40, flows = 120;
+        wormhole::Partitions parts(ports, flows);
+        std::vector<std::vector<uint32_t>> flow_ports(flows);
+        std::map<uint32_t, std::vector<uint32_t>> active;
+        std::vector<uint32_t> merged;
+        uint32_t next = 0;
+        for (int op = 0; op < 300 && (next < flows || !active.empty()); ++op) {
+            const bool start = next < flows && (active.empty() || rng() % 3 != 0);
+            if (start) {
+                std::set<uint32_t> chosen;
+                for (int i = 0; i < 3; ++i) chosen.insert(rng() % ports);
+                flow_ports[next].assign(chosen.begin(), chosen.end());
+                parts.add_flow(next, flow_ports[next], merged);
+                active[next] = flow_ports[next];
+                ++next;
+            } else {
+                auto it = active.begin();
+                std::advance(it, long(rng() % active.size()));
+                parts.remove_flow(it->first, flow_ports[it->first]);
+                active.erase(it);
+            }
+            std::set<std::set<uint32_t>> ours;
+            for (uint32_t id = 0; id < parts.id_limit(); ++id)
+                if (parts.get(id).alive) {
+                    const auto& fl = parts.get(id).flows;
+                    ours.insert(std::set<uint32_t>(fl.begin(), fl.end()));
+                    for (uint32_t f : fl) QCOMPARE(parts.of_flow(f), id);
+                    for (uint32_t p : parts.get(id).ports) QCOMPARE(parts.of_port(p), id);
+                }
+            QCOMPARE(ours, components(active));
+        }
+    }
+
+    void steady_ring_is_skipped_within_theta_data() {
+        QTest::addColumn<QString>("cc");
+        for (const char* c : {"dcqcn", "hpcc", "timely", "dctcp"}) QTest::newRow(c) << c;
+    }
+    void steady_ring_is_skipped_within_theta() {
+        // 16 flows of 10 MB sharing the k = 4 fat-tree's ports: one partition, steady after its transient.
+        QFETCH(QString, cc);
+        const std::string config = "config_ring_" + cc.toStdString() + ".txt";
+        const Outcome off = run_reference(config, false);
+        const Outcome on = run_reference(config, true);
+        QVERIFY(!on.result.skipping.skips.empty());
+        const wormhole::SkipRecord& s = on.result.skipping.skips[0];
+        QCOMPARE(s.flows, 16u);
+        QVERIFY(s.end_ps > s.start_ps);
+        // A fifth of the bytes at least are credited (HPCC's additive increase keeps drifting, which bounds
+        // how far its rates are extrapolated), and the packet level handles fewer events for it.
+        QVERIFY2(on.result.skipping.bytes_credited >= 160'000'000 / 5, qPrintable(QString::number(on.result.skipping.bytes_credited)));
+        QVERIFY(on.result.events < off.result.events);
+        double worst = 0;
+        for (size_t f = 0; f < off.fct_us.size(); ++f) {
+            QVERIFY(on.fct_us[f] > 0);
+            worst = std::max(worst, relative(on.fct_us[f], off.fct_us[f]));
+        }
+        QVERIFY2(worst < 0.05, qPrintable(QString("worst per-flow FCT error %1 above theta = 5%").arg(worst)));
+    }
+
+    void skipping_off_changes_nothing() {
+        // enabled: false with every other setting changed gives the engine's results bit for bit.
+        const Outcome plain = run_reference("config_incast_hpcc.txt", false);
+        const Outcome off = run_reference("config_incast_hpcc.txt", false, [](Scenario& s) {
+            s.skipping.theta = 0.3;
+            s.skipping.window = 5;
+            s.skipping.sample_interval = Picoseconds(3'000'000);
+        });
+        QCOMPARE(off.finish, plain.finish);
+        QCOMPARE(off.result.events, plain.result.events);
+        QCOMPARE(off.result.packet_hops, plain.result.packet_hops);
+        QVERIFY(off.result.skipping.skips.empty());
+    }
+
+    void known_start_ends_the_skip() {
+        // Two long flows into host 0 are steady; a third flow to host 0 starts 600 us later: the skip must
+        // end exactly at its start, and every FCT stays within theta of the packet level.
+        nlohmann::json flows = {{{"src", 4}, {"dst", 0}, {"size", "40MB"}, {"start", "0us"}},
+                                {{"src", 8}, {"dst", 0}, {"size", "40MB"}, {"start", "0us"}},
+                                {{"src", 12}, {"dst", 0}, {"size", "4MB"}, {"start", "600us"}}};
+        std::vector<Outcome> runs;
+        for (bool on : {false, true}) {
+            LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", on}}}});
+            const Fabric f = build_fabric(sc.scenarios[0].topology);
+            Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, workload_flows(sc.scenarios[0])}});
+            runs.push_back(outcome(b, run_cpu(b, RunOptions{})[0]));
+        }
+        const auto& skips = runs[1].result.skipping.skips;
+        QVERIFY(!skips.empty());
+        QCOMPARE(skips[0].end_ps, int64_t(600'000'000));
+        // The long flows stay within theta. The late flow meets them in the state they were frozen in (their
+        // rates were steady, DCTCP's alpha and the queue not quite): engine/wormhole/README states the effect.
+        for (size_t i = 0; i < 3; ++i)
+            QVERIFY2(relative(runs[1].fct_us[i], runs[0].fct_us[i]) < (i < 2 ? 0.05 : 0.20),
+                     qPrintable(QString("flow %1: %2 us skipping, %3 us packet level").arg(i).arg(runs[1].fct_us[i]).arg(runs[0].fct_us[i])));
+    }
+
+    void released_flow_cuts_the_skip_back() {
+        // The third flow is released by a driver only when its time comes (as LLM collectives are): the
+        // frozen partition skipped past it and must come back to the flow's start (skip-back).
+        nlohmann::json flows = {{{"src", 4}, {"dst", 0}, {"size", "40MB"}, {"start", "0us"}},
+                                {{"src", 8}, {"dst", 0}, {"size", "40MB"}, {"start", "0us"}}};
+        LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", true}}}});
+        const Fabric f = build_fabric(sc.scenarios[0].topology);
+        std::vector<FlowSpec> specs = workload_flows(sc.scenarios[0]);
+        FlowSpec late = specs[0];
+        late.src = 12;
+        late.size = Bytes(4'000'000);
+        late.start = Picoseconds(net::kNever);
+        late.sport = 10000;
+        specs.push_back(late);
+        Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, specs}});
+        const int64_t release_at = 700'000'000;
+        bool released = false;
+        RunOptions o;
+        o.drive = [&](uint32_t, int64_t now, uint32_t done) {
+            DriverStatus st;
+            if (!released && now >= release_at) {
+                release_flow(b, 2, now);
+                released = true;
+            }
+            st.next_own = released ? INT64_MAX : release_at;
+            st.finished = released && done == 3;
+            return st;
+        };
+        const auto r = run_cpu(b, o);
+        const auto& skips = r[0].skipping.skips;
+        QVERIFY(!skips.empty());
+        QVERIFY(skips[0].start_ps < release_at);
+        QVERIFY2(skips[0].end_ps >= release_at && skips[0].end_ps < release_at + 1000,
+                 qPrintable(QString("skip ends at %1 ps, the flow starts at %2").arg(skips[0].end_ps).arg(release_at)));
+        QVERIFY(r[0].flows.size() == 3);
+        for (const FlowResult& fr : r[0].flows) QVERIFY(fr.finish != net::kNever);
+    }
+
+    void memo_reuses_transients_and_keys_on_cc_and_rate() {
+        const std::string config = "config_ring_dcqcn.txt";
+        const Outcome first = run_reference(config, true);
+        QCOMPARE(first.result.skipping.memo_hits, 0u);
+        QVERIFY(!first.result.skipping.learned.empty());
+        wormhole::MemoTable memo;
+        for (const auto& e : first.result.skipping.learned) memo.add(e);
+        // The same scenario hits and stays within theta of the first run.
+        const Outcome again = run_reference(config, true, {}, &memo);
+        QVERIFY(again.result.skipping.memo_hits > 0);
+        for (size_t f = 0; f < first.fct_us.size(); ++f) QVERIFY(relative(again.fct_us[f], first.fct_us[f]) < 0.05);
+        // Another DCQCN increase step, or other link rates: never the same key.
+        const Outcome other_cc = run_reference(config, true, [](Scenario& s) { s.cc.dcqcn.rate_ai = BitsPerSecond(s.cc.dcqcn.rate_ai.count * 2); }, &memo);
+        QCOMPARE(other_cc.result.skipping.memo_hits, 0u);
+        const Outcome other_rate = run_reference(config, true, [](Scenario& s) {
+            s.cc.min_rate = BitsPerSecond(s.cc.min_rate.count / 2);
+        }, &memo);
+        QCOMPARE(other_rate.result.skipping.memo_hits, 0u);
+        // Keys themselves: same graph under another context or another link rate never matches.
+        wormhole::FlowConflictGraph g;
+        g.context = first.result.skipping.learned[0].key.context;
+        g.labels = first.result.skipping.learned[0].key.labels;
+        g.edges = first.result.skipping.learned[0].key.edges;
+        wormhole::finish_graph(g);
+        std::vector<uint32_t> mapping;
+        QVERIFY(memo.find(g, mapping) != nullptr);
+        wormhole::FlowConflictGraph rate = g;
+        const size_t at = rate.context.find("100000000000");
+        QVERIFY(at != std::string::npos);
+        rate.context.replace(at, 12, "400000000000");
+        wormhole::finish_graph(rate);
+        QVERIFY(memo.find(rate, mapping) == nullptr);
+    }
+
+    void memo_persists_and_rejects_other_files() {
+        const std::filesystem::path dir = std::filesystem::temp_directory_path() / "orrery_test_wormhole";
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        const Outcome first = run_reference("config_ring_hpcc.txt", true);
+        const auto file = dir / "memo.sqlite";
+        QCOMPARE(wormhole::save_memo(file, first.result.skipping.learned), first.result.skipping.learned.size());
+        QCOMPARE(wormhole::save_memo(file, first.result.skipping.learned), size_t(0));  // nothing new the second time
+        const wormhole::MemoTable loaded = wormhole::load_memo(file);
+        QCOMPARE(loaded.size(), first.result.skipping.learned.size());
+        std::vector<uint32_t> mapping;
+        const wormhole::MemoEntry* e = loaded.find(first.result.skipping.learned[0].key, mapping);
+        QVERIFY(e);
+        QCOMPARE(e->transient_ps, first.result.skipping.learned[0].transient_ps);
+        QCOMPARE(e->bytes, first.result.skipping.learned[0].bytes);
+        // A file that is not a memo is refused with its name, and left as it was.
+        const auto other = dir / "other.sqlite";
+        { std::ofstream(other) << "not a database"; }
+        try {
+            wormhole::load_memo(other);
+            QFAIL("a non-memo file was read");
+        } catch (const InputError& err) {
+            QVERIFY(QString(err.what()).contains("other.sqlite"));
+        }
+        std::ifstream back(other);
+        std::string text;
+        std::getline(back, text);
+        QCOMPARE(text, std::string("not a database"));
+        std::filesystem::remove_all(dir);
+    }
+
+    void same_results_on_any_thread_count() {
+        // Two experiments with skipping, stepped on one thread and on two: identical.
+        Diagnostics warnings;
+        auto a = load_hpcc_job(kRef / "config_ring_timely.txt", kRef, PresetLibrary(), warnings);
+        auto c = load_hpcc_job(kRef / "config_ring_dcqcn.txt", kRef, PresetLibrary(), warnings);
+        a->loaded.scenarios[0].skipping.enabled = c->loaded.scenarios[0].skipping.enabled = true;
+        std::vector<std::vector<int64_t>> finishes;
+        for (int threads : {1, 2}) {
+            Batch b = compile_batch({a->input, c->input});
+            RunOptions o;
+            o.threads = threads;
+            std::vector<int64_t> fin;
+            for (const auto& r : run_cpu(b, o))
+                for (const FlowResult& f : r.flows) fin.push_back(f.finish);
+            finishes.push_back(fin);
+        }
+        QCOMPARE(finishes[0], finishes[1]);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestWormhole)
+#include "test_wormhole.moc"
