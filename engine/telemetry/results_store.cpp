@@ -9,6 +9,7 @@
 
 #include "common/diagnostics.h"
 #include "common/version.h"
+#include "wormhole/skipper.h"
 
 namespace orrery {
 namespace {

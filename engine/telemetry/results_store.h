@@ -14,9 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wormhole/skipper.h"
-
 struct sqlite3;
+
+namespace orrery::wormhole {
+struct SkipReport;
+}
 
 namespace orrery {
 

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <array>
-#include <numeric>
 #include <cmath>
+#include <numeric>
 #include <map>
 #include <sstream>
 
@@ -132,7 +132,19 @@ struct Skipper::State {
         p.changed_at = now;
         p.probed = !x.skipping.memo;
         if (!p.probed) to_probe.push_back(id);
+        reset_windows(id, now);
+    }
+
+    // Rate windows of a partition's flows start over: after a membership change or a thaw.
+    void reset_windows(uint32_t id, int64_t now) {
         for (uint32_t f : parts.get(id).flows) window[f].reset(now, b.qp[x.flow_begin + f].snd_una, inflight(x.flow_begin + f));
+    }
+
+    // A partition's ports as the batch's global rows.
+    std::vector<uint32_t> port_rows(uint32_t id) const {
+        std::vector<uint32_t> rows;
+        for (uint32_t port : parts.get(id).ports) rows.push_back(x.port_begin + port);
+        return rows;
     }
 
     uint32_t window_length(uint32_t id) const {
@@ -146,10 +158,10 @@ struct Skipper::State {
     }
 
     // The earliest known start of a flow not yet started that crosses a port of partition `id`.
-    int64_t first_touching_start(uint32_t id, int64_t before) {
+    int64_t first_touching_start(uint32_t id) {
         int64_t first = kNever;
         for (const auto& [start, f] : upcoming) {
-            if (start >= before || start >= first) continue;
+            if (start >= first) continue;
             for (uint32_t p : ports_of(f))
                 if (parts.of_port(p) == id) {
                     first = start;
@@ -160,8 +172,7 @@ struct Skipper::State {
     }
 
     void apply_shift(PartState& p, uint32_t id, int64_t dt, const std::vector<int64_t>& delta) {
-        std::vector<uint32_t> rows;
-        for (uint32_t port : parts.get(id).ports) rows.push_back(x.port_begin + port);
+        const std::vector<uint32_t> rows = port_rows(id);
         const ShiftPlan plan{&rows, &p.flows, &delta, dt};
         shift_partition(b, e, plan, scratch);
     }
@@ -198,7 +209,7 @@ struct Skipper::State {
             const double margin = double(q.snd_nxt - q.snd_una) + rate[i] * double(rtt) + double(unit);
             steady_ps = std::min(steady_ps, remaining > margin ? (remaining - margin) / rate[i] : 0.0);
         }
-        int64_t limit = first_touching_start(id, kNever);
+        int64_t limit = first_touching_start(id);
         if (ep.stop_time != kNever) limit = std::min(limit, ep.stop_time);
         // A rate still drifting is extrapolated only as far as its drift stays within θ of it.
         double total = double(transient) + std::min(steady_ps, horizon);
@@ -275,7 +286,7 @@ struct Skipper::State {
             const uint32_t id = frozen[i];
             p.frozen = false;
             frozen.erase(frozen.begin() + long(i));
-            for (uint32_t f : parts.get(id).flows) window[f].reset(now, b.qp[x.flow_begin + f].snd_una, inflight(x.flow_begin + f));
+            reset_windows(id, now);
         }
     }
 
@@ -415,9 +426,7 @@ struct Skipper::State {
             }
             if (!steady) continue;
             if (p.pending) store_transient(p, id, now, flows, rate);
-            std::vector<uint32_t> rows;
-            for (uint32_t port : part.ports) rows.push_back(x.port_begin + port);
-            if (touches_pfc(b, rows)) continue;
+            if (touches_pfc(b, port_rows(id))) continue;
             freeze(id, now, flows, rate, 0, std::vector<int64_t>(flows.size(), 0), true, horizon);
         }
     }
@@ -434,10 +443,15 @@ struct Skipper::State {
             entry.end_rate.push_back(rate[at]);
             entry.end_inflight.push_back(inflight(f));
         }
-        if (own.add(entry)) {
-            report.learned.push_back(std::move(entry));
-            report.memo.push_back({now, id, uint32_t(flows.size()), MemoRecord::kStored});
-        }
+        remember(std::move(entry), now, id);
+    }
+
+    // A measured transient into this experiment's memo (and its report), unless an isomorphic one is there.
+    void remember(MemoEntry entry, int64_t at, uint32_t id) {
+        const uint32_t flows = uint32_t(entry.key.labels.size());
+        if (!own.add(entry)) return;
+        report.learned.push_back(std::move(entry));
+        report.memo.push_back({at, id, flows, MemoRecord::kStored});
     }
 
     // The first flow of a partition with a transient under measurement finished: the transient ends here.
@@ -458,10 +472,7 @@ struct Skipper::State {
             entry.end_rate.push_back(p.check_rate[v]);
             entry.end_inflight.push_back(p.check_inflight[v]);
         }
-        if (own.add(entry)) {
-            report.learned.push_back(std::move(entry));
-            report.memo.push_back({p.check_time, id, uint32_t(p.key_flows.size()), MemoRecord::kStored});
-        }
+        remember(std::move(entry), p.check_time, id);
     }
 
     // A sample of a partition whose transient is under measurement: a checkpoint while every flow still has

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "bench_args.h"
+#include "llm_packet_run.h"
 
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
@@ -79,18 +80,13 @@ int main(int argc, char** argv) {
         if (std::string(mode) == "analytic") {
             o = run_llm_analytic(job, f, build_routes(f), uint32_t(s.network.packet_payload.count));
         } else {
-            std::vector<ExperimentInput> in{{"gpt13b", &s, &f, llm_flows(job, s.workload.llm->collectives.priority)}};
-            Batch batch = compile_batch(in);
-            LlmDriver driver(job, batch, 0);
-            RunOptions ro;
-            ro.threads = threads;
-            ro.drive = [&](uint32_t, int64_t now, uint32_t done) { return driver.drive(now, done); };
-            const auto results = run_cpu(batch, ro);
-            if (!driver.executor().finished()) {
-                std::printf("GPT-3 13B packet run did not finish: %zu tasks left\n", driver.executor().unfinished());
+            const bench::LlmPacketRun run = bench::run_llm_packet(s, f, job, threads);
+            if (run.unfinished) {
+                std::printf("GPT-3 13B packet run did not finish: %zu tasks left\n", run.unfinished);
                 return 1;
             }
-            o = summarize_llm(job, driver.executor());
+            o = run.outcome;
+            const auto& results = run.results;
             std::printf("GPT-3 13B packet level: %llu packet-hops, %llu events, %d thread(s)\n", (unsigned long long)results[0].packet_hops,
                         (unsigned long long)results[0].events, threads);
         }

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "bench_args.h"
+#include "llm_packet_run.h"
 
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
@@ -91,17 +92,11 @@ Run run_llm(const PresetLibrary& presets, const WorkloadTables& tables, const nl
     const Fabric f = build_fabric(s.topology);
     const auto t0 = std::chrono::steady_clock::now();
     const LlmJob job = prepare_llm_job(*s.workload.llm, f, tables);
-    std::vector<ExperimentInput> in{{"llm", &s, &f, llm_flows(job, s.workload.llm->collectives.priority)}};
-    Batch batch = compile_batch(in);
-    LlmDriver driver(job, batch, 0);
-    RunOptions ro;
-    ro.threads = threads;
-    ro.drive = [&](uint32_t, int64_t now, uint32_t done) { return driver.drive(now, done); };
-    const auto results = run_cpu(batch, ro);
+    const bench::LlmPacketRun run = bench::run_llm_packet(s, f, job, threads);
     Run r;
     r.wall = seconds_since(t0);
-    record(r, batch, results[0]);
-    r.iteration_s = driver.executor().finished() ? summarize_llm(job, driver.executor()).iteration_time_s : -1;
+    record(r, run.batch, run.results[0]);
+    r.iteration_s = run.unfinished ? -1 : run.outcome.iteration_time_s;
     return r;
 }
 

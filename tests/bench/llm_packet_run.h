@@ -1,0 +1,33 @@
+#pragma once
+// One LLM job stepped at packet level by its driver, as the benchmarks run it.
+#include <string>
+#include <vector>
+
+#include "runtime/batch.h"
+#include "runtime/cpu_runner.h"
+#include "workload/llm_job.h"
+
+namespace orrery::bench {
+
+struct LlmPacketRun {
+    Batch batch;
+    std::vector<ExperimentResult> results;
+    size_t unfinished = 0;    // tasks left when the network had nothing more to do
+    LlmOutcome outcome;       // set when every task finished
+};
+
+inline LlmPacketRun run_llm_packet(const Scenario& s, const Fabric& f, const LlmJob& job, int threads) {
+    LlmPacketRun r;
+    std::vector<ExperimentInput> in{{"llm", &s, &f, llm_flows(job, s.workload.llm->collectives.priority)}};
+    r.batch = compile_batch(in);
+    LlmDriver driver(job, r.batch, 0);
+    RunOptions ro;
+    ro.threads = threads;
+    ro.drive = [&](uint32_t, int64_t now, uint32_t done) { return driver.drive(now, done); };
+    r.results = run_cpu(r.batch, ro);
+    r.unfinished = driver.executor().unfinished();
+    if (driver.executor().finished()) r.outcome = summarize_llm(job, driver.executor());
+    return r;
+}
+
+}  // namespace orrery::bench
