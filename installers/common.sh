@@ -12,7 +12,11 @@ orrery_packages=(
   libprotobuf-dev protobuf-compiler    # Chakra execution traces
   libtinyxml2-dev pkg-config           # MSCCL XML algorithms
   zlib1g-dev                           # gzipped traces (Chakra .et.gz in, Chrome trace .json.gz out)
-  qt6-base-dev                         # Qt Test (and, with the workbench, Qt Widgets)
+  qt6-base-dev                         # Qt Widgets and Qt Test
+  libqt6opengl6-dev                    # QOpenGLWidget: the live inspector's canvas
+  libimgui-dev                         # Dear ImGui: the live inspector
+  libgl-dev                            # OpenGL headers for Dear ImGui's renderer
+  xvfb xauth                           # GUI screenshots in tests; the workbench on headless machines
 )
 
 orrery_install_deps() {

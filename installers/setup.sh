@@ -1,20 +1,34 @@
 #!/usr/bin/env bash
-# The first README command: install what is missing, build Orrery (Release), and run the bundled demo.
-# Until the workbench lands, the demo runs headless through orrery-cli and writes its results to out/demo/:
-# an incast on the reference fat-tree under the four congestion controls, simulated at packet level.
+# The first README command: install what is missing, build Orrery (Release), and open the workbench on its
+# bundled demo project (out/demo/demo.orrery: a rail-optimized cluster of 32 H100s, GPT-3 6.7B, a sweep over
+# four congestion controls). On a machine without a display it runs the demo headless instead and writes its
+# results into the same project (which the workbench opens later), a screenshot of the workbench (when
+# xvfb-run is there) and the CLI's summaries into out/demo/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 source installers/common.sh
 orrery_build
 cli=build/release/app/orrery-cli
-demo=presets/scenarios/demo.json
+workbench=build/release/app/orrery
+project=out/demo/demo.orrery
 mkdir -p out/demo
-"$cli" validate "$demo"
-"$cli" expand "$demo" --json > out/demo/experiments.json
-"$cli" fabric "$demo" --stats --json > out/demo/fabric-stats.json
-"$cli" fabric "$demo" -o out/demo/fabric.dot --force
-"$cli" run "$demo" --out out/demo/results.sqlite --threads "$(nproc)" --json > out/demo/summary.json
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x "$workbench" ]; then
+  echo "orrery: opening the workbench on $root/$project (Run > Run, F5, simulates the sweep)"
+  exec "$workbench" --demo "$project"
+fi
+
+echo "orrery: no display: running the demo headless"
+"$cli" validate workbench-demo
+"$cli" expand workbench-demo --json > out/demo/experiments.json
+"$cli" run workbench-demo --out "$project" --threads "$(nproc)" --json > out/demo/summary.json
+"$cli" export timeline "$project" --experiment e0000 -o out/demo/e0000.trace.json --force
+shot=""
+if command -v xvfb-run >/dev/null 2>&1 && [ -x "$workbench" ]; then
+  xvfb-run -a -s "-screen 0 1600x1000x24" "$workbench" --demo "$project" --tab results \
+    --screenshot out/demo/workbench.png --after 4 >/dev/null 2>&1 && shot=", workbench.png (the workbench on it)"
+fi
 echo
-echo "orrery: demo results in $root/out/demo: results.sqlite (every run, flow, PFC frame and queue sample),"
-echo "        summary.json (per congestion control), experiments.json, fabric-stats.json, fabric.dot"
+echo "orrery: demo results in $root/out/demo: demo.orrery (the project: scenario, every run, flow, queue sample and"
+echo "        timeline; open it with build/release/app/orrery out/demo/demo.orrery), summary.json (per congestion"
+echo "        control), experiments.json, e0000.trace.json (Perfetto)$shot"

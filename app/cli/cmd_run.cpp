@@ -19,7 +19,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
     struct Options {
         std::string scenario, out;
         int threads = 1;
-        bool json = false, force = false;
+        bool json = false, force = false, progress_json = false;
     };
     auto o = std::make_shared<Options>();
     app.add_option("SCENARIO", o->scenario, "Scenario .json, or the name of a bundled scenario (`orrery-cli presets scenarios`)")->required();
@@ -27,6 +27,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
                                     "store keeps its runs and gains this one");
     app.add_option("--threads", o->threads, "CPU threads (results are identical for any number)")->check(CLI::Range(1, 1024));
     app.add_flag("--json", o->json, "Print a summary per experiment as JSON on stdout");
+    app.add_flag("--progress-json", o->progress_json, "Also report progress as one JSON object per line on stderr (run, start, progress, done)");
     app.add_flag("--force", o->force, "Replace reference-format output files (output.hpcc_files) that exist");
     return [&presets, o]() -> int {
         bool bundled = false;
@@ -49,16 +50,18 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
         const std::filesystem::path store_path = !o->out.empty() ? std::filesystem::path(o->out)
                                                : std::filesystem::path(base.output.store).is_absolute() ? std::filesystem::path(base.output.store)
                                                                                                         : base.base_dir / base.output.store;
+        ProgressLines progress(o->progress_json);
         auto begin_run = [&](ResultsStore& store) {
             std::vector<ExperimentRecord> records;
             for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
             const std::string sha256 = loaded.experiments.size() == 1 ? loaded.experiments[0].sha256 : sha256_of_document(base.document);
             store.begin_run(cli_run_record(base.name, path, sha256, o->threads), records);
+            progress.run(store.run_id(), records.size(), store_path);
         };
         if (base.workload.kind == "llm") {
             ResultsStore store(store_path);
             begin_run(store);
-            const LlmRunResult r = run_llm_experiments(loaded, fabric_of, presets, store, o->threads);
+            const LlmRunResult r = run_llm_experiments(loaded, fabric_of, presets, store, o->threads, &progress);
             std::fprintf(stderr, "%s: %zu experiment%s %s; results in %s (run %lld)\n", path.string().c_str(), r.summaries.size(),
                          r.summaries.size() == 1 ? "" : "s", r.cancelled ? "cancelled" : "finished", store_path.string().c_str(), (long long)store.run_id());
             if (o->json) std::cout << nlohmann::json(r.summaries).dump(2) << "\n";
@@ -90,7 +93,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
         begin_run(store);
 
         Batch batch = compile_batch(inputs);
-        const SessionResult session = run_session(batch, inputs, &store, o->threads);
+        const SessionResult session = run_session(batch, inputs, &store, o->threads, {}, &progress);
         const std::vector<ExperimentResult>& results = session.results;
         for (size_t e = 0; e < results.size(); ++e) {
             if (!out.hpcc_fct_file.empty()) write_output(output_name(out.hpcc_fct_file, e), format_hpcc_fct(batch, results[e]), o->force);

@@ -15,25 +15,7 @@
 
 namespace orrery::cli {
 
-PresetLibrary find_presets(const char* argv0) {
-    std::vector<std::filesystem::path> roots;
-    if (const char* env = std::getenv("ORRERY_PRESETS")) {
-        std::string list = env;
-        size_t start = 0;
-        while (start <= list.size()) {
-            size_t end = list.find(':', start);
-            if (end == std::string::npos) end = list.size();
-            if (end > start) roots.emplace_back(list.substr(start, end - start));
-            start = end + 1;
-        }
-    }
-    std::error_code ec;
-    std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec) exe = std::filesystem::absolute(argv0, ec);
-    if (!exe.empty()) roots.push_back(exe.parent_path().parent_path() / ORRERY_INSTALL_DATADIR / "presets");
-    roots.emplace_back(std::filesystem::path(ORRERY_SOURCE_DIR) / "presets");
-    return PresetLibrary(roots);
-}
+PresetLibrary find_presets(const char* argv0) { return standard_presets(argv0); }
 
 const char* input_kind_name(InputKind k) {
     switch (k) {

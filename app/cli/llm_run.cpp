@@ -31,7 +31,7 @@ std::vector<std::tuple<std::string, double, std::string>> llm_metrics(const LlmO
 }  // namespace
 
 LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets,
-                                 ResultsStore& store, int threads) {
+                                 ResultsStore& store, int threads, ProgressLines* progress) {
     WorkloadTables tables = load_workload_tables(presets);
     const size_t count = loaded.experiments.size();
     LlmRunResult out;
@@ -54,12 +54,14 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
         if (!job.oom_message.empty()) {
             store.experiment_started(id);
             store.experiment_finished(id, "oom", job.oom_message, 0, 0, 0, 0, {}, {}, {});
+            if (progress) progress->done(id, "oom", 0);
             out.summaries[i] = {{"id", id}, {"experiment", id}, {"status", "oom"}, {"message", job.oom_message}};
             std::fprintf(stderr, "[%s] oom: %s\n", id.c_str(), job.oom_message.c_str());
             continue;
         }
         if (w.network_mode == NetworkMode::analytic || job.transfers.empty()) {
             store.experiment_started(id);
+            if (progress) progress->start(id);
             const auto t0 = std::chrono::steady_clock::now();
             auto routes = routes_of.find(fabrics[i]);  // experiments of a sweep share their fabric and its routes
             if (routes == routes_of.end()) routes = routes_of.emplace(fabrics[i], build_routes(*fabrics[i])).first;
@@ -76,6 +78,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             j["network_mode"] = "analytic";
             j["wall_time_s"] = wall;
             out.summaries[i] = j;
+            if (progress) progress->done(id, "ok", wall);
             std::fprintf(stderr, "[%s] ok: iteration %.6f s (analytic network), %zu ops, %.3f s wall\n", id.c_str(), o.iteration_time_s, o.ops, wall);
             jobs[i].reset();  // its graph is done with: a sweep of large jobs holds one at a time
             continue;
@@ -110,7 +113,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
         auto extra = llm_metrics(o);
         metrics.insert(metrics.begin(), extra.begin(), extra.end());
     };
-    const SessionResult session = run_session(batch, packet_inputs, &store, threads, hooks);
+    const SessionResult session = run_session(batch, packet_inputs, &store, threads, hooks, progress);
     for (size_t e = 0; e < packet_inputs.size(); ++e) out.summaries[packet_index[e]] = session.summaries[e];
     out.cancelled = session.cancelled;
     return out;

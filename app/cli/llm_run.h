@@ -11,6 +11,7 @@
 
 #include "scenario/load.h"
 #include "scenario/presets.h"
+#include "cli/run_session.h"
 #include "telemetry/results_store.h"
 
 namespace orrery::cli {
@@ -21,6 +22,6 @@ struct LlmRunResult {
 };
 
 LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets,
-                                 ResultsStore& store, int threads);
+                                 ResultsStore& store, int threads, ProgressLines* progress = nullptr);
 
 }  // namespace orrery::cli

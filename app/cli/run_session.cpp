@@ -89,6 +89,39 @@ Summary summarize(const Batch& b, uint32_t e, const ExperimentResult& r, double 
 
 }  // namespace
 
+void ProgressLines::line(const nlohmann::json& j) {
+    const std::string text = j.dump() + "\n";
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+}
+
+void ProgressLines::run(int64_t run_id, size_t experiments, const std::filesystem::path& store) {
+    if (!on_) return;
+    std::lock_guard<std::mutex> g(lock_);
+    line({{"event", "run"}, {"run_id", run_id}, {"experiments", experiments}, {"store", std::filesystem::absolute(store).string()}});
+}
+
+void ProgressLines::start(const std::string& experiment) {
+    if (!on_) return;
+    std::lock_guard<std::mutex> g(lock_);
+    line({{"event", "start"}, {"experiment", experiment}});
+}
+
+void ProgressLines::progress(const std::string& experiment, int64_t sim_time_ps, uint64_t flows_done, uint64_t flows, double wall_s) {
+    if (!on_) return;
+    std::lock_guard<std::mutex> g(lock_);
+    auto [it, fresh] = last_wall_.try_emplace(experiment, wall_s);
+    if (!fresh && wall_s - it->second < 0.2) return;
+    it->second = wall_s;
+    line({{"event", "progress"}, {"experiment", experiment}, {"sim_time_ps", sim_time_ps}, {"flows_done", flows_done}, {"flows", flows}, {"wall_s", wall_s}});
+}
+
+void ProgressLines::done(const std::string& experiment, const std::string& status, double wall_s) {
+    if (!on_) return;
+    std::lock_guard<std::mutex> g(lock_);
+    line({{"event", "done"}, {"experiment", experiment}, {"status", status}, {"wall_s", wall_s}});
+}
+
 RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, int threads) {
     RunRecord record;
     record.scenario_name = name;
@@ -100,7 +133,7 @@ RunRecord cli_run_record(const std::string& name, const std::filesystem::path& f
 }
 
 SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads,
-                          const SessionWorkload& workload) {
+                          const SessionWorkload& workload, ProgressLines* progress) {
     SessionResult out;
     out.summaries.resize(inputs.size());
     const auto t0 = std::chrono::steady_clock::now();
@@ -128,9 +161,18 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
     options.on_experiment_start = [&](uint32_t e) {
         started[e] = std::chrono::steady_clock::now();
         if (store) store->experiment_started(inputs[e].id);
+        if (progress) progress->start(inputs[e].id);
     };
-    if (store)
+    if (store || (progress && progress->on()))
         options.on_sample = [&](uint32_t e, int64_t time) {
+            if (progress && progress->on()) {
+                const ExperimentSlice& x = batch.experiments[e];
+                uint64_t done = 0;
+                for (uint32_t n = x.node_begin; n < x.node_end; ++n) done += batch.out[n].completions;
+                progress->progress(inputs[e].id, time, done, x.flow_end - x.flow_begin,
+                                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started[e]).count());
+            }
+            if (!store) return;
             const OutputSpec& o = inputs[e].scenario->output;
             SampleSet s = take_samples(batch, e, o.record_queues, o.record_flow_rates);
             store->samples(inputs[e].id, time, std::move(s.queues), std::move(s.tiers), std::move(s.rates));
@@ -159,6 +201,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
             store->experiment_finished(r.id, status, r.stalled ? "nothing left to happen with flows unfinished" : "", r.end_time,
                                        r.events, r.packet_hops, wall, std::move(flows), std::move(pfc), sum.metrics);
         }
+        if (progress) progress->done(r.id, status, wall);
         std::lock_guard<std::mutex> g(report_lock);
         out.summaries[e] = sum.json;
         ++finished;

@@ -3,6 +3,8 @@
 // experiment on stderr, Ctrl-C to stop keeping what finished, and a summary per experiment.
 #include <filesystem>
 #include <functional>
+#include <mutex>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,8 +34,29 @@ struct SessionWorkload {
                        std::vector<std::tuple<std::string, double, std::string>>& metrics)> on_done;
 };
 
+// `orrery-cli run --progress-json`: one JSON object per line on stderr for a program that watches the run
+// (the workbench): {"event": "run", "run_id", "experiments", "store"}, {"event": "start", "experiment"},
+// {"event": "progress", "experiment", "sim_time_ps", "flows_done", "flows", "wall_s"} at most every 0.2 s of
+// wall time per experiment, {"event": "done", "experiment", "status", "wall_s"}. Off: every call is a no-op.
+class ProgressLines {
+public:
+    explicit ProgressLines(bool on) : on_(on) {}
+    bool on() const { return on_; }
+    void run(int64_t run_id, size_t experiments, const std::filesystem::path& store);
+    void start(const std::string& experiment);
+    // Returns without printing when the experiment's previous progress line is younger than 0.2 s.
+    void progress(const std::string& experiment, int64_t sim_time_ps, uint64_t flows_done, uint64_t flows, double wall_s);
+    void done(const std::string& experiment, const std::string& status, double wall_s);
+
+private:
+    void line(const nlohmann::json& j);
+    bool on_;
+    std::mutex lock_;
+    std::map<std::string, double> last_wall_;
+};
+
 // `store` may be null (nothing stored). The store's run must have been begun; it is ended here.
 SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads,
-                          const SessionWorkload& workload = {});
+                          const SessionWorkload& workload = {}, ProgressLines* progress = nullptr);
 
 }  // namespace orrery::cli

@@ -1,11 +1,34 @@
 #include "scenario/presets.h"
 
+#include <cstdlib>
+
 #include <fstream>
 #include <set>
 
 #include "scenario/json_reader.h"
 
 namespace orrery {
+
+PresetLibrary standard_presets(const char* executable) {
+    std::vector<std::filesystem::path> roots;
+    if (const char* env = std::getenv("ORRERY_PRESETS")) {
+        const std::string list = env;
+        size_t start = 0;
+        while (start <= list.size()) {
+            size_t end = list.find(':', start);
+            if (end == std::string::npos) end = list.size();
+            if (end > start) roots.emplace_back(list.substr(start, end - start));
+            start = end + 1;
+        }
+    }
+    std::error_code ec;
+    std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec && executable) exe = std::filesystem::absolute(executable, ec);
+    if (!exe.empty()) roots.push_back(exe.parent_path().parent_path() / ORRERY_INSTALL_DATADIR / "presets");
+    roots.emplace_back(std::filesystem::path(ORRERY_SOURCE_DIR) / "presets");
+    return PresetLibrary(roots);
+}
+
 
 std::string preset_folder(const std::string& section) {
     if (section == "topology") return "fabrics";

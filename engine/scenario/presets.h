@@ -44,6 +44,10 @@ std::string preset_folder(const std::string& section);
 
 // Replaces {"preset": NAME, overrides...} in the sections that take presets by the preset merged with the
 // overrides. Errors name the JSON path of the "preset" key.
+// The roots every Orrery program searches: $ORRERY_PRESETS (':'-separated), then <exe>/../share/orrery/presets
+// (an installation), then the source tree's presets/ (a build tree). `executable` is argv[0].
+PresetLibrary standard_presets(const char* executable);
+
 nlohmann::json resolve_presets(const nlohmann::json& document, const PresetLibrary& presets, const std::string& source,
                                Diagnostics& diags);
 

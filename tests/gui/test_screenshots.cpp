@@ -1,0 +1,85 @@
+// Screenshots of every main view of the workbench with the demo's results, taken on a real X server
+// (ctest runs this under xvfb-run) so the OpenGL inspector is drawn too. They are kept as test artifacts in
+// the build tree (tests/screenshots/*.png) for a person to look at; the test checks that each shows
+// something (many colours, not a blank or uniform window) and that the inspector drew frames.
+#include <QDir>
+#include <QGuiApplication>
+#include <QScreen>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTest>
+#include <set>
+
+#include "gui_fixtures.h"
+#include "views/inspector_view.h"
+#include "views/main_window.h"
+#include "views/results_view.h"
+#include "views/topology_editor.h"
+
+using namespace orrery;
+using namespace orrery::views;
+
+class TestScreenshots : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir;
+
+    static size_t colours(const QImage& image) {
+        std::set<QRgb> seen;
+        for (int y = 0; y < image.height(); y += 3)
+            for (int x = 0; x < image.width(); x += 3) seen.insert(image.pixel(x, y));
+        return seen.size();
+    }
+
+private slots:
+    void every_main_view() {
+        if (QGuiApplication::platformName() == "offscreen") QSKIP("needs an X server (ctest runs this under xvfb-run)");
+        qputenv("ORRERY_NO_DIALOGS", "1");
+        qputenv("XDG_CONFIG_HOME", dir.filePath("config").toUtf8());
+        const QString out = qEnvironmentVariable("ORRERY_SCREENSHOTS", dir.filePath("shots"));
+        QDir().mkpath(out);
+        MainWindow w(testing::source_presets(), testing::cli_path());
+        const QString project = dir.filePath("demo.orrery");
+        QString why;
+        QVERIFY(MainWindow::create_demo_project(testing::source_presets(), project, &why));
+        QVERIFY(w.open_project(project, &why));
+        w.resize(1500, 950);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        {
+            const uint64_t f0 = w.inspector()->canvas()->frames();
+            testing::wait_for([] { return false; }, 1000);
+            qInfo("inspector idle: %llu frames in 1 s", (unsigned long long)(w.inspector()->canvas()->frames() - f0));
+        }
+        QSignalSpy done(&w, &MainWindow::runFinished);
+        const uint64_t frames_before = w.inspector()->canvas()->frames();
+        QElapsedTimer streaming;
+        streaming.start();
+        QVERIFY2(w.start_run(&why), qPrintable(why));
+        QVERIFY(testing::wait_for([&] { return done.count() > 0; }, 120'000));
+        qInfo("inspector while the run streamed: %.1f frames per second over %.1f s", (w.inspector()->canvas()->frames() - frames_before) / (streaming.elapsed() / 1000.0),
+              streaming.elapsed() / 1000.0);
+        w.results()->pin_baseline(0);
+        QVERIFY(testing::wait_for([&] { return w.inspector()->canvas()->frames() > 5; }, 5000));
+        const QStringList names = {"topology", "strategy", "network", "sweep", "results"};
+        for (int tab = 0; tab < names.size(); ++tab) {
+            w.tabs()->setCurrentIndex(tab);
+            if (tab == 0) w.inspector()->state().tab_request = 0;
+            if (tab == 4) {
+                w.inspector()->state().show("e0001");
+                w.inspector()->state().whole_run();
+                w.inspector()->state().tab_request = 2;
+            }
+            testing::wait_for([] { return false; }, 700);  // a few inspector frames
+            const QImage shot = w.screen()->grabWindow(w.winId()).toImage();
+            const QString file = out + "/" + names[tab] + ".png";
+            QVERIFY(shot.save(file));
+            QVERIFY2(colours(shot) > 40, qPrintable(file + ": too few colours"));
+            qInfo("screenshot: %s", qPrintable(file));
+        }
+        QVERIFY(w.inspector()->canvas()->gl_ready());
+        qInfo("inspector: %llu frames, worst %.2f ms", (unsigned long long)w.inspector()->canvas()->frames(), w.inspector()->canvas()->worst_frame_ms());
+    }
+};
+
+QTEST_MAIN(TestScreenshots)
+#include "test_screenshots.moc"

@@ -1,0 +1,227 @@
+// The topology editor: the document's conversions against the engine, and the editing operations through
+// the widgets' own paths (palette drop, dragging from a port, Delete with its confirmation, undo and redo,
+// copy and paste, generators, collapsing above 1,000 hosts).
+#include <QGraphicsSceneDragDropEvent>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QSignalSpy>
+#include <QTest>
+
+#include "gui_fixtures.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
+#include "views/topology_editor.h"
+
+using namespace orrery;
+using namespace orrery::views;
+
+class TestTopologyEditor : public QObject {
+    Q_OBJECT
+    PresetLibrary presets = testing::source_presets();
+
+    Fabric engine_fabric(const nlohmann::json& topology) {
+        const nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", topology}};
+        return build_fabric(load_scenario_document(doc, "test", {}, presets, LoadOptions{false}).base.topology);
+    }
+
+private slots:
+    void generated_document_matches_the_engine_fabric() {
+        const nlohmann::json gen = {{"generator", "rail-optimized"}, {"gpus", 32}, {"gpus_per_server", 8}, {"tiers", 2}};
+        TopoDoc doc = doc_from_topology(gen, {}, presets);
+        const Fabric f = engine_fabric(gen);
+        QCOMPARE(doc.host_count(), f.count(NodeKind::host));
+        QCOMPARE(doc.switch_count(), f.count(NodeKind::network_switch));
+        QVERIFY(doc_to_topology(doc) == gen);  // unedited: the generator form is kept
+        // Edited, it becomes explicit nodes and links that build the same fabric.
+        mark_edited(doc);
+        const nlohmann::json explicit_form = doc_to_topology(doc);
+        QVERIFY(explicit_form.contains("nodes"));
+        const Fabric g = engine_fabric(explicit_form);
+        QCOMPARE(g.count(NodeKind::host), f.count(NodeKind::host));
+        QCOMPARE(g.count(NodeKind::nvswitch), f.count(NodeKind::nvswitch));
+        QCOMPARE(g.count(NodeKind::network_switch), f.count(NodeKind::network_switch));
+        QCOMPARE(g.link_count(), f.link_count());
+        // Round trip through the explicit form keeps every box and link.
+        const TopoDoc again = doc_from_topology(explicit_form, {}, presets);
+        QCOMPARE(again.boxes.size(), doc.boxes.size());
+        QCOMPARE(again.links.size(), doc.links.size());
+    }
+
+    void palette_drop_link_drag_delete_undo_redo() {
+        TopologyEditor editor(presets);
+        editor.resize(1000, 700);
+        editor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&editor));
+        auto drop = [&](const char* kind, QPointF at) {
+            QMimeData mime;
+            mime.setData(kPaletteMime, kind);
+            QGraphicsSceneDragDropEvent e(QEvent::GraphicsSceneDrop);
+            e.setMimeData(&mime);
+            e.setScenePos(at);
+            e.setProposedAction(Qt::CopyAction);
+            QCoreApplication::sendEvent(editor.scene(), &e);
+        };
+        drop("server:8", {0, 300});
+        drop("switch:1", {40, 100});
+        QCOMPARE(editor.doc().boxes.size(), size_t(2));
+        QCOMPARE(editor.doc().host_count(), size_t(8));
+        QCOMPARE(editor.doc().boxes[1].pos, QPointF(40, 100));  // on the grid
+        editor.view()->fit();
+        QCoreApplication::processEvents();
+
+        // Drag from the server's NIC 3 to the switch: one link, on NIC 3.
+        const TopoBox server = editor.doc().boxes[0], leaf = editor.doc().boxes[1];
+        const QPoint from = editor.view()->mapFromScene(port_position(server, 3, {}));
+        const QPoint to = editor.view()->mapFromScene(leaf.pos + QPointF(20, 13));
+        QTest::mousePress(editor.view()->viewport(), Qt::LeftButton, {}, from);
+        QTest::mouseMove(editor.view()->viewport(), to);
+        QTest::mouseRelease(editor.view()->viewport(), Qt::LeftButton, {}, to);
+        QCOMPARE(editor.doc().links.size(), size_t(1));
+        QCOMPARE(editor.doc().links[0].port_a, 3);
+        QCOMPARE(editor.doc().links[0].b, leaf.id);
+
+        // A second link asked for on the same NIC takes the nearest free one; servers never link to servers.
+        QString why;
+        TopoDoc d = editor.doc();
+        QVERIFY(add_link(d, server.id, 3, leaf.id, -1, &why));
+        QCOMPARE(d.links.back().port_a, 2);
+        const uint64_t other = add_box(d, BoxKind::server, 0, 8, {});
+        QCOMPARE(add_link(d, server.id, 0, other, 0, &why), uint64_t(0));
+        QVERIFY(why.contains("switches"));
+
+        // Delete the leaf: its link goes with it; undo brings both back; redo removes them again.
+        editor.scene()->select({leaf.id});
+        editor.delete_selection();
+        QCOMPARE(editor.doc().boxes.size(), size_t(1));
+        QCOMPARE(editor.doc().links.size(), size_t(0));
+        editor.undo_stack()->undo();
+        QCOMPARE(editor.doc().boxes.size(), size_t(2));
+        QCOMPARE(editor.doc().links.size(), size_t(1));
+        QVERIFY(editor.scene()->link_item(editor.doc().links[0].id));
+        editor.undo_stack()->redo();
+        QCOMPARE(editor.doc().boxes.size(), size_t(1));
+        QVERIFY(editor.scene()->items().size() == 1);
+        editor.undo_stack()->undo();
+        editor.undo_stack()->undo();  // the link
+        QCOMPARE(editor.doc().links.size(), size_t(0));
+    }
+
+    void delete_above_ten_items_asks_first() {
+        TopologyEditor editor(presets);
+        editor.set_doc(doc_from_topology({{"generator", "leaf-spine"}, {"leaves", 2}, {"spines", 2}, {"hosts_per_leaf", 4}}, {}, presets));
+        int asked = -1;
+        bool answer = false;
+        editor.confirm_delete = [&](int n) {
+            asked = n;
+            return answer;
+        };
+        std::set<uint64_t> all;
+        for (const TopoBox& b : editor.doc().boxes) all.insert(b.id);
+        editor.scene()->select(all);
+        editor.delete_selection();
+        QCOMPARE(asked, int(all.size()));
+        QCOMPARE(editor.doc().boxes.size(), all.size());  // declined: nothing deleted
+        answer = true;
+        editor.delete_selection();
+        QCOMPARE(editor.doc().boxes.size(), size_t(0));
+        // Ten or fewer are deleted without asking.
+        editor.undo_stack()->undo();
+        asked = -1;
+        editor.scene()->select({editor.doc().boxes[0].id, editor.doc().boxes[1].id});
+        editor.delete_selection();
+        QCOMPARE(asked, -1);
+        QCOMPARE(editor.doc().boxes.size(), all.size() - 2);
+    }
+
+    void copy_paste_and_duplicate_keep_inner_links() {
+        TopologyEditor editor(presets);
+        editor.set_doc(doc_from_topology({{"generator", "leaf-spine"}, {"leaves", 2}, {"spines", 1}, {"hosts_per_leaf", 2}}, {}, presets));
+        const size_t boxes = editor.doc().boxes.size(), links = editor.doc().links.size();
+        // A leaf with its two hosts: three boxes, two links among them (its spine uplink stays behind).
+        std::set<uint64_t> pick;
+        for (const TopoBox& b : editor.doc().boxes)
+            if (b.name == "leaf0") pick.insert(b.id);
+        for (const TopoLink& l : editor.doc().links) {
+            const TopoBox* a = editor.doc().box(l.a);
+            const TopoBox* b = editor.doc().box(l.b);
+            if (b->name == "leaf0" && a->kind == BoxKind::server) pick.insert(a->id);
+        }
+        QCOMPARE(pick.size(), size_t(3));
+        editor.scene()->select(pick);
+        editor.copy_selection();
+        editor.paste_clipboard();
+        QCOMPARE(editor.doc().boxes.size(), boxes + 3);
+        QCOMPARE(editor.doc().links.size(), links + 2);
+        // Pasted boxes have fresh unique names and their links join the copies, not the originals.
+        std::set<QString> names;
+        for (const TopoBox& b : editor.doc().boxes) names.insert(b.name);
+        QCOMPARE(names.size(), editor.doc().boxes.size());
+        for (size_t i = links; i < editor.doc().links.size(); ++i) {
+            QVERIFY(!pick.count(editor.doc().links[i].a));
+            QVERIFY(!pick.count(editor.doc().links[i].b));
+        }
+        editor.scene()->select(pick);
+        editor.duplicate_selection();
+        QCOMPARE(editor.doc().boxes.size(), boxes + 6);
+        QCOMPARE(editor.doc().links.size(), links + 4);
+        QVERIFY(editor.doc().generator.is_null());  // edited: saved as explicit nodes and links
+    }
+
+    void generators_give_editable_tiered_graphs() {
+        TopologyEditor editor(presets);
+        editor.generate({{"generator", "fat-tree"}, {"k", 4}});
+        QCOMPARE(editor.doc().host_count(), size_t(16));
+        QCOMPARE(editor.doc().switch_count(), size_t(20));
+        QCOMPARE(editor.doc().links.size(), size_t(48));
+        QVERIFY(!editor.scene()->collapsed());
+        // Tiered: cores above aggregation above edge above hosts.
+        std::map<int, double> y;
+        for (const TopoBox& b : editor.doc().boxes) y[b.kind == BoxKind::server ? 0 : b.tier] = b.pos.y();
+        QVERIFY(y[3] < y[2] && y[2] < y[1] && y[1] < y[0]);
+        editor.undo_stack()->undo();
+        QCOMPARE(editor.doc().boxes.size(), size_t(0));
+        // Bad parameters give the engine's message.
+        QVERIFY_THROWS_EXCEPTION(InputError, editor.generate({{"generator", "fat-tree"}, {"k", 5}}));
+    }
+
+    void large_fabrics_collapse_into_groups() {
+        TopologyEditor editor(presets);
+        editor.generate({{"generator", "fat-tree"}, {"k", 16}});
+        QCOMPARE(editor.doc().host_count(), size_t(1024));
+        QVERIFY(editor.scene()->collapsed());
+        QVERIFY(editor.scene()->items().size() < 200);  // pods and tiers, not 1,344 boxes
+        const CollapsedView v = collapse(editor.doc());
+        size_t hosts = 0, switches = 0, links = 0;
+        for (const CollapsedGroup& g : v.groups) {
+            hosts += g.hosts;
+            switches += g.switches;
+        }
+        for (const CollapsedLink& l : v.links) links += l.links;
+        QCOMPARE(hosts, size_t(1024));
+        QCOMPARE(switches, size_t(320));
+        QVERIFY(links > 0 && links <= editor.doc().links.size());
+        editor.generate({{"generator", "fat-tree"}, {"k", 8}});
+        QVERIFY(!editor.scene()->collapsed());
+    }
+
+    void link_properties_are_validated() {
+        TopologyEditor editor(presets);
+        editor.set_doc(doc_from_topology({{"generator", "single-switch"}, {"hosts", 2}}, {}, presets));
+        QSignalSpy messages(&editor, &TopologyEditor::message);
+        editor.scene()->clearSelection();
+        editor.scene()->link_item(editor.doc().links[0].id)->setSelected(true);
+        auto* rate = editor.findChildren<QLineEdit*>()[0];
+        rate->setText("fast");
+        emit rate->editingFinished();
+        QCOMPARE(messages.count(), 1);
+        QVERIFY(messages[0][0].toString().contains("fast"));
+        QCOMPARE(editor.doc().links[0].rate, QString("100Gbps"));
+        rate->setText("200Gbps");
+        emit rate->editingFinished();
+        QCOMPARE(editor.doc().links[0].rate, QString("200Gbps"));
+        QVERIFY(editor.doc().generator.is_null());
+    }
+};
+
+QTEST_MAIN(TestTopologyEditor)
+#include "test_topology_editor.moc"

@@ -1,0 +1,339 @@
+// The workbench end to end: the project file, the strategy editor's memory check against the engine, the
+// network and sweep editors, running the demo (to completion, and cancelled), an engine crash, the results
+// view and its exports, and the inspector's data (downsampling, pause).
+#include <fstream>
+
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTest>
+#include <sqlite3.h>
+
+#include "gui_fixtures.h"
+#include "views/inspector_view.h"
+#include "views/main_window.h"
+#include "views/network_editor.h"
+#include "views/results_view.h"
+#include "views/run_controller.h"
+#include "views/strategy_editor.h"
+#include "views/sweep_editor.h"
+#include "views/topology_editor.h"
+#include "workload/tables.h"
+
+using namespace orrery;
+using namespace orrery::views;
+
+namespace {
+
+std::string store_value(const QString& file, const std::string& sql) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(file.toStdString().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* s = nullptr;
+    std::string out;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+        out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return out;
+}
+
+}  // namespace
+
+class TestWorkbench : public QObject {
+    Q_OBJECT
+    PresetLibrary presets = testing::source_presets();
+    QTemporaryDir dir;
+
+    std::unique_ptr<MainWindow> open_demo(const QString& name) {
+        auto w = std::make_unique<MainWindow>(presets, testing::cli_path());
+        const QString file = dir.filePath(name);
+        QString why;
+        if (!MainWindow::create_demo_project(presets, file, &why) || !w->open_project(file, &why)) qFatal("%s", qPrintable(why));
+        return w;
+    }
+
+private slots:
+    void initTestCase() {
+        qputenv("ORRERY_NO_DIALOGS", "1");
+        qputenv("XDG_CONFIG_HOME", dir.filePath("config").toUtf8());
+    }
+
+    void project_save_reopen_and_autosave() {
+        auto w = open_demo("p1.orrery");
+        QCOMPARE(QString::fromStdString(w->document()["name"].get<std::string>()).left(14), QString("workbench demo"));
+        QCOMPARE(w->topology()->doc().host_count(), size_t(32));
+        // An edit, then autosave (not save): reopening offers the edit back.
+        w->topology()->edit("Add leaf", [](TopoDoc& d) { add_box(d, BoxKind::network_switch, 1, 1, {500, 500}); });
+        QVERIFY(w->dirty());
+        w->autosave();
+        w.reset();
+        auto again = std::make_unique<MainWindow>(presets, testing::cli_path());
+        QString why;
+        QVERIFY(again->open_project(dir.filePath("p1.orrery"), &why));
+        QCOMPARE(again->topology()->doc().switch_count(), size_t(13));  // the autosaved edit is back
+        QVERIFY(again->dirty());
+        QVERIFY(again->save(&why));
+        QVERIFY(!again->dirty());
+        again.reset();
+        ProjectFile p(dir.filePath("p1.orrery").toStdString());
+        QVERIFY(!p.autosaved("demo"));
+        QCOMPARE(p.scenarios().size(), size_t(1));
+        QVERIFY(p.scenarios()[0].document["topology"].contains("nodes"));  // edited: explicit
+        QVERIFY(p.scenarios()[0].positions.contains("leaf8"));
+        // A file that is not a project is refused with its name, and left as it was.
+        const QString other = dir.filePath("notes.txt");
+        std::ofstream(other.toStdString()) << "my notes\n";
+        auto w3 = std::make_unique<MainWindow>(presets, testing::cli_path());
+        QVERIFY(!w3->open_project(other, &why));
+        QVERIFY(why.contains("notes.txt"));
+        std::ifstream in(other.toStdString());
+        std::string text;
+        std::getline(in, text);
+        QCOMPARE(text, std::string("my notes"));
+    }
+
+    void memory_check_shows_the_engines_numbers() {
+        auto w = open_demo("p2.orrery");
+        StrategyEditor* s = w->strategy();
+        const MemoryCheck& c = s->check();
+        QVERIFY2(c.errors.empty(), c.errors.empty() ? "" : c.errors.front().c_str());
+        QCOMPARE(c.world, 32);
+        QVERIFY(c.world_message.empty());
+        QCOMPARE(s->memory_table()->rowCount(), 2);  // PP = 2 stages
+        // The same numbers as the engine's memory model, shown in GiB.
+        const WorkloadTables tables = load_workload_tables(presets);
+        const MemoryReport direct = memory_per_rank(*c.job, tables.gpus.at("H100"));
+        const QString total = s->memory_table()->item(0, 7)->text();
+        QVERIFY2(total.startsWith(QString::number(direct.per_stage[0].total() / double(1ull << 30), 'f', 2)), qPrintable(total));
+        QVERIFY(s->status_label()->text().contains("Fits"));
+        // TP 8 → 4 through the spin box: the world no longer matches the 32 hosts, and the editor says so.
+        auto* tp = s->findChild<QSpinBox*>("tp");
+        QCOMPARE(tp->value(), 8);
+        tp->setValue(4);
+        emit tp->editingFinished();
+        QCOMPARE(w->document()["workload"]["parallel"]["tp"].get<int>(), 4);
+        QVERIFY(s->status_label()->text().contains("16 GPUs, the fabric has 32 hosts"));
+        // A model that cannot fit: 175B on 16 GPUs.
+        w->strategy()->load([&] {
+            nlohmann::json d = w->document();
+            d["workload"]["model"] = {{"preset", "gpt3-175b"}};
+            return d;
+        }(), {}, 32);
+        QVERIFY(s->status_label()->text().contains("Does not fit"));
+    }
+
+    void network_editor_checks_units_and_writes_the_scenario() {
+        auto w = open_demo("p3.orrery");
+        NetworkEditor* n = w->network();
+        QCOMPARE(n->algorithm()->currentText(), QString("dcqcn"));
+        QLineEdit* ai = n->field("cc.dcqcn.rate_ai");
+        QVERIFY(ai);
+        QVERIFY(!ai->placeholderText().isEmpty());  // the engine's default, with its unit
+        QVERIFY(ai->placeholderText().contains("bps"));
+        QSignalSpy messages(n, &NetworkEditor::message);
+        ai->setText("fast");
+        emit ai->editingFinished();
+        QCOMPARE(messages.count(), 1);
+        QVERIFY(!w->document()["cc"].contains("dcqcn") || !w->document()["cc"]["dcqcn"].contains("rate_ai") ||
+                w->document()["cc"]["dcqcn"]["rate_ai"] != "fast");
+        ai->setText("40Mbps");
+        emit ai->editingFinished();
+        QCOMPARE(w->document()["cc"]["dcqcn"]["rate_ai"].get<std::string>(), std::string("40Mbps"));
+        QCOMPARE(n->field("cc.dcqcn.rate_ai")->text(), QString("40Mbps"));
+        // The switch buffer from the topology's property panel lands in the network section.
+        emit w->topology()->bufferEdited("16MiB");
+        QCOMPARE(w->document()["network"]["buffer_per_switch"].get<std::string>(), std::string("16MiB"));
+        QCOMPARE(n->field("network.buffer_per_switch")->text(), QString("16MiB"));
+    }
+
+    void sweep_editor_counts_and_lists_experiments() {
+        auto w = open_demo("p4.orrery");
+        SweepEditor* s = w->sweep();
+        QCOMPARE(s->experiment_count(), 4);
+        QCOMPARE(s->experiments()->rowCount(), 4);
+        QVERIFY(s->experiments()->item(1, 2)->text().contains("hpcc-400g"));
+        // A second parameter multiplies (product).
+        QTableWidget* p = s->parameters();
+        p->insertRow(1);
+        p->setItem(1, 0, new QTableWidgetItem("workload.parallel.micro_batches"));
+        p->setItem(1, 1, new QTableWidgetItem("[2, 4]"));
+        QCOMPARE(s->experiment_count(), 8);
+        QVERIFY(s->count_label()->text().contains("8 experiments"));
+        QCOMPARE(w->document()["sweep"]["parameters"].size(), size_t(2));
+        // Not a list: said, and the scenario keeps its last good sweep.
+        p->item(1, 1)->setText("2, 4");
+        QVERIFY(s->count_label()->text().contains("JSON list"));
+        QCOMPARE(w->document()["sweep"]["parameters"][1]["values"].size(), size_t(2));
+    }
+
+    void demo_runs_streams_and_fills_the_results() {
+        auto w = open_demo("p5.orrery");
+        QSignalSpy done(w.get(), &MainWindow::runFinished);
+        QString why;
+        QVERIFY2(w->start_run(&why), qPrintable(why));
+        QVERIFY(!w->topology()->view()->isInteractive());  // inputs locked while it runs
+        QVERIFY(!w->strategy()->isEnabled());
+        QVERIFY(testing::wait_for([&] { return done.count() > 0; }, 120'000));
+        QVERIFY2(done[0][0].toBool(), qPrintable(done[0][1].toString()));
+        QVERIFY(w->strategy()->isEnabled());
+        QCOMPARE(int(w->runner()->progress().size()), 4);
+        for (const auto& [id, p] : w->runner()->progress()) QCOMPARE(p.status, QString("ok"));
+        QCOMPARE(w->run_table()->rowCount(), 4);
+        // Telemetry reached the inspector while or after it ran: tier queues, rates, timelines, skips.
+        testing::wait_for([&] { return w->inspector()->state().experiments().size() == 4; }, 3000);
+        const ExperimentTelemetry* e = w->inspector()->state().shown();
+        QVERIFY(e);
+        QVERIFY(!e->tier_max[0].t.empty());
+        QVERIFY(!e->total_rate.t.empty());
+        QVERIFY(!e->spans.empty());
+        QVERIFY(!e->skips.empty());  // the demo runs with steady-state skipping
+
+        // Results: four experiments, cc.preset differs, metrics carry units.
+        ResultsView* r = w->results();
+        const ResultsTable& t = r->table();
+        QCOMPARE(t.rows.size(), size_t(4));
+        auto p = std::find(t.parameter_paths.begin(), t.parameter_paths.end(), "cc.preset");
+        QVERIFY(p != t.parameter_paths.end());
+        QVERIFY(t.parameter_differs[size_t(p - t.parameter_paths.begin())]);
+        QCOMPARE(t.metrics[0].name, std::string("iteration_time"));
+        QCOMPARE(t.metrics[0].unit, std::string("s"));
+        QVERIFY(t.rows[1].metrics[0].has_value());
+        // Baseline: the others show their difference in percent, computed from the stored values.
+        r->pin_baseline(0);
+        const auto d = relative_to(t.rows[1].metrics[0], t.rows[0].metrics[0]);
+        QVERIFY(d.has_value());
+        const QString cell = r->proxy()->sourceModel()->index(1, 2 + int(t.parameter_paths.size())).data().toString();
+        QVERIFY2(cell.contains(QString("%1%").arg(*d * 100, 0, 'f', 2)), qPrintable(cell));
+        // Sorting by iteration time orders the rows by the number, not the text.
+        const int col = 2 + int(t.parameter_paths.size());
+        r->view()->sortByColumn(col, Qt::DescendingOrder);
+        double previous = 1e300;
+        for (int row = 0; row < r->proxy()->rowCount(); ++row) {
+            const double v = r->proxy()->index(row, col).data(Qt::UserRole + 1).toDouble();
+            QVERIFY(v <= previous);
+            previous = v;
+        }
+        r->filter()->setText("hpcc");
+        QCOMPARE(r->proxy()->rowCount(), 1);
+        r->filter()->clear();
+        // Exports.
+        QVERIFY(r->export_csv(dir.filePath("r.csv"), &why));
+        std::ifstream csv(dir.filePath("r.csv").toStdString());
+        std::string header;
+        std::getline(csv, header);
+        QVERIFY(header.find("iteration_time (s)") != std::string::npos);
+        QVERIFY(r->export_html(dir.filePath("r.html"), &why));
+        std::ifstream html(dir.filePath("r.html").toStdString());
+        const std::string page((std::istreambuf_iterator<char>(html)), {});
+        QVERIFY(page.find("<svg") != std::string::npos);
+        QVERIFY(page.find("cc.preset") != std::string::npos);
+        QVERIFY(page.find("steady-state skipping") != std::string::npos);  // skipped periods are stated
+        QVERIFY(r->export_chrome_trace(dir.filePath("t.json"), "e0001", &why));
+        const nlohmann::json trace = nlohmann::json::parse(std::ifstream(dir.filePath("t.json").toStdString()));
+        QVERIFY(trace["traceEvents"].size() > 100);
+    }
+
+    void cancel_stops_within_a_second_and_keeps_the_project() {
+        auto w = open_demo("p6.orrery");
+        // Without skipping the demo runs for many seconds: long enough to cancel in the middle.
+        w->network()->edited("skipping.enabled", "false");
+        QCOMPARE(w->document()["skipping"]["enabled"].get<bool>(), false);
+        QSignalSpy done(w.get(), &MainWindow::runFinished);
+        QString why;
+        QVERIFY2(w->start_run(&why), qPrintable(why));
+        QVERIFY(testing::wait_for([&] {
+            for (const auto& [id, p] : w->runner()->progress())
+                if (p.status == "running" && p.wall_s > 0.2) return true;
+            return false;
+        }, 60'000));
+        QElapsedTimer t;
+        t.start();
+        w->cancel_run();
+        QVERIFY(testing::wait_for([&] { return done.count() > 0; }, 5000));
+        QVERIFY2(t.elapsed() < 1500, qPrintable(QString::number(t.elapsed()) + " ms"));
+        QVERIFY(!done[0][0].toBool());
+        QVERIFY(done[0][1].toString().contains("cancelled"));
+        QVERIFY(w->strategy()->isEnabled());  // unlocked
+        // The run is in the project, marked as such when the engine had time to say so; the scenario is intact.
+        const std::string status = store_value(w->project_path(), "SELECT status FROM runs ORDER BY run_id DESC LIMIT 1");
+        QVERIFY2(status == "cancelled" || status == "running", status.c_str());
+        ProjectFile p(w->project_path().toStdString());
+        QCOMPARE(p.scenarios().size(), size_t(1));
+    }
+
+    void an_engine_crash_is_reported_and_the_workbench_survives() {
+        const QString fake = dir.filePath("crashing-cli.sh");
+        {
+            std::ofstream s(fake.toStdString());
+            s << "#!/bin/sh\necho 'segfault in the engine, sorry' >&2\nkill -SEGV $$\n";
+        }
+        QFile::setPermissions(fake, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        RunController runner(fake);
+        QSignalSpy done(&runner, &RunController::finished);
+        QString why;
+        QVERIFY(runner.start({{"format", "orrery-scenario"}}, dir.filePath("crash.orrery"), 1, &why));
+        QVERIFY(testing::wait_for([&] { return done.count() > 0; }, 10'000));
+        QVERIFY(!done[0][0].toBool());
+        QVERIFY(done[0][1].toString().contains("crashed"));
+        QVERIFY(done[0][1].toString().contains("segfault in the engine"));
+        QVERIFY(!runner.running());
+        // A CLI that is not there: a message, no crash.
+        RunController missing(dir.filePath("no-such-cli"));
+        QSignalSpy failed(&missing, &RunController::finished);
+        missing.start({}, dir.filePath("x.orrery"), 1, &why);
+        QVERIFY(testing::wait_for([&] { return failed.count() > 0; }, 5000));
+        QVERIFY(failed[0][1].toString().contains("cannot start"));
+    }
+
+    void downsampling_keeps_every_peak() {
+        Series s;
+        for (int i = 0; i < 100'000; ++i) s.add(i * 1e-6, i == 54'321 ? 1e6 : double(i % 7));
+        const std::vector<ColumnRange> cols = downsample(s, 0, 0.1, 300);
+        QCOMPARE(cols.size(), size_t(300));
+        double top = 0;
+        int counted = 0;
+        for (const ColumnRange& c : cols) {
+            top = std::max(top, c.hi);
+            counted += c.count;
+        }
+        QCOMPARE(top, 1e6);
+        QCOMPARE(counted, 100'000);  // every sample landed in a column
+        const ColumnRange& spike = cols[size_t(54'321 * 1e-6 / 0.1 * 300)];
+        QCOMPARE(spike.hi, 1e6);
+        QCOMPARE(spike.lo, 0.0);
+        // A window with no samples gives empty columns, not zeros.
+        for (const ColumnRange& c : downsample(s, 1.0, 2.0, 10)) QCOMPARE(c.count, 0);
+    }
+
+    void pausing_the_inspector_loses_nothing() {
+        InspectorState st;
+        TelemetryChunk a, b;
+        a["e0000"].tier_max[0].add(1e-6, 10);
+        b["e0000"].tier_max[0].add(2e-6, 20);
+        b["e0001"].tier_max[0].add(2e-6, 5);
+        st.add(a);
+        st.set_paused(true);
+        st.add(b);
+        QCOMPARE(st.experiments().size(), size_t(1));
+        QCOMPARE(st.pending_chunks(), size_t(1));
+        st.set_paused(false);
+        QCOMPARE(st.experiments().size(), size_t(2));
+        QCOMPARE(st.experiments().at("e0000").tier_max[0].v.size(), size_t(2));
+        // Zoom and pan move the window; "whole run" shows everything received.
+        st.whole_run();
+        QCOMPARE(st.t0(), 1e-6);
+        QCOMPARE(st.t1(), 2e-6);
+        st.zoom_at(1.5e-6, 0.5);
+        QVERIFY(std::abs((st.t1() - st.t0()) - 0.5e-6) < 1e-15);
+        st.pan(1.0);
+        QVERIFY(st.t0() > 1.5e-6);
+        QVERIFY(!st.following());
+    }
+};
+
+QTEST_MAIN(TestWorkbench)
+#include "test_workbench.moc"

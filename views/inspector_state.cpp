@@ -1,0 +1,97 @@
+#include "views/inspector_state.h"
+
+#include <algorithm>
+
+namespace orrery::views {
+
+void InspectorState::clear() {
+    data_.clear();
+    pending_.clear();
+    shown_.clear();
+    selected.reset();
+    follow_ = true;
+    t0_ = 0;
+    t1_ = 1e-3;
+}
+
+void InspectorState::add(const TelemetryChunk& chunk) {
+    if (paused_) {
+        pending_.push_back(chunk);
+        return;
+    }
+    for (const auto& [id, e] : chunk) {
+        data_[id].append(e);
+        if (shown_.empty()) shown_ = id;
+    }
+    keep_window();
+}
+
+void InspectorState::set_paused(bool paused) {
+    paused_ = paused;
+    if (paused_) return;
+    std::vector<TelemetryChunk> waiting;
+    waiting.swap(pending_);
+    for (const TelemetryChunk& c : waiting) add(c);
+}
+
+const ExperimentTelemetry* InspectorState::shown() const {
+    auto it = data_.find(shown_);
+    return it == data_.end() ? nullptr : &it->second;
+}
+
+void InspectorState::show(const std::string& experiment) {
+    shown_ = experiment;
+    selected.reset();
+    if (follow_) keep_window();
+    else whole_run();
+}
+
+void InspectorState::keep_window() {
+    if (!follow_) return;
+    const ExperimentTelemetry* e = shown();
+    if (!e) return;
+    const double end = e->last_time();
+    double start = end;
+    for (const Series& s : e->tier_max)
+        if (!s.t.empty()) start = std::min(start, s.t.front());
+    if (!e->total_rate.t.empty()) start = std::min(start, e->total_rate.t.front());
+    for (const Span& s : e->spans) start = std::min(start, s.start);
+    t0_ = start;
+    t1_ = std::max(end, start + 1e-9);
+}
+
+void InspectorState::whole_run() {
+    follow_ = true;
+    keep_window();
+    follow_ = false;
+}
+
+void InspectorState::follow() {
+    follow_ = true;
+    keep_window();
+}
+
+void InspectorState::zoom_at(double t, double factor) {
+    follow_ = false;
+    const double width = std::max((t1_ - t0_) * factor, 1e-12);
+    const double left = (t - t0_) / std::max(t1_ - t0_, 1e-15);
+    t0_ = t - left * width;
+    t1_ = t0_ + width;
+}
+
+void InspectorState::pan(double fraction) {
+    follow_ = false;
+    const double shift = (t1_ - t0_) * fraction;
+    t0_ += shift;
+    t1_ += shift;
+}
+
+std::optional<Span> InspectorState::span_at(int rank, double t, bool communication) const {
+    const ExperimentTelemetry* e = shown();
+    if (!e) return std::nullopt;
+    for (const Span& s : e->spans)
+        if (s.rank == rank && (s.stream != "compute") == communication && s.start <= t && t <= s.end) return s;
+    return std::nullopt;
+}
+
+}  // namespace orrery::views

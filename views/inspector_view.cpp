@@ -1,0 +1,275 @@
+#include "views/inspector_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QVBoxLayout>
+#include <imgui.h>
+
+namespace orrery::views {
+namespace {
+
+std::string time_label(double s) {
+    char buf[64];
+    const double a = std::fabs(s);
+    if (a >= 1) std::snprintf(buf, sizeof buf, "%.4g s", s);
+    else if (a >= 1e-3) std::snprintf(buf, sizeof buf, "%.4g ms", s * 1e3);
+    else if (a >= 1e-6) std::snprintf(buf, sizeof buf, "%.4g us", s * 1e6);
+    else std::snprintf(buf, sizeof buf, "%.4g ns", s * 1e9);
+    return buf;
+}
+
+std::string value_label(double v, const char* unit) {
+    char buf[64];
+    const char* prefix[] = {"", "K", "M", "G", "T"};
+    int p = 0;
+    while (std::fabs(v) >= 1000 && p < 4) {
+        v /= 1000;
+        ++p;
+    }
+    std::snprintf(buf, sizeof buf, "%.3g %s%s", v, prefix[p], unit);
+    return buf;
+}
+
+struct Line {
+    const Series* series;
+    ImU32 color;
+    const char* name;
+};
+
+// One plot: every line downsampled to min/max per pixel column, skips shaded, wheel zooms at the cursor,
+// dragging pans. Returns nothing: interaction changes the state's window.
+void plot(InspectorState& st, const char* id, const std::vector<Line>& lines, const char* unit, float height, const std::vector<SkipBand>& bands) {
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x);
+    const float left = 70;  // y labels
+    ImGui::InvisibleButton(id, ImVec2(width, height));
+    const bool hovered = ImGui::IsItemHovered();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 p0(origin.x + left, origin.y), p1(origin.x + width, origin.y + height - 16);
+    dl->AddRectFilled(p0, p1, IM_COL32(25, 25, 30, 255));
+    const double t0 = st.t0(), t1 = st.t1();
+    const int columns = std::max(1, int(p1.x - p0.x));
+    auto x_of = [&](double t) { return float(p0.x + (t - t0) / (t1 - t0) * (p1.x - p0.x)); };
+    for (const SkipBand& b : bands) {
+        if (b.end < t0 || b.start > t1) continue;
+        dl->AddRectFilled(ImVec2(std::max(p0.x, x_of(b.start)), p0.y), ImVec2(std::min(p1.x, std::max(x_of(b.end), x_of(b.start) + 1)), p1.y),
+                          IM_COL32(230, 200, 60, 45));
+    }
+    std::vector<std::vector<ColumnRange>> cols;
+    double top = 0;
+    for (const Line& l : lines) {
+        cols.push_back(downsample(*l.series, t0, t1, columns));
+        for (const ColumnRange& c : cols.back())
+            if (c.count) top = std::max(top, c.hi);
+    }
+    if (top <= 0) top = 1;
+    auto y_of = [&](double v) { return float(p1.y - v / top * (p1.y - p0.y - 4)); };
+    for (size_t i = 0; i < lines.size(); ++i) {
+        float prev_x = -1, prev_y = 0;
+        for (int c = 0; c < columns; ++c) {
+            const ColumnRange& r = cols[i][size_t(c)];
+            if (!r.count) continue;
+            const float x = p0.x + float(c) + 0.5f;
+            dl->AddLine(ImVec2(x, y_of(r.lo)), ImVec2(x, y_of(r.hi) - 0.5f), lines[i].color);
+            const float mid = (y_of(r.lo) + y_of(r.hi)) / 2;
+            if (prev_x >= 0) dl->AddLine(ImVec2(prev_x, prev_y), ImVec2(x, mid), lines[i].color);
+            prev_x = x;
+            prev_y = mid;
+        }
+    }
+    dl->AddText(ImVec2(origin.x, p0.y), IM_COL32(200, 200, 200, 255), value_label(top, unit).c_str());
+    dl->AddText(ImVec2(origin.x, p1.y - 14), IM_COL32(200, 200, 200, 255), value_label(0, unit).c_str());
+    dl->AddText(ImVec2(p0.x, p1.y + 1), IM_COL32(200, 200, 200, 255), time_label(t0).c_str());
+    const std::string end = time_label(t1);
+    dl->AddText(ImVec2(p1.x - ImGui::CalcTextSize(end.c_str()).x, p1.y + 1), IM_COL32(200, 200, 200, 255), end.c_str());
+    float lx = p0.x + 120;
+    for (const Line& l : lines) {
+        dl->AddText(ImVec2(lx, p1.y + 1), l.color, l.name);
+        lx += ImGui::CalcTextSize(l.name).x + 14;
+    }
+    if (hovered) {
+        ImGuiIO& io = ImGui::GetIO();
+        const double t = t0 + (io.MousePos.x - p0.x) / (p1.x - p0.x) * (t1 - t0);
+        if (io.MouseWheel != 0) st.zoom_at(t, std::pow(0.8, io.MouseWheel));
+        if (ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+            st.pan(-io.MouseDelta.x / (p1.x - p0.x));
+        }
+        ImGui::SetTooltip("%s", time_label(t).c_str());
+    }
+}
+
+ImU32 span_color(const Span& s) {
+    if (s.stream == "compute") return s.kind == "forward" ? IM_COL32(80, 140, 230, 255) : s.kind == "optimizer" ? IM_COL32(150, 150, 150, 255) : IM_COL32(90, 190, 110, 255);
+    if (s.stream == "tp") return IM_COL32(240, 150, 50, 255);
+    if (s.stream == "pp") return IM_COL32(180, 110, 220, 255);
+    if (s.stream == "dp") return IM_COL32(230, 80, 80, 255);
+    return IM_COL32(60, 200, 200, 255);
+}
+
+void timeline(InspectorState& st, const ExperimentTelemetry& e, const std::vector<SkipBand>& bands) {
+    int ranks = 0;
+    for (const Span& s : e.spans) ranks = std::max(ranks, s.rank + 1);
+    if (ranks == 0) {
+        ImGui::TextWrapped("No timeline yet: an LLM experiment's spans arrive when it finishes (flow-only scenarios have none).");
+        return;
+    }
+    const float row = 18, lane = 7, left = 60;
+    const float details = st.selected ? 90.0f : 0.0f;
+    ImGui::BeginChild("timeline", ImVec2(0, -details), false);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float width = std::max(100.0f, ImGui::GetContentRegionAvail().x);
+    ImGui::InvisibleButton("spans", ImVec2(width, row * ranks + 4));
+    const bool hovered = ImGui::IsItemHovered();
+    const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float x0 = origin.x + left, x1 = origin.x + width;
+    const double t0 = st.t0(), t1 = st.t1();
+    auto x_of = [&](double t) { return float(x0 + (t - t0) / (t1 - t0) * (x1 - x0)); };
+    for (const SkipBand& b : bands)
+        if (b.end >= t0 && b.start <= t1)
+            dl->AddRectFilled(ImVec2(std::max(x0, x_of(b.start)), origin.y), ImVec2(std::min(x1, std::max(x_of(b.end), x_of(b.start) + 1)), origin.y + row * ranks),
+                              IM_COL32(230, 200, 60, 35));
+    for (int r = 0; r < ranks; ++r) {
+        char label[32];
+        std::snprintf(label, sizeof label, "rank %d", r);
+        dl->AddText(ImVec2(origin.x, origin.y + r * row + 2), IM_COL32(200, 200, 200, 255), label);
+    }
+    for (const Span& s : e.spans) {
+        if (s.end < t0 || s.start > t1) continue;
+        const float y = origin.y + s.rank * row + (s.stream == "compute" ? 1 : lane + 2);
+        const float a = std::max(x0, x_of(s.start)), b = std::min(x1, std::max(x_of(s.end), a + 1));
+        dl->AddRectFilled(ImVec2(a, y), ImVec2(b, y + lane), span_color(s));
+    }
+    if (hovered) {
+        ImGuiIO& io = ImGui::GetIO();
+        const double t = t0 + (io.MousePos.x - x0) / (x1 - x0) * (t1 - t0);
+        if (io.MouseWheel != 0) st.zoom_at(t, std::pow(0.8, io.MouseWheel));
+        if (ImGui::IsMouseDragging(ImGuiMouseButton_Left)) st.pan(-io.MouseDelta.x / (x1 - x0));
+        const int rank = int((io.MousePos.y - origin.y) / row);
+        const bool comm = std::fmod(io.MousePos.y - origin.y, row) > lane + 1;
+        if (clicked && io.MousePos.x >= x0) st.selected = st.span_at(rank, t, comm);
+    }
+    ImGui::EndChild();
+    if (st.selected) {
+        const Span& s = *st.selected;
+        ImGui::Separator();
+        ImGui::Text("rank %d  %s  [%s]  %s", s.rank, s.task.c_str(), s.stream.c_str(), s.kind.c_str());
+        ImGui::Text("start %s  end %s  duration %s  iteration %d", time_label(s.start).c_str(), time_label(s.end).c_str(), time_label(s.end - s.start).c_str(),
+                    s.iteration);
+        if (s.bytes > 0) ImGui::Text("%s per rank, peers %s", value_label(double(s.bytes), "B").c_str(), s.peers.c_str());
+    }
+}
+
+}  // namespace
+
+InspectorView::InspectorView(QWidget* parent) : QWidget(parent) {
+    canvas_ = new ImGuiWidget(this);
+    canvas_->draw = [this] { draw(); };
+    canvas_->on_key = [this](int k) { return key(k); };
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(canvas_);
+}
+
+void InspectorView::add(const TelemetryChunk& chunk) { state_.add(chunk); }
+
+bool InspectorView::key(int k) {
+    const double mid = (state_.t0() + state_.t1()) / 2;
+    switch (k) {
+    case Qt::Key_W: state_.zoom_at(mid, 0.8); return true;
+    case Qt::Key_S: state_.zoom_at(mid, 1.25); return true;
+    case Qt::Key_A: state_.pan(-0.1); return true;
+    case Qt::Key_D: state_.pan(0.1); return true;
+    default: return false;
+    }
+}
+
+void InspectorView::draw() {
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(io.DisplaySize);
+    ImGui::Begin("inspector", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoBringToFrontOnFocus);
+    InspectorState& st = state_;
+    if (st.experiments().empty()) {
+        ImGui::TextWrapped("Run a scenario (Run > Run, F5) or open a run in the Results view: queue occupancy, flow rates and the iteration "
+                           "timeline of every rank appear here as the engine writes them.");
+        ImGui::End();
+        return;
+    }
+    ImGui::SetNextItemWidth(110);
+    if (ImGui::BeginCombo("##experiment", st.shown_id().c_str())) {
+        for (const auto& [id, e] : st.experiments())
+            if (ImGui::Selectable((id + "  " + e.status).c_str(), id == st.shown_id())) st.show(id);
+        ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    bool paused = st.paused();
+    if (ImGui::Checkbox("Pause", &paused)) st.set_paused(paused);
+    ImGui::SameLine();
+    if (ImGui::Button("Whole run")) st.whole_run();
+    ImGui::SameLine();
+    if (ImGui::Button(st.following() ? "Following" : "Follow")) st.follow();
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s to %s%s   W/S zoom, A/D pan, wheel zooms at the cursor", time_label(st.t0()).c_str(), time_label(st.t1()).c_str(),
+                        st.paused() ? QString(" (paused, %1 updates waiting)").arg(st.pending_chunks()).toUtf8().constData() : "");
+    const ExperimentTelemetry* e = st.shown();
+    if (!e) {
+        ImGui::End();
+        return;
+    }
+    const std::vector<SkipBand> bands = merge_bands(e->skips);
+    if (!bands.empty()) {
+        double skipped = 0;
+        for (const SkipBand& b : bands) skipped += b.end - b.start;
+        ImGui::TextColored(ImVec4(0.9f, 0.8f, 0.3f, 1), "Shaded: steady-state skipping froze some flows there (%zu spans, %s): rates and queues show the frozen state.",
+                           e->skips.size(), time_label(skipped).c_str());
+    }
+    if (ImGui::BeginTabBar("views")) {
+        if (ImGui::BeginTabItem("Queues", nullptr, st.tab_request == 0 ? ImGuiTabItemFlags_SetSelected : 0)) {
+            const float h = std::max(90.0f, (ImGui::GetContentRegionAvail().y - 10) / (e->ports.empty() ? 3.0f : 4.0f));
+            const ImU32 colors[3] = {IM_COL32(240, 90, 90, 255), IM_COL32(240, 190, 70, 255), IM_COL32(90, 200, 120, 255)};
+            for (int tier = 0; tier < 3; ++tier) {
+                if (e->tier_max[size_t(tier)].t.empty()) continue;
+                ImGui::Text("Tier %d switch egress queues (bytes)", tier + 1);
+                plot(st, ("tier" + std::to_string(tier)).c_str(),
+                     {{&e->tier_max[size_t(tier)], colors[0], "max"}, {&e->tier_p99[size_t(tier)], colors[1], "p99"}, {&e->tier_median[size_t(tier)], colors[2], "median"}},
+                     "B", h, bands);
+            }
+            if (!e->ports.empty()) {
+                ImGui::Text("Ports of the switches picked on the topology (bytes)");
+                std::vector<Line> lines;
+                static const ImU32 palette[] = {IM_COL32(230, 120, 60, 255), IM_COL32(90, 160, 240, 255), IM_COL32(120, 220, 120, 255), IM_COL32(220, 100, 220, 255),
+                                                IM_COL32(240, 220, 80, 255), IM_COL32(80, 220, 220, 255), IM_COL32(240, 140, 160, 255), IM_COL32(180, 180, 180, 255)};
+                static thread_local std::vector<std::string> names;
+                names.clear();
+                for (const auto& [port, s] : e->ports) names.push_back("n" + std::to_string(port.first) + " if" + std::to_string(port.second));
+                size_t i = 0;
+                for (const auto& [port, s] : e->ports) {
+                    lines.push_back({&s, palette[i % 8], names[i].c_str()});
+                    if (++i == 8) break;
+                }
+                plot(st, "ports", lines, "B", h, bands);
+            }
+            if (e->tier_max[0].t.empty() && e->ports.empty()) ImGui::TextWrapped("No queue samples: the scenario's output.record has no \"queues\".");
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Flow rates", nullptr, st.tab_request == 1 ? ImGuiTabItemFlags_SetSelected : 0)) {
+            const float h = std::max(90.0f, (ImGui::GetContentRegionAvail().y - 30) / 2);
+            ImGui::Text("Sending rate summed over active flows (b/s)");
+            plot(st, "rate", {{&e->total_rate, IM_COL32(90, 160, 240, 255), "total"}}, "b/s", h, bands);
+            ImGui::Text("Active flows");
+            plot(st, "active", {{&e->active_flows, IM_COL32(200, 200, 120, 255), "flows"}}, "", h, bands);
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Timeline", nullptr, st.tab_request == 2 ? ImGuiTabItemFlags_SetSelected : 0)) {
+            timeline(st, *e, bands);
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+        st.tab_request = -1;
+    }
+    ImGui::End();
+}
+
+}  // namespace orrery::views

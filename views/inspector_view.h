@@ -1,0 +1,29 @@
+#pragma once
+// The live inspector: ImGui drawing of InspectorState — queue occupancy per tier (max / p99 / median) and of
+// the ports of switches picked on the topology, flow rates, the per-rank iteration timeline (wheel or W/S
+// zoom, A/D or drag pan, click a span for its details), steady-state skips shaded on every time axis.
+#include <set>
+
+#include <QWidget>
+
+#include "views/imgui_widget.h"
+#include "views/inspector_state.h"
+
+namespace orrery::views {
+
+class InspectorView : public QWidget {
+    Q_OBJECT
+public:
+    explicit InspectorView(QWidget* parent = nullptr);
+    InspectorState& state() { return state_; }
+    ImGuiWidget* canvas() { return canvas_; }
+    void add(const TelemetryChunk& chunk);
+
+private:
+    void draw();
+    bool key(int qt_key);
+    InspectorState state_;
+    ImGuiWidget* canvas_;
+};
+
+}  // namespace orrery::views

@@ -1,0 +1,665 @@
+#include "views/main_window.h"
+
+#include <fstream>
+#include <thread>
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include "common/diagnostics.h"
+#include "common/quantity.h"
+#include "scenario/load.h"
+#include "scenario/scenario.h"
+#include "scenario/sweep.h"
+#include "views/inspector_view.h"
+#include "views/network_editor.h"
+#include "views/results_view.h"
+#include "views/run_controller.h"
+#include "views/strategy_editor.h"
+#include "views/sweep_editor.h"
+#include "views/telemetry_feed.h"
+#include "views/topology_editor.h"
+
+namespace orrery::views {
+namespace {
+
+nlohmann::json starter_scenario() {
+    return {{"format", "orrery-scenario"},
+            {"version", 1},
+            {"name", "untitled"},
+            {"topology", {{"generator", "rail-optimized"}, {"gpus", 16}, {"gpus_per_server", 8}, {"tiers", 2},
+                          {"link_defaults", {{"all", {{"rate", "400Gbps"}, {"delay", "1us"}}}}}}},
+            {"network", {{"preset", "reference-400g"}}},
+            {"cc", {{"preset", "dcqcn-400g"}}},
+            {"workload", {{"kind", "llm"}, {"model", {{"preset", "gpt3-6.7b"}}}, {"gpu", "H100"},
+                          {"parallel", {{"tp", 8}, {"pp", 2}, {"dp", 1}, {"micro_batches", 2}, {"sp", true}, {"zero", 1}}}, {"network_mode", "packet"}}},
+            {"output", {{"record", {"fct", "pfc", "queues", "flow_rates"}}}}};
+}
+
+QString eta_text(double s) {
+    if (s < 0) return "–";
+    if (s < 60) return QString::number(s, 'f', 1) + " s";
+    return QString("%1 min %2 s").arg(int(s) / 60).arg(int(s) % 60);
+}
+
+}  // namespace
+
+MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
+    : QMainWindow(parent), presets_(std::move(presets)), cli_(std::move(cli_path)) {
+    setObjectName("orrery-workbench");
+    tabs_ = new QTabWidget(this);
+    topology_ = new TopologyEditor(presets_, this);
+    strategy_ = new StrategyEditor(presets_, this);
+    network_ = new NetworkEditor(presets_, this);
+    sweep_ = new SweepEditor(presets_, this);
+    results_ = new ResultsView(this);
+    tabs_->addTab(topology_, "Topology");
+    tabs_->addTab(strategy_, "Model && strategy");
+    tabs_->addTab(network_, "Network && CC");
+    tabs_->addTab(sweep_, "Sweep");
+    tabs_->addTab(results_, "Results");
+    setCentralWidget(tabs_);
+    runner_ = new RunController(cli_, this);
+    feed_ = new TelemetryFeed(this);
+
+    build_docks();
+    build_menus();
+
+    connect(topology_, &TopologyEditor::changed, this, &MainWindow::topology_changed);
+    connect(topology_, &TopologyEditor::message, this, &MainWindow::log);
+    connect(topology_, &TopologyEditor::bufferEdited, this, [this](QString size) { apply_edit("network.buffer_per_switch", QString::fromStdString(nlohmann::json(size.toStdString()).dump())); });
+    connect(topology_->scene(), &QGraphicsScene::selectionChanged, this, [this] { feed_->set_port_nodes(picked_switch_nodes()); });
+    for (ScenarioForm* f : std::initializer_list<ScenarioForm*>{strategy_, network_, sweep_})
+        connect(f, &ScenarioForm::edited, this, &MainWindow::apply_edit);
+    connect(network_, &NetworkEditor::message, this, &MainWindow::log);
+    connect(results_, &ResultsView::message, this, &MainWindow::log);
+    connect(results_, &ResultsView::openTimeline, this, [this](qint64 run, QString experiment) {
+        TelemetryReader reader(project_path(), run);
+        inspector_->state().clear();
+        inspector_->state().add(reader.poll(picked_switch_nodes()));
+        inspector_->state().show(experiment.toStdString());
+        inspector_->state().whole_run();
+        inspector_->state().tab_request = 2;
+        if (auto* dock = findChild<QDockWidget*>("inspector-dock")) dock->raise();
+        log("Inspector: run " + QString::number(run) + ", " + experiment);
+    });
+    connect(feed_, &TelemetryFeed::chunk, this, [this](std::shared_ptr<const TelemetryChunk> c) { inspector_->add(*c); });
+    connect(runner_, &RunController::started, this, [this](qint64 run, int experiments) {
+        log(QString("Run %1 started: %2 experiments").arg(run).arg(experiments));
+        inspector_->state().clear();
+        feed_->watch(project_path(), run);
+    });
+    connect(runner_, &RunController::progressed, this, &MainWindow::refresh_run_table);
+    connect(runner_, &RunController::logLine, this, &MainWindow::log);
+    connect(runner_, &RunController::finished, this, [this](bool ok, QString message) {
+        feed_->stop();
+        set_locked(false);
+        run_status_->setText(ok ? "Run finished" : "<span style='color:#b00'>" + message.toHtmlEscaped().replace("\n", "<br>") + "</span>");
+        log(ok ? QString("Run %1 finished").arg(runner_->run_id()) : message);
+        results_->set_store(project_path());
+        if (runner_->run_id() > 0) results_->show_run(runner_->run_id());
+        refresh_project_tree();
+        emit runFinished(ok, message);
+    });
+    connect(&autosave_timer_, &QTimer::timeout, this, &MainWindow::autosave);
+    autosave_timer_.start(60'000);
+
+    QSettings settings("Orrery", "workbench");
+    restoreGeometry(settings.value("geometry").toByteArray());
+    restoreState(settings.value("window-state").toByteArray());
+    new_project();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::build_docks() {
+    auto dock = [this](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {
+        auto* d = new QDockWidget(title, this);
+        d->setObjectName(name);
+        d->setWidget(w);
+        addDockWidget(area, d);
+        return d;
+    };
+    tree_ = new QTreeWidget(this);
+    tree_->setHeaderLabels({"Project"});
+    connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+        const QVariant run = item->data(0, Qt::UserRole);
+        const QString scenario = item->data(0, Qt::UserRole + 1).toString();
+        if (run.isValid()) {
+            results_->show_run(run.toLongLong());
+            tabs_->setCurrentWidget(results_);
+        } else if (!scenario.isEmpty() && project_) {
+            for (const StoredScenario& s : project_->scenarios())
+                if (QString::fromStdString(s.name) == scenario && maybe_save()) load_scenario(s.name, s.document, s.positions);
+        }
+    });
+    dock("Project", "project-dock", tree_, Qt::LeftDockWidgetArea);
+
+    inspector_ = new InspectorView(this);
+    dock("Inspector", "inspector-dock", inspector_, Qt::BottomDockWidgetArea);
+
+    auto* run_panel = new QWidget(this);
+    auto* rl = new QVBoxLayout(run_panel);
+    run_status_ = new QLabel("No run yet", run_panel);
+    run_status_->setWordWrap(true);
+    overall_ = new QProgressBar(run_panel);
+    overall_->setRange(0, 1000);
+    run_table_ = new QTableWidget(0, 5, run_panel);
+    run_table_->setHorizontalHeaderLabels({"Experiment", "Status", "Progress", "Wall", "ETA"});
+    run_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    run_table_->verticalHeader()->hide();
+    run_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    auto* run_button = new QPushButton("Run (F5)", run_panel);
+    auto* cancel_button = new QPushButton("Cancel (Shift+F5)", run_panel);
+    connect(run_button, &QPushButton::clicked, this, [this] {
+        QString why;
+        if (!start_run(&why)) log("Run not started: " + why);
+    });
+    connect(cancel_button, &QPushButton::clicked, this, &MainWindow::cancel_run);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(run_button);
+    buttons->addWidget(cancel_button);
+    rl->addLayout(buttons);
+    rl->addWidget(overall_);
+    rl->addWidget(run_status_);
+    rl->addWidget(run_table_, 1);
+    dock("Run", "run-dock", run_panel, Qt::RightDockWidgetArea);
+
+    log_ = new QPlainTextEdit(this);
+    log_->setReadOnly(true);
+    log_->setMaximumBlockCount(5000);
+    auto* log_dock = dock("Log", "log-dock", log_, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(findChild<QDockWidget*>("inspector-dock"), log_dock);
+    findChild<QDockWidget*>("inspector-dock")->raise();
+}
+
+void MainWindow::build_menus() {
+    auto add = [this](QMenu* menu, const QString& text, const QKeySequence& key, auto slot) {
+        QAction* a = menu->addAction(text);
+        a->setShortcut(key);
+        connect(a, &QAction::triggered, this, slot);
+        return a;
+    };
+    QMenu* file = menuBar()->addMenu("&File");
+    add(file, "&New project", QKeySequence::New, [this] {
+        if (maybe_save()) new_project();
+    });
+    add(file, "&Open project…", QKeySequence::Open, [this] {
+        if (!maybe_save()) return;
+        const QString f = QFileDialog::getOpenFileName(this, "Open project", QString(), "Orrery projects (*.orrery *.sqlite);;All files (*)");
+        QString why;
+        if (!f.isEmpty() && !open_project(f, &why)) QMessageBox::warning(this, "Open project", why);
+    });
+    recent_menu_ = file->addMenu("Open &recent");
+    connect(recent_menu_, &QMenu::aboutToShow, this, [this] {
+        recent_menu_->clear();
+        for (const QString& f : QSettings("Orrery", "workbench").value("recent").toStringList())
+            recent_menu_->addAction(f, this, [this, f] {
+                QString why;
+                if (maybe_save() && !open_project(f, &why)) QMessageBox::warning(this, "Open project", why);
+            });
+    });
+    add(file, "&Save", QKeySequence::Save, [this] {
+        QString why;
+        if (!save(&why) && !why.isEmpty()) QMessageBox::warning(this, "Save", why);
+    });
+    add(file, "Save &as…", QKeySequence::SaveAs, [this] {
+        const QString f = QFileDialog::getSaveFileName(this, "Save project as", "project.orrery", "Orrery projects (*.orrery)");
+        QString why;
+        if (!f.isEmpty() && !save_project_as(f, &why)) QMessageBox::warning(this, "Save as", why);
+    });
+    add(file, "&Import scenario JSON…", QKeySequence(Qt::CTRL | Qt::Key_I), [this] {
+        const QString f = QFileDialog::getOpenFileName(this, "Import scenario", QString(), "Scenarios (*.json)");
+        if (f.isEmpty() || !maybe_save()) return;
+        Diagnostics diags;
+        const nlohmann::json doc = parse_json_text(read_text_file(f.toStdString()), f.toStdString(), diags);
+        if (doc.is_null()) {
+            QMessageBox::warning(this, "Import scenario", QString::fromStdString(diags.items().empty() ? "not JSON" : diags.items().front().where + ": " + diags.items().front().message));
+            return;
+        }
+        load_scenario(QFileInfo(f).completeBaseName().toStdString(), doc);
+        dirty_ = true;
+        update_title();
+    });
+    add(file, "&Export scenario JSON…", QKeySequence(Qt::CTRL | Qt::Key_E), [this] {
+        const QString f = QFileDialog::getSaveFileName(this, "Export scenario", QString::fromStdString(scenario_name_) + ".json", "Scenarios (*.json)");
+        if (f.isEmpty()) return;
+        std::ofstream out(f.toStdString());
+        out << document_.dump(2) << "\n";
+        log(out ? "Scenario written to " + f + " (orrery-cli run takes it)" : "Cannot write " + f);
+    });
+    file->addSeparator();
+    add(file, "&Quit", QKeySequence::Quit, [this] { close(); });
+
+    QMenu* edit = menuBar()->addMenu("&Edit");
+    QAction* undo = topology_->undo_stack()->createUndoAction(this, "&Undo");
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = topology_->undo_stack()->createRedoAction(this, "&Redo");
+    redo->setShortcut(QKeySequence::Redo);
+    edit->addAction(undo);
+    edit->addAction(redo);
+    edit->addSeparator();
+    add(edit, "&Copy", QKeySequence::Copy, [this] { topology_->copy_selection(); });
+    add(edit, "&Paste", QKeySequence::Paste, [this] { topology_->paste_clipboard(); });
+    add(edit, "D&uplicate", QKeySequence(Qt::CTRL | Qt::Key_D), [this] { topology_->duplicate_selection(); });
+    add(edit, "&Delete", QKeySequence::Delete, [this] { topology_->delete_selection(); });
+    add(edit, "Select &all", QKeySequence::SelectAll, [this] {
+        for (QGraphicsItem* i : topology_->scene()->items()) i->setSelected(true);
+    });
+
+    QMenu* view = menuBar()->addMenu("&View");
+    add(view, "Zoom &in", QKeySequence::ZoomIn, [this] { topology_->view()->zoom_by(1.25); });
+    add(view, "Zoom &out", QKeySequence::ZoomOut, [this] { topology_->view()->zoom_by(0.8); });
+    add(view, "&Fit to view", QKeySequence(Qt::CTRL | Qt::Key_0), [this] { topology_->view()->fit(); });
+    view->addSeparator();
+    for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+
+    QMenu* fabric = menuBar()->addMenu("F&abric");
+    add(fabric, "&Generate…", QKeySequence(Qt::CTRL | Qt::Key_G), [this] { topology_->open_generator_dialog(); });
+
+    QMenu* run = menuBar()->addMenu("&Run");
+    run_action_ = add(run, "&Run", QKeySequence(Qt::Key_F5), [this] {
+        QString why;
+        if (!start_run(&why)) {
+            log("Run not started: " + why);
+            QMessageBox::warning(this, "Run", why);
+        }
+    });
+    cancel_action_ = add(run, "&Cancel", QKeySequence(Qt::SHIFT | Qt::Key_F5), [this] { cancel_run(); });
+    cancel_action_->setEnabled(false);
+
+    QMenu* results = menuBar()->addMenu("Re&sults");
+    add(results, "Export &report (HTML)…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_H), [this] {
+        const QString f = QFileDialog::getSaveFileName(this, "Export comparison report", "report.html", "HTML (*.html)");
+        QString why;
+        if (!f.isEmpty()) log(results_->export_html(f, &why) ? "Report written to " + f : why);
+    });
+    add(results, "Export &CSV…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), [this] {
+        const QString f = QFileDialog::getSaveFileName(this, "Export CSV", "results.csv", "CSV (*.csv)");
+        QString why;
+        if (!f.isEmpty()) log(results_->export_csv(f, &why) ? "CSV written to " + f : why);
+    });
+}
+
+QString MainWindow::project_path() const { return project_ ? QString::fromStdString(project_->path().string()) : QString(); }
+
+std::filesystem::path MainWindow::base_dir() const {
+    return project_ ? std::filesystem::absolute(project_->path()).parent_path() : std::filesystem::current_path();
+}
+
+void MainWindow::log(const QString& line) {
+    log_->appendPlainText(line);
+    statusBar()->showMessage(line.section('\n', 0, 0), 8000);
+}
+
+void MainWindow::new_project() {
+    project_.reset();
+    load_scenario("scenario", starter_scenario());
+    dirty_ = false;
+    results_->set_store(QString());
+    refresh_project_tree();
+    update_title();
+}
+
+void MainWindow::load_scenario(const std::string& name, const nlohmann::json& document, const nlohmann::json& positions) {
+    scenario_name_ = name;
+    document_ = document;
+    std::map<QString, QPointF> places;
+    if (positions.is_object())
+        for (auto it = positions.begin(); it != positions.end(); ++it)
+            if (it.value().is_array() && it.value().size() == 2)
+                places[QString::fromStdString(it.key())] = QPointF(it.value()[0].get<double>(), it.value()[1].get<double>());
+    TopoDoc doc;
+    try {
+        if (document_.contains("topology")) doc = doc_from_topology(document_["topology"], base_dir(), presets_, places);
+    } catch (const InputError& e) {
+        log(QString("Topology of \"%1\" not shown: %2").arg(QString::fromStdString(name), e.what()));
+    }
+    last_topology_ = document_.contains("topology") ? document_["topology"] : nlohmann::json();
+    topology_->set_doc(doc);
+    refresh_forms();
+    dirty_ = false;
+    update_title();
+}
+
+void MainWindow::topology_changed() {
+    const nlohmann::json t = doc_to_topology(topology_->doc());
+    const bool fabric_changed = t != last_topology_;
+    if (fabric_changed && !(t.is_object() && t.empty())) {
+        document_["topology"] = t;
+        last_topology_ = t;
+        refresh_forms();
+    }
+    dirty_ = true;
+    update_title();
+}
+
+void MainWindow::apply_edit(const QString& path, const QString& value_json) {
+    if (locked_) return;
+    const std::string p = path.toStdString();
+    if (value_json.isEmpty()) {
+        // Removing a key: walk to its parent object.
+        const size_t dot = p.rfind('.');
+        nlohmann::json* parent = &document_;
+        if (dot != std::string::npos) {
+            std::stringstream parts(p.substr(0, dot));
+            std::string key;
+            while (parent && std::getline(parts, key, '.')) parent = parent->is_object() && parent->contains(key) ? &(*parent)[key] : nullptr;
+        }
+        if (parent && parent->is_object()) parent->erase(dot == std::string::npos ? p : p.substr(dot + 1));
+    } else {
+        std::string why;
+        if (!set_at_path(document_, p, nlohmann::json::parse(value_json.toStdString()), &why)) {
+            log(path + ": " + QString::fromStdString(why));
+            return;
+        }
+    }
+    dirty_ = true;
+    update_title();
+    refresh_forms();
+}
+
+void MainWindow::refresh_forms() {
+    {
+        Diagnostics diags;
+        const nlohmann::json resolved = resolve_presets(document_, presets_, "scenario", diags);
+        const nlohmann::json buffer = resolved.is_null() ? nlohmann::json() : json_at(resolved, "network.buffer_per_switch");
+        topology_->show_buffer(QString::fromStdString(buffer.is_string() ? buffer.get<std::string>() : format_size(NetworkSpec{}.buffer_per_switch)));
+    }
+    strategy_->load(document_, base_dir(), topology_->doc().host_count());
+    network_->load(document_);
+    sweep_->load(document_, base_dir());
+}
+
+void MainWindow::refresh_project_tree() {
+    tree_->clear();
+    auto* scenarios = new QTreeWidgetItem(tree_, {"Scenarios"});
+    auto* runs = new QTreeWidgetItem(tree_, {"Runs"});
+    if (project_) {
+        try {
+            for (const StoredScenario& s : project_->scenarios()) {
+                auto* i = new QTreeWidgetItem(scenarios, {QString::fromStdString(s.name)});
+                i->setData(0, Qt::UserRole + 1, QString::fromStdString(s.name));
+            }
+            for (const RunInfo& r : list_runs(project_->path().string())) {
+                auto* i = new QTreeWidgetItem(runs, {QString("run %1 · %2 · %3").arg(r.run_id).arg(QString::fromStdString(r.scenario), QString::fromStdString(r.status))});
+                i->setData(0, Qt::UserRole, qlonglong(r.run_id));
+            }
+        } catch (const InputError& e) {
+            log(e.what());
+        }
+    } else {
+        new QTreeWidgetItem(scenarios, {QString::fromStdString(scenario_name_) + " (unsaved)"});
+    }
+    tree_->expandAll();
+}
+
+void MainWindow::update_title() {
+    const QString file = project_ ? QFileInfo(project_path()).fileName() : QString("untitled project");
+    setWindowTitle(QString("%1%2 — %3 — Orrery").arg(file, dirty_ ? "*" : "", QString::fromStdString(scenario_name_)));
+}
+
+bool MainWindow::open_project(const QString& file, QString* why) {
+    if (!QFileInfo::exists(file)) {
+        *why = file + ": no such file";
+        return false;
+    }
+    try {
+        auto project = std::make_unique<ProjectFile>(file.toStdString());
+        std::vector<StoredScenario> scenarios = project->scenarios();
+        project_ = std::move(project);
+        if (scenarios.empty()) {
+            load_scenario("scenario", starter_scenario());
+            log(file + " holds results but no scenario yet: a starter scenario is shown");
+        } else {
+            StoredScenario s = scenarios.front();
+            if (auto a = project_->autosaved(s.name)) {
+                const bool restore = qEnvironmentVariableIsSet("ORRERY_NO_DIALOGS") ||
+                                     QMessageBox::question(this, "Unsaved edits", QString("\"%1\" has edits from %2 UTC that were not saved. Restore them?")
+                                                                                      .arg(QString::fromStdString(s.name), QString::fromStdString(a->saved_utc))) == QMessageBox::Yes;
+                if (restore) {
+                    load_scenario(a->name, a->document, a->positions);
+                    dirty_ = true;
+                    log("Restored the autosaved edits of " + QString::fromStdString(s.name));
+                } else {
+                    load_scenario(s.name, s.document, s.positions);
+                }
+            } else {
+                load_scenario(s.name, s.document, s.positions);
+            }
+        }
+        QSettings settings("Orrery", "workbench");
+        if (auto layout = project_->setting("window-state")) restoreState(QByteArray::fromBase64(QByteArray::fromStdString(*layout)));
+        results_->set_store(project_path());
+        // The newest run's telemetry, read on the feed's thread, so the inspector is not empty on open.
+        if (const std::vector<RunInfo> runs = list_runs(project_->path().string()); !runs.empty()) {
+            inspector_->state().clear();
+            feed_->watch(project_path(), runs.front().run_id);
+            feed_->stop();
+        }
+        add_recent(QFileInfo(file).absoluteFilePath());
+        refresh_project_tree();
+        update_title();
+        log("Opened " + file);
+        return true;
+    } catch (const InputError& e) {
+        *why = e.what();
+        return false;
+    }
+}
+
+bool MainWindow::save(QString* why) {
+    if (!project_) {
+        const QString f = QFileDialog::getSaveFileName(this, "Save project", "project.orrery", "Orrery projects (*.orrery)");
+        if (f.isEmpty()) {
+            *why = "";
+            return false;
+        }
+        return save_project_as(f, why);
+    }
+    try {
+        StoredScenario s{scenario_name_, document_, nlohmann::json::object(), ""};
+        for (const auto& [name, pos] : doc_positions(topology_->doc())) s.positions[name.toStdString()] = {pos.x(), pos.y()};
+        project_->save_scenario(s);
+        project_->set_setting("window-state", saveState().toBase64().toStdString());
+        dirty_ = false;
+        update_title();
+        refresh_project_tree();
+        log("Saved " + project_path());
+        return true;
+    } catch (const InputError& e) {
+        *why = e.what();
+        return false;
+    }
+}
+
+bool MainWindow::save_project_as(const QString& file, QString* why) {
+    if (QFileInfo(file).absoluteFilePath() == QFileInfo(project_path()).absoluteFilePath() && project_) return save(why);
+    if (QFileInfo::exists(file)) {
+        // Never overwrite: an existing project or store gains this scenario; anything else is refused by ProjectFile.
+        log(file + " exists: the scenario is added to it");
+    }
+    try {
+        auto fresh = std::make_unique<ProjectFile>(file.toStdString());
+        if (project_)
+            for (const StoredScenario& s : project_->scenarios())
+                if (s.name != scenario_name_) fresh->save_scenario(s);
+        project_ = std::move(fresh);
+        add_recent(QFileInfo(file).absoluteFilePath());
+        results_->set_store(project_path());
+        return save(why);
+    } catch (const InputError& e) {
+        *why = e.what();
+        return false;
+    }
+}
+
+bool MainWindow::maybe_save() {
+    if (!dirty_ || qEnvironmentVariableIsSet("ORRERY_NO_DIALOGS")) return true;
+    const auto answer = QMessageBox::question(this, "Unsaved changes", "Save the changes to " + QString::fromStdString(scenario_name_) + "?",
+                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Cancel) return false;
+    if (answer == QMessageBox::Save) {
+        QString why;
+        return save(&why);
+    }
+    return true;
+}
+
+void MainWindow::autosave() {
+    if (!dirty_ || !project_) return;
+    try {
+        StoredScenario s{scenario_name_, document_, nlohmann::json::object(), ""};
+        for (const auto& [name, pos] : doc_positions(topology_->doc())) s.positions[name.toStdString()] = {pos.x(), pos.y()};
+        project_->autosave(s);
+        statusBar()->showMessage("Autosaved unsaved edits into the project (File ▸ Save keeps them)", 4000);
+    } catch (const InputError& e) {
+        log(e.what());
+    }
+}
+
+void MainWindow::add_recent(const QString& file) {
+    QSettings settings("Orrery", "workbench");
+    QStringList recent = settings.value("recent").toStringList();
+    recent.removeAll(file);
+    recent.prepend(file);
+    while (recent.size() > 10) recent.removeLast();
+    settings.setValue("recent", recent);
+}
+
+void MainWindow::set_locked(bool locked) {
+    locked_ = locked;
+    topology_->set_locked(locked);
+    strategy_->setEnabled(!locked);
+    network_->setEnabled(!locked);
+    sweep_->setEnabled(!locked);
+    run_action_->setEnabled(!locked);
+    cancel_action_->setEnabled(locked);
+}
+
+std::set<int> MainWindow::picked_switch_nodes() const {
+    // Node ids as the engine numbers them: hosts, then NVSwitches (one per multi-GPU server), then switches.
+    const TopoDoc& doc = topology_->doc();
+    int first_switch = int(doc.host_count());
+    for (const TopoBox& b : doc.boxes) first_switch += b.kind == BoxKind::server && b.gpus > 1;
+    const std::set<uint64_t> selected = topology_->scene()->selected_boxes();
+    std::set<int> nodes;
+    int index = 0;
+    for (const TopoBox& b : doc.boxes) {
+        if (b.kind != BoxKind::network_switch) continue;
+        if (selected.count(b.id)) nodes.insert(first_switch + index);
+        ++index;
+    }
+    return nodes;
+}
+
+bool MainWindow::start_run(QString* why) {
+    if (runner_->running()) {
+        *why = "a run is already going on";
+        return false;
+    }
+    if (!project_) {
+        *why = "save the project first: runs are stored in the project file (File ▸ Save)";
+        return false;
+    }
+    const std::vector<std::string> errors = validate_document(document_, base_dir(), presets_);
+    if (!errors.empty()) {
+        QStringList lines;
+        for (const std::string& e : errors) lines << QString::fromStdString(e);
+        *why = "the scenario has errors:\n" + lines.join("\n");
+        return false;
+    }
+    // One core stays with the workbench, so its live views keep their frame rate while the engine runs.
+    const int threads = int(std::max(1u, std::thread::hardware_concurrency() - 1));
+    if (!runner_->start(document_, project_path(), threads, why)) return false;
+    set_locked(true);
+    run_status_->setText("Running…");
+    overall_->setValue(0);
+    run_table_->setRowCount(0);
+    log(QString("Run started: %1 on %2 threads").arg(QString::fromStdString(scenario_name_)).arg(threads));
+    return true;
+}
+
+void MainWindow::cancel_run() {
+    if (!runner_->running()) return;
+    run_status_->setText("Cancelling…");
+    runner_->cancel();
+}
+
+void MainWindow::refresh_run_table() {
+    const auto& progress = runner_->progress();
+    run_table_->setRowCount(int(progress.size()));
+    int row = 0;
+    for (const auto& [id, p] : progress) {
+        auto* bar = qobject_cast<QProgressBar*>(run_table_->cellWidget(row, 2));
+        if (!bar) {
+            bar = new QProgressBar(run_table_);
+            bar->setRange(0, 1000);
+            run_table_->setCellWidget(row, 2, bar);
+        }
+        bar->setValue(int(p.fraction * 1000));
+        bar->setFormat(QString("%1% of flows").arg(p.fraction * 100, 0, 'f', 1));
+        run_table_->setItem(row, 0, new QTableWidgetItem(id));
+        run_table_->setItem(row, 1, new QTableWidgetItem(p.status));
+        run_table_->setItem(row, 3, new QTableWidgetItem(QString::number(p.wall_s, 'f', 1) + " s"));
+        run_table_->setItem(row, 4, new QTableWidgetItem(p.status == "running" ? eta_text(p.eta_s) : "–"));
+        ++row;
+    }
+    overall_->setValue(int(runner_->overall_fraction() * 1000));
+    overall_->setFormat(QString("overall %1%, ETA %2").arg(runner_->overall_fraction() * 100, 0, 'f', 1).arg(eta_text(runner_->overall_eta_s())));
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    if (!maybe_save()) {
+        e->ignore();
+        return;
+    }
+    if (runner_->running()) runner_->cancel();
+    QSettings settings("Orrery", "workbench");
+    settings.setValue("geometry", saveGeometry());
+    settings.setValue("window-state", saveState());
+    e->accept();
+}
+
+bool MainWindow::create_demo_project(const PresetLibrary& presets, const QString& file, QString* why) {
+    try {
+        if (QFileInfo::exists(file) && !ProjectFile(file.toStdString()).scenarios().empty()) return true;  // the user's, kept as it is
+        for (const std::filesystem::path& root : presets.roots()) {
+            const std::filesystem::path scenario = root / "scenarios" / "workbench-demo.json";
+            if (!std::filesystem::exists(scenario)) continue;
+            Diagnostics diags;
+            const nlohmann::json doc = parse_json_text(read_text_file(scenario), scenario.string(), diags);
+            if (doc.is_null()) throw InputError(diags);
+            QDir().mkpath(QFileInfo(file).absolutePath());
+            ProjectFile project(file.toStdString());  // a store the CLI filled keeps its runs and gains the scenario
+            project.save_scenario({"demo", doc, nlohmann::json::object(), ""});
+            return true;
+        }
+    } catch (const InputError& e) {
+        *why = e.what();
+        return false;
+    }
+    *why = "the bundled demo scenario (presets/scenarios/workbench-demo.json) is not installed";
+    return false;
+}
+
+}  // namespace orrery::views

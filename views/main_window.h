@@ -1,0 +1,118 @@
+#pragma once
+// The workbench's main window: a project (one SQLite file: scenarios, runs, results), the editors of its
+// scenario in tabs (topology, strategy, network and CC, sweep, results), docks (project, inspector, run,
+// log) whose layout is saved, and every action in a menu with its shortcut. Runs go to a child orrery-cli.
+#include <memory>
+#include <set>
+
+#include <QMainWindow>
+#include <QTimer>
+
+#include "scenario/presets.h"
+#include "views/project_file.h"
+
+class QAction;
+class QLabel;
+class QPlainTextEdit;
+class QProgressBar;
+class QTabWidget;
+class QTableWidget;
+class QTreeWidget;
+
+namespace orrery::views {
+
+class InspectorView;
+class NetworkEditor;
+class ResultsView;
+class RunController;
+class StrategyEditor;
+class SweepEditor;
+class TelemetryFeed;
+class TopologyEditor;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    bool open_project(const QString& file, QString* why);
+    bool save_project_as(const QString& file, QString* why);
+    bool save(QString* why);
+    void new_project();
+    // Loads a scenario document into the editors (as "name"); `positions` place the topology's boxes.
+    void load_scenario(const std::string& name, const nlohmann::json& document, const nlohmann::json& positions = nlohmann::json::object());
+    bool start_run(QString* why);
+    void autosave();  // unsaved edits into the project's autosave table (the timer calls it every minute)
+    void cancel_run();
+
+    const nlohmann::json& document() const { return document_; }
+    bool dirty() const { return dirty_; }
+    QString project_path() const;
+    TopologyEditor* topology() const { return topology_; }
+    StrategyEditor* strategy() const { return strategy_; }
+    NetworkEditor* network() const { return network_; }
+    SweepEditor* sweep() const { return sweep_; }
+    ResultsView* results() const { return results_; }
+    InspectorView* inspector() const { return inspector_; }
+    RunController* runner() const { return runner_; }
+    QTabWidget* tabs() const { return tabs_; }
+    QPlainTextEdit* log_view() const { return log_; }
+    QTableWidget* run_table() const { return run_table_; }
+
+    // Makes `file` the bundled demo project (presets/scenarios/workbench-demo.json) unless it already holds a
+    // scenario: a missing file is created, a results store the CLI filled gains the scenario.
+    static bool create_demo_project(const PresetLibrary& presets, const QString& file, QString* why);
+
+signals:
+    void runFinished(bool ok, QString message);
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
+
+private:
+    void build_menus();
+    void build_docks();
+    void apply_edit(const QString& path, const QString& value_json);
+    void topology_changed();
+    void refresh_forms();
+    void refresh_project_tree();
+    void refresh_run_table();
+    void set_locked(bool locked);
+    void log(const QString& line);
+    void add_recent(const QString& file);
+    void update_title();
+    bool maybe_save();
+    std::filesystem::path base_dir() const;
+    std::set<int> picked_switch_nodes() const;
+
+    PresetLibrary presets_;
+    QString cli_;
+    std::unique_ptr<ProjectFile> project_;
+    std::string scenario_name_ = "scenario";
+    nlohmann::json document_;
+    nlohmann::json last_topology_;
+    bool dirty_ = false;
+    bool locked_ = false;
+
+    QTabWidget* tabs_;
+    TopologyEditor* topology_;
+    StrategyEditor* strategy_;
+    NetworkEditor* network_;
+    SweepEditor* sweep_;
+    ResultsView* results_;
+    InspectorView* inspector_;
+    QTreeWidget* tree_;
+    QPlainTextEdit* log_;
+    QTableWidget* run_table_;
+    QProgressBar* overall_;
+    QLabel* run_status_;
+    QAction* run_action_;
+    QAction* cancel_action_;
+    QMenu* recent_menu_;
+    RunController* runner_;
+    TelemetryFeed* feed_;
+    QTimer autosave_timer_;
+};
+
+}  // namespace orrery::views

@@ -1,0 +1,244 @@
+#include "views/network_editor.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include "common/diagnostics.h"
+#include "common/quantity.h"
+#include "scenario/scenario.h"
+
+namespace orrery::views {
+namespace {
+
+QString rate_text(BitsPerSecond r) { return QString::fromStdString(format_rate(r)); }
+QString time_text(Picoseconds t) { return QString::fromStdString(format_time(t)); }
+QString size_text(Bytes b) { return QString::fromStdString(format_size(b)); }
+QString num(double v) { return QString::number(v, 'g', 10); }
+QString flag(bool b) { return b ? "true" : "false"; }
+
+}  // namespace
+
+const std::vector<ParameterField>& parameter_fields() {
+    // Defaults are read off the engine's own structs, so the editor can never disagree with a run.
+    static const std::vector<ParameterField> fields = [] {
+        const CcSpec c;
+        const NetworkSpec n;
+        const SkippingSpec k;
+        using F = ParameterField;
+        return std::vector<ParameterField>{
+            {"cc.min_rate", "Minimum rate", F::rate, rate_text(c.min_rate), ""},
+            {"cc.rate_bound", "Pace at the QP's rate", F::boolean, flag(c.rate_bound), ""},
+            {"cc.window", "Window (BDP-sized)", F::boolean, "per algorithm", ""},
+            {"cc.ack_high_priority", "ACKs in the high-priority queue", F::boolean, "per algorithm", ""},
+            {"cc.dcqcn.rate_ai", "Additive increase", F::rate, rate_text(c.dcqcn.rate_ai), "dcqcn"},
+            {"cc.dcqcn.rate_hai", "Hyper additive increase", F::rate, rate_text(c.dcqcn.rate_hai), "dcqcn"},
+            {"cc.dcqcn.alpha_resume_interval", "Alpha update interval", F::time, time_text(c.dcqcn.alpha_resume_interval), "dcqcn"},
+            {"cc.dcqcn.rate_decrease_interval", "Rate decrease interval", F::time, time_text(c.dcqcn.rate_decrease_interval), "dcqcn"},
+            {"cc.dcqcn.rp_timer", "Rate increase timer", F::time, time_text(c.dcqcn.rp_timer), "dcqcn"},
+            {"cc.dcqcn.g", "EWMA gain g", F::number, num(c.dcqcn.g), "dcqcn"},
+            {"cc.dcqcn.fast_recovery_times", "Fast recovery stages", F::integer, QString::number(c.dcqcn.fast_recovery_times), "dcqcn"},
+            {"cc.dcqcn.clamp_target_rate", "Clamp target rate", F::boolean, flag(c.dcqcn.clamp_target_rate), "dcqcn"},
+            {"cc.hpcc.eta", "Target utilisation η", F::number, num(c.hpcc.eta), "hpcc"},
+            {"cc.hpcc.mi_thresh", "Additive-increase stages (maxStage)", F::integer, QString::number(c.hpcc.mi_thresh), "hpcc"},
+            {"cc.hpcc.rate_ai", "Additive increase", F::rate, rate_text(c.hpcc.rate_ai), "hpcc"},
+            {"cc.hpcc.fast_react", "Fast reaction (per ACK)", F::boolean, flag(c.hpcc.fast_react), "hpcc"},
+            {"cc.hpcc.multi_rate", "Per-hop rates", F::boolean, flag(c.hpcc.multi_rate), "hpcc"},
+            {"cc.hpcc.sample_feedback", "Sampled feedback", F::boolean, flag(c.hpcc.sample_feedback), "hpcc"},
+            {"cc.hpcc.int_multi", "INT multiplier", F::integer, QString::number(c.hpcc.int_multi), "hpcc"},
+            {"cc.timely.rate_ai", "Additive increase", F::rate, rate_text(c.timely.rate_ai), "timely"},
+            {"cc.timely.rate_hai", "Hyper additive increase", F::rate, rate_text(c.timely.rate_hai), "timely"},
+            {"cc.timely.alpha", "RTT-gradient EWMA α", F::number, num(c.timely.alpha), "timely"},
+            {"cc.timely.beta", "Multiplicative decrease β", F::number, num(c.timely.beta), "timely"},
+            {"cc.timely.t_low", "T_low", F::time, time_text(c.timely.t_low), "timely"},
+            {"cc.timely.t_high", "T_high", F::time, time_text(c.timely.t_high), "timely"},
+            {"cc.timely.min_rtt", "Minimum RTT", F::time, time_text(c.timely.min_rtt), "timely"},
+            {"cc.dctcp.rate_ai", "Additive increase", F::rate, rate_text(c.dctcp.rate_ai), "dctcp"},
+            {"cc.dctcp.g", "EWMA gain g", F::number, num(c.dctcp.g), "dctcp"},
+            {"network.packet_payload", "Packet payload (MTU)", F::size, size_text(n.packet_payload), "net"},
+            {"network.buffer_per_switch", "Buffer per switch (shared)", F::size, size_text(n.buffer_per_switch), "net"},
+            {"network.ecn.enabled", "ECN marking", F::boolean, flag(n.ecn_enabled), "net"},
+            {"network.pfc.enabled", "PFC", F::boolean, flag(n.pfc_enabled), "net"},
+            {"network.pfc.dynamic_threshold", "PFC dynamic threshold", F::boolean, flag(n.pfc_dynamic_threshold), "net"},
+            {"network.pfc.alpha_shift", "PFC threshold = free buffer >> shift", F::integer, QString::number(n.pfc_alpha_shift), "net"},
+            {"network.pfc.port_reserve", "PFC headroom per port", F::size, size_text(n.pfc_port_reserve), "net"},
+            {"network.pfc.resume_offset", "PFC resume offset", F::size, size_text(n.pfc_resume_offset), "net"},
+            {"network.error_rate_per_link", "Packet loss per link", F::number, num(n.error_rate_per_link), "net"},
+            {"skipping.enabled", "Steady-state skipping", F::boolean, flag(k.enabled), "skip"},
+            {"skipping.theta", "Steady when rate spread below θ", F::number, num(k.theta), "skip"},
+            {"skipping.window", "Samples per window l (3–64)", F::integer, "appendix F", "skip"},
+            {"skipping.sample_interval", "Rate sampling interval", F::time, "largest base RTT", "skip"},
+            {"skipping.memo", "Memoize transients", F::boolean, flag(k.memo), "skip"},
+        };
+    }();
+    return fields;
+}
+
+nlohmann::json parse_field(const ParameterField& f, const QString& text, QString* why) {
+    const std::string t = text.trimmed().toStdString();
+    std::string reason;
+    switch (f.kind) {
+    case ParameterField::rate:
+        if (parse_rate(t, &reason)) return t;
+        break;
+    case ParameterField::time:
+        if (parse_time(t, false, &reason)) return t;
+        break;
+    case ParameterField::size:
+        if (parse_size(t, &reason)) return t;
+        break;
+    case ParameterField::number: {
+        bool ok = false;
+        const double v = text.trimmed().toDouble(&ok);
+        if (ok) return v;
+        reason = "expected a number";
+        break;
+    }
+    case ParameterField::integer: {
+        bool ok = false;
+        const int v = text.trimmed().toInt(&ok);
+        if (ok) return v;
+        reason = "expected a whole number";
+        break;
+    }
+    case ParameterField::boolean:
+        if (t == "true") return true;
+        if (t == "false") return false;
+        reason = "expected true or false";
+        break;
+    }
+    *why = QString::fromStdString(f.path) + " = \"" + text + "\": " + QString::fromStdString(reason);
+    return nullptr;
+}
+
+NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : ScenarioForm(parent), presets_(presets) {
+    auto* cc_box = new QGroupBox("Congestion control", this);
+    cc_form_ = new QFormLayout(cc_box);
+    cc_preset_ = new QComboBox(cc_box);
+    cc_preset_->addItem("(none: fields below)");
+    for (const PresetInfo& p : presets.list("cc")) cc_preset_->addItem(QString::fromStdString(p.name));
+    cc_form_->addRow("Preset", cc_preset_);
+    connect(cc_preset_, &QComboBox::activated, this, [this](int i) {
+        if (loading_) return;
+        if (i == 0) emit_remove("cc.preset");
+        else emit_edit("cc", nlohmann::json{{"preset", cc_preset_->currentText().toStdString()}});
+    });
+    algorithm_ = new QComboBox(cc_box);
+    algorithm_->addItems({"dcqcn", "hpcc", "timely", "dctcp"});
+    cc_form_->addRow("Algorithm", algorithm_);
+    connect(algorithm_, &QComboBox::activated, this, [this] {
+        if (loading_) return;
+        show_algorithm(algorithm_->currentText());
+        emit_edit("cc.algorithm", algorithm_->currentText().toStdString());
+    });
+    auto* net_box = new QGroupBox("Network: buffers, ECN, PFC, routing", this);
+    auto* net_form = new QFormLayout(net_box);
+    load_balancing_ = new QComboBox(net_box);
+    load_balancing_->addItems({"ecmp", "spray"});
+    load_balancing_->setToolTip("ecmp: one path per flow (hash of its 5-tuple); spray: a path per packet");
+    net_form->addRow("Load balancing", load_balancing_);
+    connect(load_balancing_, &QComboBox::activated, this, [this] {
+        if (!loading_) emit_edit("network.load_balancing", load_balancing_->currentText().toStdString());
+    });
+    auto* skip_box = new QGroupBox("Steady-state skipping (Wormhole)", this);
+    auto* skip_form = new QFormLayout(skip_box);
+
+    for (const ParameterField& f : parameter_fields()) {
+        QFormLayout* form = f.algorithm == "net" ? net_form : f.algorithm == "skip" ? skip_form : cc_form_;
+        QWidget* w;
+        if (f.kind == ParameterField::boolean && f.default_text != "per algorithm") {
+            auto* c = new QCheckBox(this);
+            checks_[f.path] = c;
+            connect(c, &QCheckBox::toggled, this, [this, path = f.path](bool on) {
+                if (!loading_) emit_edit(QString::fromStdString(path), on);
+            });
+            w = c;
+        } else {
+            auto* e = new QLineEdit(this);
+            e->setPlaceholderText("default " + f.default_text);
+            e->setToolTip(QString::fromStdString(f.path) + ": empty = default (" + f.default_text + ")");
+            fields_[f.path] = e;
+            connect(e, &QLineEdit::editingFinished, this, [this, e, &f] {
+                if (loading_) return;
+                if (e->text().trimmed().isEmpty()) {
+                    emit_remove(QString::fromStdString(f.path));
+                    return;
+                }
+                QString why;
+                const nlohmann::json v = f.kind == ParameterField::boolean ? parse_field({f.path, f.label, ParameterField::boolean, "", ""}, e->text(), &why)
+                                                                            : parse_field(f, e->text(), &why);
+                if (v.is_null()) {
+                    e->setStyleSheet("background:#fdd");
+                    emit message(why);
+                    return;
+                }
+                e->setStyleSheet("");
+                emit_edit(QString::fromStdString(f.path), v);
+            });
+            w = e;
+        }
+        const QString unit = f.kind == ParameterField::rate ? " (rate)" : f.kind == ParameterField::time ? " (time)" : f.kind == ParameterField::size ? " (size)" : "";
+        form->addRow(f.label + unit, w);
+        rows_[f.path] = w;
+    }
+    auto* right = new QVBoxLayout;
+    right->addWidget(net_box);
+    right->addWidget(skip_box);
+    right->addStretch();
+    auto* inner = new QWidget(this);
+    auto* h = new QHBoxLayout(inner);
+    h->addWidget(cc_box, 1);
+    h->addLayout(right, 1);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(inner);
+    scroll->setWidgetResizable(true);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(scroll);
+}
+
+QLineEdit* NetworkEditor::field(const std::string& path) const {
+    auto it = fields_.find(path);
+    return it == fields_.end() ? nullptr : it->second;
+}
+
+void NetworkEditor::show_algorithm(const QString& algorithm) {
+    for (const ParameterField& f : parameter_fields()) {
+        if (f.algorithm.isEmpty() || f.algorithm == "net" || f.algorithm == "skip") continue;
+        const bool visible = f.algorithm == algorithm;
+        rows_[f.path]->setVisible(visible);
+        if (QWidget* label = cc_form_->labelForField(rows_[f.path])) label->setVisible(visible);
+    }
+}
+
+void NetworkEditor::load(const nlohmann::json& doc) {
+    loading_ = true;
+    Diagnostics diags;
+    nlohmann::json resolved = resolve_presets(doc, presets_, "scenario", diags);
+    if (resolved.is_null()) resolved = doc;
+    const nlohmann::json preset = json_at(doc, "cc.preset");
+    cc_preset_->setCurrentIndex(preset.is_string() ? std::max(0, cc_preset_->findText(QString::fromStdString(preset.get<std::string>()))) : 0);
+    const nlohmann::json algo = json_at(resolved, "cc.algorithm");
+    algorithm_->setCurrentText(algo.is_string() ? QString::fromStdString(algo.get<std::string>()) : "dcqcn");
+    const nlohmann::json lb = json_at(resolved, "network.load_balancing");
+    load_balancing_->setCurrentText(lb.is_string() ? QString::fromStdString(lb.get<std::string>()) : "ecmp");
+    for (const ParameterField& f : parameter_fields()) {
+        const nlohmann::json v = json_at(resolved, f.path);
+        if (auto c = checks_.find(f.path); c != checks_.end()) {
+            c->second->setChecked(v.is_boolean() ? v.get<bool>() : f.default_text == "true");
+        } else if (auto e = fields_.find(f.path); e != fields_.end()) {
+            e->second->setText(v.is_null() ? QString() : v.is_string() ? QString::fromStdString(v.get<std::string>()) : QString::fromStdString(v.dump()));
+            e->second->setStyleSheet("");
+        }
+    }
+    show_algorithm(algorithm_->currentText());
+    loading_ = false;
+}
+
+}  // namespace orrery::views

@@ -1,0 +1,53 @@
+#pragma once
+// The network and congestion-control editor: the algorithm and every parameter of it with its unit and the
+// engine's default, ECN, PFC and switch buffer, load balancing (ECMP or spraying) and steady-state skipping.
+// Values shown are the scenario's with presets resolved; an empty field means the default (its placeholder).
+#include <QWidget>
+
+#include "scenario/presets.h"
+#include "views/scenario_form.h"
+
+class QComboBox;
+class QFormLayout;
+class QLineEdit;
+class QCheckBox;
+class QLabel;
+
+namespace orrery::views {
+
+// One editable parameter: its dotted path, label, unit kind and the engine's default as text.
+struct ParameterField {
+    std::string path;        // "cc.dcqcn.rate_ai"
+    QString label;
+    enum Kind { rate, time, size, number, integer, boolean } kind;
+    QString default_text;    // "20Mbps", "0.95", "true"
+    QString algorithm;       // "dcqcn" …; empty: shown for every algorithm
+};
+const std::vector<ParameterField>& parameter_fields();
+// Parses `text` as the field's kind; returns the JSON value or null with `why`.
+nlohmann::json parse_field(const ParameterField& f, const QString& text, QString* why);
+
+class NetworkEditor : public ScenarioForm {
+    Q_OBJECT
+public:
+    NetworkEditor(const PresetLibrary& presets, QWidget* parent = nullptr);
+    void load(const nlohmann::json& doc);
+    QLineEdit* field(const std::string& path) const;
+    QComboBox* algorithm() const { return algorithm_; }
+
+signals:
+    void message(QString text);
+
+private:
+    void show_algorithm(const QString& algorithm);
+    const PresetLibrary& presets_;
+    QComboBox* cc_preset_;
+    QComboBox* algorithm_;
+    QComboBox* load_balancing_;
+    std::map<std::string, QLineEdit*> fields_;
+    std::map<std::string, QCheckBox*> checks_;
+    std::map<std::string, QWidget*> rows_;  // per field, to hide other algorithms' parameters
+    QFormLayout* cc_form_;
+};
+
+}  // namespace orrery::views

@@ -1,0 +1,51 @@
+#pragma once
+// The results of one run as a plain table, read from the project's store: one row per experiment with the
+// swept parameters that tell experiments apart and the metrics with their units (iteration time, FCT
+// percentiles, peak queue, skipped share…); and the exports built on it — CSV and a one-file HTML
+// comparison report with SVG charts.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace orrery::views {
+
+struct RunInfo {
+    int64_t run_id = 0;
+    std::string scenario, started_utc, status;
+    int experiments = 0;
+    double wall_seconds = 0;
+};
+
+struct MetricColumn {
+    std::string name, unit;      // as stored ("fct_p99", "us"); peak_queue is derived from queue_tiers
+    std::string header() const { return name + " (" + unit + ")"; }
+};
+
+struct ResultRow {
+    std::string experiment, status, message;
+    std::vector<std::string> parameters;          // per parameter column, JSON text
+    std::vector<std::optional<double>> metrics;   // per metric column
+};
+
+struct ResultsTable {
+    RunInfo run;
+    std::vector<std::string> parameter_paths;     // the swept ones
+    std::vector<bool> parameter_differs;          // true where experiments disagree
+    std::vector<MetricColumn> metrics;
+    std::vector<ResultRow> rows;
+    std::vector<std::string> notes;               // e.g. "skipping froze 95.9% of events in e0001"
+};
+
+// Throws InputError naming the file when it is not a results store.
+std::vector<RunInfo> list_runs(const std::string& store);
+ResultsTable read_results(const std::string& store, int64_t run_id);
+
+// Relative difference of `value` against `baseline` (0.05 = 5% more); nullopt when either is missing or zero.
+std::optional<double> relative_to(const std::optional<double>& value, const std::optional<double>& baseline);
+
+std::string results_csv(const ResultsTable& t);
+// `baseline`: row index the others are compared with, or -1.
+std::string results_html(const ResultsTable& t, int baseline);
+
+}  // namespace orrery::views

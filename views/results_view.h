@@ -1,0 +1,54 @@
+#pragma once
+// The results view: pick a run of the project, see its experiments with the parameters that differ
+// (highlighted) and their metrics with units; sort by any column, filter by text, pin a baseline the others
+// are compared against (difference in %), open an experiment's timeline in the inspector, and export the
+// comparison (HTML report with SVG charts, CSV) or an experiment's Chrome trace.
+#include <QWidget>
+
+#include "views/results_table.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSortFilterProxyModel;
+class QStandardItemModel;
+class QTableView;
+
+namespace orrery::views {
+
+class ResultsView : public QWidget {
+    Q_OBJECT
+public:
+    explicit ResultsView(QWidget* parent = nullptr);
+    void set_store(const QString& store);  // re-reads the runs; shows the newest
+    void show_run(int64_t run_id);
+    const ResultsTable& table() const { return table_; }
+    int baseline() const { return baseline_; }
+    void pin_baseline(int row);            // index into table().rows; -1 unpins
+    QTableView* view() const { return view_; }
+    QSortFilterProxyModel* proxy() const { return proxy_; }
+    QLineEdit* filter() const { return filter_; }
+    QString selected_experiment() const;
+
+    bool export_html(const QString& file, QString* why) const;
+    bool export_csv(const QString& file, QString* why) const;
+    bool export_chrome_trace(const QString& file, const QString& experiment, QString* why) const;
+
+signals:
+    void openTimeline(qint64 run_id, QString experiment);
+    void message(QString text);
+
+private:
+    void fill();
+    QString store_;
+    ResultsTable table_;
+    int baseline_ = -1;
+    QComboBox* runs_;
+    QLineEdit* filter_;
+    QTableView* view_;
+    QStandardItemModel* model_;
+    QSortFilterProxyModel* proxy_;
+    QLabel* notes_;
+};
+
+}  // namespace orrery::views

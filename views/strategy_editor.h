@@ -1,0 +1,43 @@
+#pragma once
+// The model and parallel-strategy editor: model preset and fields, TP / PP / DP / EP, SP, ZeRO, micro-batches,
+// GPU type; below, the memory each pipeline stage needs against the GPU's HBM (engine/workload/memory) and
+// whether the world size matches the fabric, recomputed on every change.
+#include <QWidget>
+
+#include "views/scenario_checks.h"
+#include "views/scenario_form.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QSpinBox;
+class QTableWidget;
+
+namespace orrery::views {
+
+class StrategyEditor : public ScenarioForm {
+    Q_OBJECT
+public:
+    StrategyEditor(const PresetLibrary& presets, QWidget* parent = nullptr);
+    // Fills the widgets from `doc` and runs the checks against a fabric of `hosts` hosts.
+    void load(const nlohmann::json& doc, const std::filesystem::path& base_dir, size_t hosts);
+    const MemoryCheck& check() const { return check_; }
+    QTableWidget* memory_table() const { return table_; }
+    QLabel* status_label() const { return status_; }
+
+private:
+    void show_check();
+    const PresetLibrary& presets_;
+    MemoryCheck check_;
+    QComboBox* model_preset_;
+    QComboBox* gpu_;
+    std::map<std::string, QSpinBox*> model_fields_;
+    std::map<std::string, QSpinBox*> parallel_fields_;
+    QCheckBox* sp_;
+    QCheckBox* recompute_;
+    QComboBox* zero_;
+    QTableWidget* table_;
+    QLabel* status_;
+};
+
+}  // namespace orrery::views

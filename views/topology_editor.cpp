@@ -1,0 +1,424 @@
+#include "views/topology_editor.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDrag>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+
+#include "common/diagnostics.h"
+#include "common/quantity.h"
+
+namespace orrery::views {
+
+class DocCommand : public QUndoCommand {
+public:
+    DocCommand(TopologyEditor* editor, const QString& text, TopoDoc before, TopoDoc after)
+        : QUndoCommand(text), editor_(editor), before_(std::move(before)), after_(std::move(after)) {}
+    void undo() override { editor_->apply(before_); }
+    void redo() override { editor_->apply(after_); }
+
+private:
+    TopologyEditor* editor_;
+    TopoDoc before_, after_;
+};
+
+namespace {
+
+// Dragging a palette entry carries its kind ("server:8", "switch:1", …).
+class Palette : public QListWidget {
+public:
+    explicit Palette(QWidget* parent) : QListWidget(parent) {
+        setDragEnabled(true);
+        setDragDropMode(DragOnly);
+        add("GPU server, 8 GPUs (8 NICs, NVSwitch)", "server:8");
+        add("GPU server, 4 GPUs (4 NICs, NVSwitch)", "server:4");
+        add("Host, 1 GPU (1 NIC)", "server:1");
+        add("Leaf / ToR switch (tier 1)", "switch:1");
+        add("Spine / aggregation switch (tier 2)", "switch:2");
+        add("Core switch (tier 3)", "switch:3");
+        setToolTip("Drag onto the canvas");
+    }
+
+protected:
+    void startDrag(Qt::DropActions) override {
+        QListWidgetItem* i = currentItem();
+        if (!i) return;
+        auto* mime = new QMimeData;
+        mime->setData(kPaletteMime, i->data(Qt::UserRole).toString().toUtf8());
+        auto* drag = new QDrag(this);
+        drag->setMimeData(mime);
+        drag->exec(Qt::CopyAction);
+    }
+
+private:
+    void add(const QString& text, const QString& kind) {
+        auto* i = new QListWidgetItem(text, this);
+        i->setData(Qt::UserRole, kind);
+    }
+};
+
+}  // namespace
+
+TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : QWidget(parent), presets_(presets) {
+    confirm_delete = [this](int n) {
+        return QMessageBox::question(this, "Delete", QString("Delete %1 items (boxes and links)?").arg(n)) == QMessageBox::Yes;
+    };
+    scene_ = new TopologyScene(this);
+    view_ = new TopologyView(scene_, this);
+    palette_ = new Palette(this);
+    palette_->setMaximumWidth(260);
+    summary_ = new QLabel(this);
+    selection_label_ = new QLabel("Nothing selected", this);
+
+    link_panel_ = new QGroupBox("Link", this);
+    auto* lf = new QFormLayout(link_panel_);
+    link_rate_ = new QLineEdit(link_panel_);
+    link_rate_->setToolTip("Link rate with its unit: 100Gbps, 400Gbps, 900GBps");
+    link_delay_ = new QLineEdit(link_panel_);
+    link_delay_->setToolTip("One-way propagation delay with its unit: 1us, 500ns");
+    lf->addRow("Rate", link_rate_);
+    lf->addRow("Delay", link_delay_);
+    connect(link_rate_, &QLineEdit::editingFinished, this, &TopologyEditor::apply_link_properties);
+    connect(link_delay_, &QLineEdit::editingFinished, this, &TopologyEditor::apply_link_properties);
+
+    box_panel_ = new QGroupBox("Box", this);
+    auto* bf = new QFormLayout(box_panel_);
+    box_name_ = new QLineEdit(box_panel_);
+    box_gpus_ = new QSpinBox(box_panel_);
+    box_gpus_->setRange(1, 72);
+    box_gpus_->setSuffix(" GPUs");
+    box_tier_ = new QComboBox(box_panel_);
+    box_tier_->addItems({"tier 1 (leaf / ToR)", "tier 2 (spine / aggregation)", "tier 3 (core)"});
+    bf->addRow("Name", box_name_);
+    bf->addRow("GPUs (servers)", box_gpus_);
+    bf->addRow("Tier (switches)", box_tier_);
+    switch_buffer_ = new QLineEdit(box_panel_);
+    switch_buffer_->setToolTip("Shared buffer per switch, with its unit (32MiB); one value for every switch of the fabric");
+    bf->addRow("Buffer (every switch)", switch_buffer_);
+    connect(switch_buffer_, &QLineEdit::editingFinished, this, [this] {
+        std::string why;
+        if (switch_buffer_->text().trimmed().isEmpty()) return;
+        if (!parse_size(switch_buffer_->text().trimmed().toStdString(), &why)) {
+            emit message("Switch buffer \"" + switch_buffer_->text() + "\": " + QString::fromStdString(why));
+            return;
+        }
+        emit bufferEdited(switch_buffer_->text().trimmed());
+    });
+    connect(box_name_, &QLineEdit::editingFinished, this, &TopologyEditor::apply_box_properties);
+    connect(box_gpus_, &QSpinBox::editingFinished, this, &TopologyEditor::apply_box_properties);
+    connect(box_tier_, &QComboBox::activated, this, &TopologyEditor::apply_box_properties);
+
+    auto* side = new QWidget(this);
+    auto* sl = new QVBoxLayout(side);
+    sl->addWidget(new QLabel("<b>Palette</b> (drag onto the canvas; drag from a yellow port to another box to link)", side));
+    sl->itemAt(0)->widget()->setProperty("wordWrap", true);
+    sl->addWidget(palette_);
+    auto* gen = new QPushButton("Generate fabric…", side);
+    connect(gen, &QPushButton::clicked, this, &TopologyEditor::open_generator_dialog);
+    sl->addWidget(gen);
+    every_box_ = new QCheckBox(QString("Show every box above %1 hosts (slower; needed to edit them)").arg(kCollapseHosts), side);
+    connect(every_box_, &QCheckBox::toggled, this, &TopologyEditor::show_every_box);
+    sl->addWidget(every_box_);
+    sl->addWidget(selection_label_);
+    sl->addWidget(link_panel_);
+    sl->addWidget(box_panel_);
+    sl->addStretch();
+    sl->addWidget(summary_);
+    summary_->setWordWrap(true);
+
+    auto* split = new QSplitter(this);
+    split->addWidget(side);
+    split->addWidget(view_);
+    split->setStretchFactor(1, 1);
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(split);
+
+    connect(scene_, &QGraphicsScene::selectionChanged, this, &TopologyEditor::update_properties);
+    connect(scene_, &TopologyScene::addRequested, this, &TopologyEditor::add_from_palette);
+    connect(scene_, &TopologyScene::linkRequested, this, [this](uint64_t a, int pa, uint64_t b, int pb) {
+        QString why;
+        TopoDoc next = doc_;
+        if (!add_link(next, a, pa, b, pb, &why)) {
+            emit message("Link not made: " + why);
+            return;
+        }
+        undo_.push(new DocCommand(this, "Link", doc_, next));
+    });
+    connect(scene_, &TopologyScene::moveFinished, this, [this](std::map<uint64_t, QPointF> moved) {
+        edit(moved.size() == 1 ? "Move box" : QString("Move %1 boxes").arg(moved.size()), [&](TopoDoc& d) {
+            for (TopoBox& b : d.boxes)
+                if (auto it = moved.find(b.id); it != moved.end()) b.pos = it->second;
+        });
+    });
+    update_properties();
+}
+
+void TopologyEditor::apply(const TopoDoc& doc) {
+    doc_ = doc;
+    const std::set<uint64_t> selected = scene_->selected_boxes();
+    scene_->sync(doc_);
+    scene_->select(selected);
+    summary_->setText(QString("%1 hosts (GPUs with one NIC each), %2 switches, %3 links%4")
+                          .arg(doc_.host_count())
+                          .arg(doc_.switch_count())
+                          .arg(doc_.links.size())
+                          .arg(scene_->collapsed() ? QString("; shown as groups (over %1 hosts): tick \"Show every box\" to edit boxes").arg(kCollapseHosts)
+                                                   : doc_.generator.is_null() ? "" : "; as generated"));
+    update_properties();
+    emit changed();
+}
+
+void TopologyEditor::set_doc(const TopoDoc& doc) {
+    undo_.clear();
+    apply(doc);
+    view_->fit();
+}
+
+void TopologyEditor::show_every_box(bool on) {
+    if (every_box_->isChecked() != on) every_box_->setChecked(on);  // comes back here through toggled
+    if (scene_->show_every_box() == on) return;
+    scene_->set_show_every_box(on);
+    apply(doc_);
+    view_->fit();
+}
+
+void TopologyEditor::show_buffer(const QString& size) { switch_buffer_->setText(size); }
+
+void TopologyEditor::set_locked(bool locked) {
+    locked_ = locked;
+    view_->setInteractive(!locked);
+    palette_->setEnabled(!locked);
+    link_panel_->setEnabled(!locked);
+    box_panel_->setEnabled(!locked);
+}
+
+void TopologyEditor::edit(const QString& what, const std::function<void(TopoDoc&)>& change) {
+    if (locked_) return;
+    TopoDoc next = doc_;
+    change(next);
+    undo_.push(new DocCommand(this, what, doc_, next));
+}
+
+void TopologyEditor::add_from_palette(const QString& kind, QPointF scene_pos) {
+    const QStringList parts = kind.split(':');
+    if (parts.size() != 2) return;
+    const int n = parts[1].toInt();
+    const QPointF snapped(std::round(scene_pos.x() / kGrid) * kGrid, std::round(scene_pos.y() / kGrid) * kGrid);
+    if (parts[0] == "server") edit(QString("Add server (%1 GPUs)").arg(n), [&](TopoDoc& d) { add_box(d, BoxKind::server, 0, n, snapped); });
+    else edit(QString("Add tier-%1 switch").arg(n), [&](TopoDoc& d) { add_box(d, BoxKind::network_switch, n, 1, snapped); });
+}
+
+void TopologyEditor::delete_selection() {
+    const std::set<uint64_t> boxes = scene_->selected_boxes(), links = scene_->selected_links();
+    const int count = int(boxes.size() + links.size());
+    if (count == 0 || locked_) return;
+    if (count > 10 && !confirm_delete(count)) return;
+    edit(QString("Delete %1 items").arg(count), [&](TopoDoc& d) { remove(d, boxes, links); });
+}
+
+void TopologyEditor::copy_selection() {
+    clipboard_ = extract(doc_, scene_->selected_boxes());
+    paste_count_ = 0;
+    emit message(QString("Copied %1 boxes and %2 links between them").arg(clipboard_.boxes.size()).arg(clipboard_.links.size()));
+}
+
+void TopologyEditor::paste_clipboard() {
+    if (clipboard_.boxes.empty()) return;
+    ++paste_count_;
+    std::set<uint64_t> added;
+    edit(QString("Paste %1 boxes").arg(clipboard_.boxes.size()), [&](TopoDoc& d) { added = paste(d, clipboard_, QPointF(40, 40) * paste_count_); });
+    scene_->select(added);
+}
+
+void TopologyEditor::duplicate_selection() {
+    const TopoDoc fragment = extract(doc_, scene_->selected_boxes());
+    if (fragment.boxes.empty()) return;
+    std::set<uint64_t> added;
+    edit(QString("Duplicate %1 boxes").arg(fragment.boxes.size()), [&](TopoDoc& d) { added = paste(d, fragment, QPointF(40, 40)); });
+    scene_->select(added);
+}
+
+void TopologyEditor::generate(const nlohmann::json& generator) {
+    TopoDoc next = doc_from_topology(generator, {}, presets_);
+    // Fresh ids continue the current document's, so undo and selection never confuse old and new boxes.
+    const uint64_t shift = doc_.next_id;
+    for (TopoBox& b : next.boxes) b.id += shift;
+    for (TopoLink& l : next.links) {
+        l.id += shift;
+        l.a += shift;
+        l.b += shift;
+    }
+    next.next_id += shift;
+    undo_.push(new DocCommand(this, "Generate " + QString::fromStdString(generator.value("generator", std::string("fabric"))), doc_, next));
+    view_->fit();
+}
+
+void TopologyEditor::open_generator_dialog() {
+    QDialog dialog(this);
+    dialog.setWindowTitle("Generate fabric");
+    auto* form = new QFormLayout(&dialog);
+    auto* kind = new QComboBox(&dialog);
+    kind->addItems({"rail-optimized", "fat-tree", "leaf-spine", "single-switch"});
+    auto spin = [&](int lo, int hi, int v) {
+        auto* s = new QSpinBox(&dialog);
+        s->setRange(lo, hi);
+        s->setValue(v);
+        return s;
+    };
+    QSpinBox* gpus = spin(8, 131072, 32);
+    QSpinBox* per_server = spin(1, 72, 8);
+    QSpinBox* tiers = spin(2, 3, 2);
+    QSpinBox* k = spin(2, 128, 4);
+    QSpinBox* leaves = spin(1, 512, 4);
+    QSpinBox* spines = spin(1, 512, 2);
+    QSpinBox* hosts = spin(1, 512, 8);
+    auto* rate = new QLineEdit("400Gbps", &dialog);
+    auto* delay = new QLineEdit("1us", &dialog);
+    form->addRow("Generator", kind);
+    form->addRow("GPUs (rail-optimized)", gpus);
+    form->addRow("GPUs per server (rail-optimized)", per_server);
+    form->addRow("Tiers (rail-optimized)", tiers);
+    form->addRow("k (fat-tree, even)", k);
+    form->addRow("Leaves (leaf-spine)", leaves);
+    form->addRow("Spines (leaf-spine)", spines);
+    form->addRow("Hosts per leaf / switch", hosts);
+    form->addRow("Link rate", rate);
+    form->addRow("Link delay", delay);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    form->addRow(buttons);
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    if (dialog.exec() != QDialog::Accepted) return;
+    nlohmann::json g = {{"generator", kind->currentText().toStdString()},
+                        {"link_defaults", {{"all", {{"rate", rate->text().toStdString()}, {"delay", delay->text().toStdString()}}}}}};
+    const QString which = kind->currentText();
+    if (which == "rail-optimized") {
+        g["gpus"] = gpus->value();
+        g["gpus_per_server"] = per_server->value();
+        g["tiers"] = tiers->value();
+    } else if (which == "fat-tree") {
+        g["k"] = k->value();
+    } else if (which == "leaf-spine") {
+        g["leaves"] = leaves->value();
+        g["spines"] = spines->value();
+        g["hosts_per_leaf"] = hosts->value();
+    } else {
+        g["hosts"] = hosts->value();
+    }
+    try {
+        generate(g);
+    } catch (const InputError& e) {
+        QMessageBox::warning(this, "Generate fabric", QString::fromStdString(e.what()));
+    }
+}
+
+void TopologyEditor::update_properties() {
+    const std::set<uint64_t> boxes = scene_->selected_boxes(), links = scene_->selected_links();
+    selection_label_->setText(boxes.empty() && links.empty() ? "Nothing selected"
+                                                             : QString("Selected: %1 boxes, %2 links").arg(boxes.size()).arg(links.size()));
+    link_panel_->setVisible(!links.empty());
+    box_panel_->setVisible(boxes.size() == 1 && links.empty());
+    if (!links.empty()) {
+        const TopoLink* first = nullptr;
+        for (const TopoLink& l : doc_.links)
+            if (links.count(l.id)) {
+                first = &l;
+                break;
+            }
+        if (first) {
+            link_rate_->setText(first->rate);
+            link_delay_->setText(first->delay);
+        }
+    }
+    if (boxes.size() == 1 && links.empty()) {
+        const TopoBox* b = doc_.box(*boxes.begin());
+        if (!b) return;
+        box_name_->setText(b->name);
+        box_gpus_->setValue(b->gpus);
+        box_gpus_->setEnabled(b->kind == BoxKind::server);
+        box_tier_->setCurrentIndex(std::max(0, b->tier - 1));
+        box_tier_->setEnabled(b->kind == BoxKind::network_switch);
+        switch_buffer_->setEnabled(b->kind == BoxKind::network_switch);
+    }
+}
+
+void TopologyEditor::apply_link_properties() {
+    const std::set<uint64_t> links = scene_->selected_links();
+    if (links.empty()) return;
+    std::string why;
+    if (!parse_rate(link_rate_->text().toStdString(), &why)) {
+        emit message("Link rate \"" + link_rate_->text() + "\": " + QString::fromStdString(why));
+        update_properties();
+        return;
+    }
+    if (!parse_time(link_delay_->text().toStdString(), false, &why)) {
+        emit message("Link delay \"" + link_delay_->text() + "\": " + QString::fromStdString(why));
+        update_properties();
+        return;
+    }
+    bool differs = false;
+    for (const TopoLink& l : doc_.links)
+        if (links.count(l.id) && (l.rate != link_rate_->text() || l.delay != link_delay_->text())) differs = true;
+    if (!differs) return;
+    edit(QString("Set %1 links to %2, %3").arg(links.size()).arg(link_rate_->text(), link_delay_->text()), [&](TopoDoc& d) {
+        for (TopoLink& l : d.links)
+            if (links.count(l.id)) {
+                l.rate = link_rate_->text();
+                l.delay = link_delay_->text();
+            }
+        mark_edited(d);
+    });
+}
+
+void TopologyEditor::apply_box_properties() {
+    const std::set<uint64_t> boxes = scene_->selected_boxes();
+    if (boxes.size() != 1) return;
+    const TopoBox* b = doc_.box(*boxes.begin());
+    if (!b) return;
+    const QString name = box_name_->text().trimmed();
+    const int gpus = box_gpus_->value(), tier = box_tier_->currentIndex() + 1;
+    if (name.isEmpty() || name.contains(".gpu") || name.endsWith(".nvs")) {
+        emit message("Box name \"" + name + "\": must not be empty nor contain .gpu or .nvs (those name a server's hosts and NVSwitch)");
+        update_properties();
+        return;
+    }
+    for (const TopoBox& other : doc_.boxes)
+        if (other.id != b->id && other.name == name) {
+            emit message("Box name \"" + name + "\" is taken");
+            update_properties();
+            return;
+        }
+    if (b->kind == BoxKind::server && gpus < b->gpus)
+        for (const TopoLink& l : doc_.links)
+            if ((l.a == b->id && l.port_a >= gpus) || (l.b == b->id && l.port_b >= gpus)) {
+                emit message(QString("%1: NIC %2 has a link; delete it before reducing the server to %3 GPUs").arg(b->name).arg(std::max(l.port_a, l.port_b)).arg(gpus));
+                update_properties();
+                return;
+            }
+    if (name == b->name && (b->kind != BoxKind::server || gpus == b->gpus) && (b->kind != BoxKind::network_switch || tier == b->tier)) return;
+    const uint64_t id = b->id;
+    edit("Edit " + name, [&](TopoDoc& d) {
+        TopoBox* x = d.box(id);
+        x->name = name;
+        if (x->kind == BoxKind::server) x->gpus = gpus;
+        else x->tier = tier;
+        mark_edited(d);
+    });
+}
+
+}  // namespace orrery::views
