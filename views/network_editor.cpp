@@ -4,6 +4,9 @@
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHeaderView>
+#include <QPushButton>
+#include <QTableWidget>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -137,6 +140,35 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
         show_algorithm(algorithm_->currentText());
         emit_edit("cc.algorithm", algorithm_->currentText().toStdString());
     });
+    // ECN marking thresholds per port rate that this CC is tuned for (cc.ecn overrides network.ecn; empty:
+    // the reference's 4 KB / 16 KB per Gb/s).
+    ecn_ = new QTableWidget(0, 4, cc_box);
+    ecn_->setHorizontalHeaderLabels({"Port rate", "Kmin (size)", "Kmax (size)", "Pmax"});
+    ecn_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    ecn_->setMinimumHeight(110);
+    // Queued: committing reloads the form, which must not delete the item whose change is being signalled.
+    connect(ecn_, &QTableWidget::cellChanged, this, [this] {
+        if (!loading_) QMetaObject::invokeMethod(this, [this] { commit_ecn(); }, Qt::QueuedConnection);
+    });
+    auto* ecn_add = new QPushButton("Add rate", cc_box);
+    auto* ecn_remove = new QPushButton("Remove rate", cc_box);
+    connect(ecn_add, &QPushButton::clicked, this, [this] {
+        loading_ = true;
+        const int row = ecn_->rowCount();
+        ecn_->insertRow(row);
+        const QStringList defaults = {"100Gbps", "400KB", "1600KB", "0.2"};
+        for (int c = 0; c < 4; ++c) ecn_->setItem(row, c, new QTableWidgetItem(defaults[c]));
+        loading_ = false;
+        commit_ecn();
+    });
+    connect(ecn_remove, &QPushButton::clicked, this, [this] {
+        if (ecn_->currentRow() < 0) return;
+        ecn_->removeRow(ecn_->currentRow());
+        commit_ecn();
+    });
+    auto* ecn_buttons = new QHBoxLayout;
+    ecn_buttons->addWidget(ecn_add);
+    ecn_buttons->addWidget(ecn_remove);
     auto* net_box = new QGroupBox("Network: buffers, ECN, PFC, routing", this);
     auto* net_form = new QFormLayout(net_box);
     load_balancing_ = new QComboBox(net_box);
@@ -187,6 +219,8 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
         form->addRow(f.label + unit, w);
         rows_[f.path] = w;
     }
+    cc_form_->addRow("ECN thresholds", ecn_);
+    cc_form_->addRow("", ecn_buttons);
     auto* right = new QVBoxLayout;
     right->addWidget(net_box);
     right->addWidget(skip_box);
@@ -206,6 +240,26 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
 QLineEdit* NetworkEditor::field(const std::string& path) const {
     auto it = fields_.find(path);
     return it == fields_.end() ? nullptr : it->second;
+}
+
+void NetworkEditor::commit_ecn() {
+    nlohmann::json list = nlohmann::json::array();
+    const ParameterField rate{"cc.ecn.rate", "", ParameterField::rate, "", ""}, size{"cc.ecn.kmin", "", ParameterField::size, "", ""},
+        pmax{"cc.ecn.pmax", "", ParameterField::number, "", ""};
+    for (int r = 0; r < ecn_->rowCount(); ++r) {
+        auto cell = [&](int c) { return ecn_->item(r, c) ? ecn_->item(r, c)->text() : QString(); };
+        QString why;
+        const nlohmann::json v[4] = {parse_field(rate, cell(0), &why), parse_field(size, cell(1), &why), parse_field(size, cell(2), &why),
+                                     parse_field(pmax, cell(3), &why)};
+        for (const nlohmann::json& x : v)
+            if (x.is_null()) {
+                emit message(QString("ECN thresholds row %1: ").arg(r + 1) + why);
+                return;
+            }
+        list.push_back({{"rate", v[0]}, {"kmin", v[1]}, {"kmax", v[2]}, {"pmax", v[3]}});
+    }
+    if (list.empty()) emit_remove("cc.ecn");
+    else emit_edit("cc.ecn", list);
 }
 
 void NetworkEditor::show_algorithm(const QString& algorithm) {
@@ -237,6 +291,18 @@ void NetworkEditor::load(const nlohmann::json& doc) {
             e->second->setStyleSheet("");
         }
     }
+    ecn_->setRowCount(0);
+    const nlohmann::json ecn = json_at(resolved, "cc.ecn");
+    if (ecn.is_array())
+        for (const nlohmann::json& t : ecn) {
+            const int row = ecn_->rowCount();
+            ecn_->insertRow(row);
+            int c = 0;
+            for (const char* key : {"rate", "kmin", "kmax", "pmax"}) {
+                const nlohmann::json v = t.contains(key) ? t[key] : nlohmann::json();
+                ecn_->setItem(row, c++, new QTableWidgetItem(QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump())));
+            }
+        }
     show_algorithm(algorithm_->currentText());
     loading_ = false;
 }

@@ -12,6 +12,7 @@ class QFormLayout;
 class QLineEdit;
 class QCheckBox;
 class QLabel;
+class QTableWidget;
 
 namespace orrery::views {
 
@@ -33,6 +34,7 @@ public:
     NetworkEditor(const PresetLibrary& presets, QWidget* parent = nullptr);
     void load(const nlohmann::json& doc);
     QLineEdit* field(const std::string& path) const;
+    QTableWidget* ecn_table() const { return ecn_; }
     QComboBox* algorithm() const { return algorithm_; }
 
 signals:
@@ -40,6 +42,7 @@ signals:
 
 private:
     void show_algorithm(const QString& algorithm);
+    void commit_ecn();
     const PresetLibrary& presets_;
     QComboBox* cc_preset_;
     QComboBox* algorithm_;
@@ -48,6 +51,7 @@ private:
     std::map<std::string, QCheckBox*> checks_;
     std::map<std::string, QWidget*> rows_;  // per field, to hide other algorithms' parameters
     QFormLayout* cc_form_;
+    QTableWidget* ecn_;
 };
 
 }  // namespace orrery::views

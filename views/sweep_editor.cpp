@@ -19,8 +19,9 @@ SweepEditor::SweepEditor(const PresetLibrary& presets, QWidget* parent) : Scenar
     params_ = new QTableWidget(0, 2, this);
     params_->setHorizontalHeaderLabels({"Parameter path (e.g. cc.preset, cc.dcqcn.rate_ai, workload.parallel.tp)", "Values (JSON list, units in strings)"});
     params_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // Queued: committing reloads the table, which must not delete the item whose change is being signalled.
     connect(params_, &QTableWidget::cellChanged, this, [this] {
-        if (!loading_) commit();
+        if (!loading_) QMetaObject::invokeMethod(this, [this] { commit(); }, Qt::QueuedConnection);
     });
     auto* add = new QPushButton("Add parameter", this);
     auto* remove = new QPushButton("Remove parameter", this);

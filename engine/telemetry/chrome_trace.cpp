@@ -25,7 +25,8 @@ std::vector<int> timeline_iterations(const std::vector<TimelineRow>& rows) {
     return {its.begin(), its.end()};
 }
 
-nlohmann::json chrome_trace(const std::vector<TimelineRow>& rows, const std::vector<PortSeries>& ports, const TraceWindow& window) {
+nlohmann::json chrome_trace(const std::vector<TimelineRow>& rows, const std::vector<PortSeries>& ports, const TraceWindow& window,
+                            const std::vector<SkippedSpan>& skipped) {
     nlohmann::json events = nlohmann::json::array();
     // Lanes: per (rank, stream) the spans sorted by start, each on the first lane free at its start.
     std::map<std::pair<uint32_t, std::string>, std::vector<const TimelineRow*>> by_track;
@@ -78,6 +79,17 @@ nlohmann::json chrome_trace(const std::vector<TimelineRow>& rows, const std::vec
                 previous = bytes;
                 events.push_back({{"ph", "C"}, {"name", name}, {"pid", pid}, {"tid", 0}, {"ts", micros(t)}, {"args", {{"bytes", bytes}}}});
             }
+        }
+    }
+    if (!skipped.empty()) {
+        const uint32_t pid = (ranks.empty() ? 0 : *ranks.rbegin() + 1) + (ports.empty() ? 0 : 1);
+        events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
+                          {"args", {{"name", "steady-state skipping: flows frozen, packets not simulated"}}}});
+        events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0}, {"args", {{"sort_index", -2}}}});
+        for (const SkippedSpan& k : skipped) {
+            if (window.iteration >= 0 && (k.end_ps < first || k.start_ps > last)) continue;
+            events.push_back({{"ph", "X"}, {"name", "skipped (steady state)"}, {"cat", "skipping"}, {"pid", pid}, {"tid", 0}, {"ts", micros(k.start_ps)},
+                              {"dur", micros(k.end_ps) - micros(k.start_ps)}, {"args", {{"partition_skips", k.skips}}}});
         }
     }
     nlohmann::json trace;

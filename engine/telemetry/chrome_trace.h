@@ -20,7 +20,10 @@ struct TraceWindow {
     std::string title;                       // shown as the trace's metadata
 };
 
-nlohmann::json chrome_trace(const std::vector<TimelineRow>& rows, const std::vector<PortSeries>& ports, const TraceWindow& window);
+// `skipped`: spans where steady-state skipping froze flows, drawn as their own track so that nobody reads a
+// flat stretch of the counters as an anomaly.
+nlohmann::json chrome_trace(const std::vector<TimelineRow>& rows, const std::vector<PortSeries>& ports, const TraceWindow& window,
+                            const std::vector<SkippedSpan>& skipped = {});
 
 // The iterations the rows cover, ascending.
 std::vector<int> timeline_iterations(const std::vector<TimelineRow>& rows);

@@ -90,6 +90,26 @@ std::vector<TimelineRow> StoreReader::timeline(int64_t run, const std::string& e
     return rows;
 }
 
+std::vector<SkippedSpan> StoreReader::skipped_spans(int64_t run, const std::string& experiment) const {
+    std::vector<SkippedSpan> out;
+    {
+        Query t(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'skips'");
+        if (!t.next() || t.integer(0) == 0) return out;  // a store written before skipping existed
+    }
+    Query q(db_, "SELECT start_ps, end_ps FROM skips WHERE run_id = ? AND experiment = ? ORDER BY start_ps, end_ps");
+    q.bind(1, run).bind(2, experiment);
+    while (q.next()) {
+        const int64_t start = q.integer(0), end = q.integer(1);
+        if (!out.empty() && start <= out.back().end_ps) {
+            out.back().end_ps = std::max(out.back().end_ps, end);
+            ++out.back().skips;
+        } else {
+            out.push_back({start, end, 1});
+        }
+    }
+    return out;
+}
+
 std::vector<PortSeries> StoreReader::busiest_ports(int64_t run, const std::string& experiment, size_t count) const {
     std::vector<PortSeries> ports;
     {

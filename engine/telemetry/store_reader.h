@@ -18,6 +18,13 @@ struct PortSeries {               // one switch port's egress occupancy over tim
     uint64_t max_bytes = 0;
 };
 
+// Simulated time when steady-state skipping froze some of an experiment's flows (the union of its skips):
+// packets were not stepped there, so exports mark it.
+struct SkippedSpan {
+    int64_t start_ps = 0, end_ps = 0;
+    int64_t skips = 0;                 // partition skips merged into this span
+};
+
 class StoreReader {
 public:
     // Throws InputError naming the file when it is missing or is not an Orrery results store.
@@ -33,6 +40,8 @@ public:
     std::vector<TimelineRow> timeline(int64_t run, const std::string& experiment) const;
     // The `count` ports with the highest peak occupancy, each with a value at every sample time.
     std::vector<PortSeries> busiest_ports(int64_t run, const std::string& experiment, size_t count) const;
+    // Overlapping skips merged, in time order; empty without skipping.
+    std::vector<SkippedSpan> skipped_spans(int64_t run, const std::string& experiment) const;
 
 private:
     sqlite3* db_ = nullptr;

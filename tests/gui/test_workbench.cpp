@@ -22,6 +22,7 @@
 #include "views/strategy_editor.h"
 #include "views/sweep_editor.h"
 #include "views/topology_editor.h"
+#include "telemetry/store_reader.h"
 #include "workload/tables.h"
 
 using namespace orrery;
@@ -144,6 +145,20 @@ private slots:
         emit ai->editingFinished();
         QCOMPARE(w->document()["cc"]["dcqcn"]["rate_ai"].get<std::string>(), std::string("40Mbps"));
         QCOMPARE(n->field("cc.dcqcn.rate_ai")->text(), QString("40Mbps"));
+        // ECN thresholds of the CC (from its preset): a bad size is refused with its row, a good one written as a list.
+        QTableWidget* ecn = n->ecn_table();
+        QCOMPARE(ecn->rowCount(), 2);
+        QCOMPARE(ecn->item(0, 1)->text(), QString("1600KB"));
+        const int before = messages.count();
+        ecn->item(0, 1)->setText("lots");
+        QCoreApplication::processEvents();
+        QCOMPARE(messages.count(), before + 1);
+        QVERIFY(messages.last()[0].toString().contains("row 1"));
+        QVERIFY(!w->document()["cc"].contains("ecn"));
+        n->ecn_table()->item(0, 1)->setText("800KB");
+        QCoreApplication::processEvents();
+        QCOMPARE(w->document()["cc"]["ecn"][0]["kmin"].get<std::string>(), std::string("800KB"));
+        QCOMPARE(w->document()["cc"]["ecn"].size(), size_t(2));
         // The switch buffer from the topology's property panel lands in the network section.
         emit w->topology()->bufferEdited("16MiB");
         QCOMPARE(w->document()["network"]["buffer_per_switch"].get<std::string>(), std::string("16MiB"));
@@ -161,11 +176,13 @@ private slots:
         p->insertRow(1);
         p->setItem(1, 0, new QTableWidgetItem("workload.parallel.micro_batches"));
         p->setItem(1, 1, new QTableWidgetItem("[2, 4]"));
+        QCoreApplication::processEvents();
         QCOMPARE(s->experiment_count(), 8);
         QVERIFY(s->count_label()->text().contains("8 experiments"));
         QCOMPARE(w->document()["sweep"]["parameters"].size(), size_t(2));
         // Not a list: said, and the scenario keeps its last good sweep.
         p->item(1, 1)->setText("2, 4");
+        QCoreApplication::processEvents();
         QVERIFY(s->count_label()->text().contains("JSON list"));
         QCOMPARE(w->document()["sweep"]["parameters"][1]["values"].size(), size_t(2));
     }
@@ -235,6 +252,13 @@ private slots:
         QVERIFY(r->export_chrome_trace(dir.filePath("t.json"), "e0001", &why));
         const nlohmann::json trace = nlohmann::json::parse(std::ifstream(dir.filePath("t.json").toStdString()));
         QVERIFY(trace["traceEvents"].size() > 100);
+        // Skipped stretches are a track of their own, one span per merged skip of the store.
+        size_t skipped = 0;
+        for (const auto& ev : trace["traceEvents"])
+            if (ev.value("cat", std::string()) == "skipping") ++skipped;
+        const StoreReader reader(w->project_path().toStdString());
+        QCOMPARE(skipped, reader.skipped_spans(t.run.run_id, "e0001").size());
+        QVERIFY(skipped > 0);
     }
 
     void cancel_stops_within_a_second_and_keeps_the_project() {
