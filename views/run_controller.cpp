@@ -2,6 +2,8 @@
 
 #include <csignal>
 
+#include <unistd.h>
+
 #include <QDir>
 #include <QFileInfo>
 #include <QPointer>
@@ -41,6 +43,10 @@ bool RunController::start(const nlohmann::json& document, const QString& project
     process_->setArguments({"run", scenario_file_->fileName(), "--out", QFileInfo(project_file).absoluteFilePath(), "--threads",
                             QString::number(threads), "--progress-json"});
     process_->setProcessChannelMode(QProcess::SeparateChannels);
+    // The engine runs niced: on a machine with few cores the workbench keeps its frame rate while it streams.
+    process_->setChildProcessModifier([] {
+        if (::nice(5) == -1) return;  // not fatal: the run goes on at normal priority
+    });
     process_->setStandardOutputFile(QProcess::nullDevice());
     connect(process_, &QProcess::readyReadStandardError, this, &RunController::read_stderr);
     connect(process_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {

@@ -5,6 +5,8 @@
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QEventLoop>
+#include <QTimer>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -21,8 +23,10 @@ inline bool wait_for(const std::function<bool()>& done, int ms) {
     t.start();
     while (!done()) {
         if (t.elapsed() > ms) return false;
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-        QTest::qSleep(5);
+        // The event loop itself waits (no sleeping outside it), so timers and repaints run as in the application.
+        QEventLoop loop;
+        QTimer::singleShot(10, &loop, &QEventLoop::quit);
+        loop.exec();
     }
     return true;
 }
