@@ -163,16 +163,14 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
         if (store) store->experiment_started(inputs[e].id);
         if (progress) progress->start(inputs[e].id);
     };
-    if (store || (progress && progress->on()))
+    if (progress && progress->on())
+        options.on_progress = [&](uint32_t e, int64_t clock, uint32_t flows_done) {
+            const ExperimentSlice& x = batch.experiments[e];
+            progress->progress(inputs[e].id, clock, flows_done, x.flow_end - x.flow_begin,
+                               std::chrono::duration<double>(std::chrono::steady_clock::now() - started[e]).count());
+        };
+    if (store)
         options.on_sample = [&](uint32_t e, int64_t time) {
-            if (progress && progress->on()) {
-                const ExperimentSlice& x = batch.experiments[e];
-                uint64_t done = 0;
-                for (uint32_t n = x.node_begin; n < x.node_end; ++n) done += batch.out[n].completions;
-                progress->progress(inputs[e].id, time, done, x.flow_end - x.flow_begin,
-                                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started[e]).count());
-            }
-            if (!store) return;
             const OutputSpec& o = inputs[e].scenario->output;
             SampleSet s = take_samples(batch, e, o.record_queues, o.record_flow_rates);
             store->samples(inputs[e].id, time, std::move(s.queues), std::move(s.tiers), std::move(s.rates));

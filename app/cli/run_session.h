@@ -36,8 +36,8 @@ struct SessionWorkload {
 
 // `orrery-cli run --progress-json`: one JSON object per line on stderr for a program that watches the run
 // (the workbench): {"event": "run", "run_id", "experiments", "store"}, {"event": "start", "experiment"},
-// {"event": "progress", "experiment", "sim_time_ps", "flows_done", "flows", "wall_s"} at most every 0.2 s of
-// wall time per experiment, {"event": "done", "experiment", "status", "wall_s"}. Off: every call is a no-op.
+// {"event": "progress", "experiment", "sim_time_ps", "flows_done", "flows", "wall_s"} every 1000 steps, at
+// most every 0.2 s of wall time per experiment, {"event": "done", "experiment", "status", "wall_s"}. Off: every call is a no-op.
 class ProgressLines {
 public:
     explicit ProgressLines(bool on) : on_(on) {}

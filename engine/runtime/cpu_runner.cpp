@@ -270,6 +270,9 @@ struct Stepper {
             if (!b.experiments[e].done) grow_buffers(b, e, step, b.experiments[e].clock + b.experiments[e].lookahead);
         next_chunk.store(0, std::memory_order_relaxed);  // released to the workers by the barrier
         ++step;
+        if (options && options->on_progress && step % 1000 == 0)
+            for (uint32_t e : exps)
+                if (!b.experiments[e].done) options->on_progress(e, b.experiments[e].clock, done_count[e]);
         if (options && options->progress && exps.size() == b.experiments.size() && step % 1000 == 0) {
             RunProgress p{step, {}, done_count};
             for (const ExperimentSlice& x : b.experiments) p.clocks.push_back(x.clock);

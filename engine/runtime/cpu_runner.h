@@ -66,6 +66,8 @@ struct DriverStatus {
 struct RunOptions {
     int threads = 1;
     std::function<void(const RunProgress&)> progress;  // node-parallel runs: about every 1000 steps
+    // Every 1000 steps of the stepper advancing it, per unfinished experiment: its clock (ps) and finished flows.
+    std::function<void(uint32_t experiment, int64_t clock, uint32_t flows_done)> on_progress;
     std::function<void(uint32_t experiment)> on_experiment_start;
     // At every multiple of the experiment's sample interval while it is busy (idle stretches are skipped).
     std::function<void(uint32_t experiment, int64_t time_ps)> on_sample;

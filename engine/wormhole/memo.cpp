@@ -32,6 +32,13 @@ Graph to_boost(const FlowConflictGraph& g) {
     return out;
 }
 
+// VF2 is exponential in the worst case, and highly symmetric conflict graphs (a ring of 1,000 identical flows)
+// come close to it, above all when the Weisfeiler-Lehman hashes of two different graphs agree. A search that
+// compares more than this many vertex or edge pairs gives up and counts as "not the same" (a memo miss): a
+// deterministic bound, so every thread count and backend gives the same answer.
+constexpr uint64_t kVf2Budget = 200'000;
+struct Vf2BudgetSpent {};
+
 // Whether `stored` and `query` are the same labelled graph; fills mapping stored vertex → query vertex.
 bool isomorphic(const FlowConflictGraph& stored, const FlowConflictGraph& query, std::vector<uint32_t>& mapping) {
     if (stored.context != query.context || stored.labels.size() != query.labels.size() || stored.edges.size() != query.edges.size()) return false;
@@ -49,10 +56,24 @@ bool isomorphic(const FlowConflictGraph& stored, const FlowConflictGraph& query,
     };
     const auto name1 = boost::get(boost::vertex_name, g1), name2 = boost::get(boost::vertex_name, g2);
     const auto weight1 = boost::get(boost::edge_weight, g1), weight2 = boost::get(boost::edge_weight, g2);
-    auto same_vertex = [&](auto v1, auto v2) { return name1[v1] == name2[v2]; };
-    auto same_edge = [&](auto e1, auto e2) { return weight1[e1] == weight2[e2]; };
-    boost::vf2_graph_iso(g1, g2, callback, boost::get(boost::vertex_index, g1), boost::get(boost::vertex_index, g2),
-                         boost::vertex_order_by_mult(g1), same_edge, same_vertex);
+    uint64_t compared = 0;
+    auto spend = [&] {
+        if (++compared > kVf2Budget) throw Vf2BudgetSpent{};
+    };
+    auto same_vertex = [&](auto v1, auto v2) {
+        spend();
+        return name1[v1] == name2[v2];
+    };
+    auto same_edge = [&](auto e1, auto e2) {
+        spend();
+        return weight1[e1] == weight2[e2];
+    };
+    try {
+        boost::vf2_graph_iso(g1, g2, callback, boost::get(boost::vertex_index, g1), boost::get(boost::vertex_index, g2),
+                             boost::vertex_order_by_mult(g1), same_edge, same_vertex);
+    } catch (const Vf2BudgetSpent&) {
+        return false;
+    }
     return found;
 }
 
