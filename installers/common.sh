@@ -16,7 +16,7 @@ orrery_packages=(
   libqt6opengl6-dev                    # QOpenGLWidget: the live inspector's canvas
   libimgui-dev                         # Dear ImGui: the live inspector
   libgl-dev                            # OpenGL headers for Dear ImGui's renderer
-  xvfb xauth                           # GUI screenshots in tests; the workbench on headless machines
+  xvfb xauth libgl1-mesa-dri           # GUI screenshots in tests (software OpenGL under Xvfb); headless demo
 )
 
 orrery_install_deps() {
