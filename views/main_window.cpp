@@ -123,6 +123,8 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
     connect(&autosave_timer_, &QTimer::timeout, this, &MainWindow::autosave);
     autosave_timer_.start(60'000);
 
+    // First start: the inspector gets room for its plots; a saved layout replaces this.
+    resizeDocks({findChild<QDockWidget*>("inspector-dock")}, {340}, Qt::Vertical);
     QSettings settings("Orrery", "workbench");
     restoreGeometry(settings.value("geometry").toByteArray());
     restoreState(settings.value("window-state").toByteArray());
