@@ -241,8 +241,7 @@ void InspectorView::draw() {
                 std::vector<Line> lines;
                 static const ImU32 palette[] = {IM_COL32(230, 120, 60, 255), IM_COL32(90, 160, 240, 255), IM_COL32(120, 220, 120, 255), IM_COL32(220, 100, 220, 255),
                                                 IM_COL32(240, 220, 80, 255), IM_COL32(80, 220, 220, 255), IM_COL32(240, 140, 160, 255), IM_COL32(180, 180, 180, 255)};
-                static thread_local std::vector<std::string> names;
-                names.clear();
+                std::vector<std::string> names;
                 for (const auto& [port, s] : e->ports) names.push_back("n" + std::to_string(port.first) + " if" + std::to_string(port.second));
                 size_t i = 0;
                 for (const auto& [port, s] : e->ports) {

@@ -290,16 +290,8 @@ void MainWindow::build_menus() {
     cancel_action_->setEnabled(false);
 
     QMenu* results = menuBar()->addMenu("Re&sults");
-    add(results, "Export &report (HTML)…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_H), [this] {
-        const QString f = QFileDialog::getSaveFileName(this, "Export comparison report", "report.html", "HTML (*.html)");
-        QString why;
-        if (!f.isEmpty()) log(results_->export_html(f, &why) ? "Report written to " + f : why);
-    });
-    add(results, "Export &CSV…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), [this] {
-        const QString f = QFileDialog::getSaveFileName(this, "Export CSV", "results.csv", "CSV (*.csv)");
-        QString why;
-        if (!f.isEmpty()) log(results_->export_csv(f, &why) ? "CSV written to " + f : why);
-    });
+    add(results, "Export &report (HTML)…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_H), [this] { results_->ask_export_html(); });
+    add(results, "Export &CSV…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), [this] { results_->ask_export_csv(); });
 }
 
 QString MainWindow::project_path() const { return project_ ? QString::fromStdString(project_->path().string()) : QString(); }
@@ -359,15 +351,7 @@ void MainWindow::apply_edit(const QString& path, const QString& value_json) {
     if (locked_) return;
     const std::string p = path.toStdString();
     if (value_json.isEmpty()) {
-        // Removing a key: walk to its parent object.
-        const size_t dot = p.rfind('.');
-        nlohmann::json* parent = &document_;
-        if (dot != std::string::npos) {
-            std::stringstream parts(p.substr(0, dot));
-            std::string key;
-            while (parent && std::getline(parts, key, '.')) parent = parent->is_object() && parent->contains(key) ? &(*parent)[key] : nullptr;
-        }
-        if (parent && parent->is_object()) parent->erase(dot == std::string::npos ? p : p.substr(dot + 1));
+        erase_at(document_, p);
     } else {
         std::string why;
         if (!set_at_path(document_, p, nlohmann::json::parse(value_json.toStdString()), &why)) {
@@ -479,9 +463,7 @@ bool MainWindow::save(QString* why) {
         return save_project_as(f, why);
     }
     try {
-        StoredScenario s{scenario_name_, document_, nlohmann::json::object(), ""};
-        for (const auto& [name, pos] : doc_positions(topology_->doc())) s.positions[name.toStdString()] = {pos.x(), pos.y()};
-        project_->save_scenario(s);
+        project_->save_scenario(current_scenario());
         project_->set_setting("window-state", saveState().toBase64().toStdString());
         dirty_ = false;
         update_title();
@@ -527,12 +509,16 @@ bool MainWindow::maybe_save() {
     return true;
 }
 
+StoredScenario MainWindow::current_scenario() const {
+    StoredScenario s{scenario_name_, document_, nlohmann::json::object(), ""};
+    for (const auto& [name, pos] : doc_positions(topology_->doc())) s.positions[name.toStdString()] = {pos.x(), pos.y()};
+    return s;
+}
+
 void MainWindow::autosave() {
     if (!dirty_ || !project_) return;
     try {
-        StoredScenario s{scenario_name_, document_, nlohmann::json::object(), ""};
-        for (const auto& [name, pos] : doc_positions(topology_->doc())) s.positions[name.toStdString()] = {pos.x(), pos.y()};
-        project_->autosave(s);
+        project_->autosave(current_scenario());
         statusBar()->showMessage("Autosaved unsaved edits into the project (File ▸ Save keeps them)", 4000);
     } catch (const InputError& e) {
         log(e.what());

@@ -83,6 +83,7 @@ private:
     void add_recent(const QString& file);
     void update_title();
     bool maybe_save();
+    StoredScenario current_scenario() const;  // the document and the boxes' positions, as the project stores them
     std::filesystem::path base_dir() const;
     std::set<int> picked_switch_nodes() const;
 

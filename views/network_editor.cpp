@@ -203,8 +203,7 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
                     return;
                 }
                 QString why;
-                const nlohmann::json v = f.kind == ParameterField::boolean ? parse_field({f.path, f.label, ParameterField::boolean, "", ""}, e->text(), &why)
-                                                                            : parse_field(f, e->text(), &why);
+                const nlohmann::json v = parse_field(f, e->text(), &why);
                 if (v.is_null()) {
                     e->setStyleSheet("background:#fdd");
                     emit message(why);

@@ -4,21 +4,16 @@
 
 #include "common/diagnostics.h"
 #include "telemetry/results_store.h"
+#include "telemetry/sqlite_query.h"
 
 namespace orrery::views {
 namespace {
 
-struct Statement {
-    Statement(sqlite3* db, const char* sql, const std::filesystem::path& file) {
-        if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) throw InputError(file.string(), sqlite3_errmsg(db));
+// A statement on the project's own tables: one that cannot be prepared names the file.
+struct Statement : SqlQuery {
+    Statement(sqlite3* db, const char* sql, const std::filesystem::path& file) : SqlQuery(db, sql) {
+        if (!ok()) throw InputError(file.string(), error());
     }
-    ~Statement() { sqlite3_finalize(s); }
-    void bind(int i, const std::string& v) { sqlite3_bind_text(s, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT); }
-    std::string text(int i) const {
-        const unsigned char* t = sqlite3_column_text(s, i);
-        return t ? reinterpret_cast<const char*>(t) : "";
-    }
-    sqlite3_stmt* s = nullptr;
 };
 
 StoredScenario read_row(const Statement& q, const std::filesystem::path& file) {
@@ -65,50 +60,51 @@ void ProjectFile::exec(const std::string& sql) const {
 std::vector<StoredScenario> ProjectFile::scenarios() const {
     std::vector<StoredScenario> out;
     Statement q(db_, "SELECT name, document, positions, saved_utc FROM workbench_scenarios ORDER BY rowid", path_);
-    while (sqlite3_step(q.s) == SQLITE_ROW) out.push_back(read_row(q, path_));
+    while (q.next()) out.push_back(read_row(q, path_));
     return out;
 }
 
-void ProjectFile::save_scenario(const StoredScenario& s) {
-    Statement q(db_, "INSERT OR REPLACE INTO workbench_scenarios (name, document, positions, saved_utc) VALUES (?, ?, ?, datetime('now'))", path_);
+void ProjectFile::write_scenario(const char* sql, const StoredScenario& s, int indent, const char* what) {
+    Statement q(db_, sql, path_);
     q.bind(1, s.name);
-    q.bind(2, s.document.dump(2));
+    q.bind(2, s.document.dump(indent));
     q.bind(3, s.positions.dump());
-    if (sqlite3_step(q.s) != SQLITE_DONE) throw InputError(path_.string(), std::string("cannot save the scenario: ") + sqlite3_errmsg(db_));
+    if (!q.run()) throw InputError(path_.string(), std::string("cannot ") + what + ": " + sqlite3_errmsg(db_));
+}
+
+void ProjectFile::save_scenario(const StoredScenario& s) {
+    write_scenario("INSERT OR REPLACE INTO workbench_scenarios (name, document, positions, saved_utc) VALUES (?, ?, ?, datetime('now'))", s, 2,
+                   "save the scenario");
     clear_autosave(s.name);
 }
 
 void ProjectFile::remove_scenario(const std::string& name) {
     Statement q(db_, "DELETE FROM workbench_scenarios WHERE name = ?", path_);
     q.bind(1, name);
-    sqlite3_step(q.s);
+    q.run();
 }
 
 std::optional<StoredScenario> ProjectFile::autosaved(const std::string& name) const {
     Statement q(db_, "SELECT name, document, positions, saved_utc FROM workbench_autosave WHERE name = ?", path_);
     q.bind(1, name);
-    if (sqlite3_step(q.s) != SQLITE_ROW) return std::nullopt;
+    if (!q.next()) return std::nullopt;
     return read_row(q, path_);
 }
 
 void ProjectFile::autosave(const StoredScenario& s) {
-    Statement q(db_, "INSERT OR REPLACE INTO workbench_autosave (name, document, positions, saved_utc) VALUES (?, ?, ?, datetime('now'))", path_);
-    q.bind(1, s.name);
-    q.bind(2, s.document.dump());
-    q.bind(3, s.positions.dump());
-    if (sqlite3_step(q.s) != SQLITE_DONE) throw InputError(path_.string(), std::string("cannot autosave: ") + sqlite3_errmsg(db_));
+    write_scenario("INSERT OR REPLACE INTO workbench_autosave (name, document, positions, saved_utc) VALUES (?, ?, ?, datetime('now'))", s, -1, "autosave");
 }
 
 void ProjectFile::clear_autosave(const std::string& name) {
     Statement q(db_, "DELETE FROM workbench_autosave WHERE name = ?", path_);
     q.bind(1, name);
-    sqlite3_step(q.s);
+    q.run();
 }
 
 std::optional<std::string> ProjectFile::setting(const std::string& key) const {
     Statement q(db_, "SELECT value FROM workbench_settings WHERE key = ?", path_);
     q.bind(1, key);
-    if (sqlite3_step(q.s) != SQLITE_ROW) return std::nullopt;
+    if (!q.next()) return std::nullopt;
     return q.text(0);
 }
 
@@ -116,7 +112,7 @@ void ProjectFile::set_setting(const std::string& key, const std::string& value) 
     Statement q(db_, "INSERT OR REPLACE INTO workbench_settings (key, value) VALUES (?, ?)", path_);
     q.bind(1, key);
     q.bind(2, value);
-    sqlite3_step(q.s);
+    q.run();
 }
 
 }  // namespace orrery::views

@@ -48,6 +48,7 @@ public:
 
 private:
     void exec(const std::string& sql) const;
+    void write_scenario(const char* sql, const StoredScenario& s, int indent, const char* what);
     ::sqlite3* db_ = nullptr;
     std::filesystem::path path_;
 };

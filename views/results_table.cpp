@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "common/diagnostics.h"
+#include "telemetry/sqlite_query.h"
 
 namespace orrery::views {
 namespace {
@@ -26,17 +27,11 @@ struct Db {
     sqlite3* db = nullptr;
 };
 
-struct Q {
-    Q(sqlite3* db, const char* sql, const std::string& file) {
-        if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) throw InputError(file, std::string("not an Orrery results store: ") + sqlite3_errmsg(db));
+// Reading the store's tables: a statement that cannot be prepared means the file is not a results store.
+struct Q : SqlQuery {
+    Q(sqlite3* db, const char* sql, const std::string& file) : SqlQuery(db, sql) {
+        if (!ok()) throw InputError(file, "not an Orrery results store: " + error());
     }
-    ~Q() { sqlite3_finalize(s); }
-    bool row() { return sqlite3_step(s) == SQLITE_ROW; }
-    std::string text(int i) const {
-        const unsigned char* t = sqlite3_column_text(s, i);
-        return t ? reinterpret_cast<const char*>(t) : "";
-    }
-    sqlite3_stmt* s = nullptr;
 };
 
 // Metrics shown first, in this order, when present; the rest follow by name.
@@ -100,7 +95,7 @@ std::vector<RunInfo> list_runs(const std::string& store) {
     std::vector<RunInfo> out;
     Q q(db.db, "SELECT r.run_id, r.scenario_name, r.started_utc, r.status, coalesce(r.wall_seconds, 0), "
                "(SELECT count(*) FROM experiments e WHERE e.run_id = r.run_id) FROM runs r ORDER BY r.run_id DESC", store);
-    while (q.row()) out.push_back({sqlite3_column_int64(q.s, 0), q.text(1), q.text(2), q.text(3), sqlite3_column_int(q.s, 5), sqlite3_column_double(q.s, 4)});
+    while (q.next()) out.push_back({q.integer(0), q.text(1), q.text(2), q.text(3), int(q.integer(5)), q.real(4)});
     return out;
 }
 
@@ -112,8 +107,8 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
     std::map<std::string, size_t> row_of;
     {
         Q q(db.db, "SELECT experiment, status, coalesce(message, '') FROM experiments WHERE run_id = ? ORDER BY idx", store);
-        sqlite3_bind_int64(q.s, 1, run_id);
-        while (q.row()) {
+        q.bind(1, run_id);
+        while (q.next()) {
             row_of[q.text(0)] = t.rows.size();
             t.rows.push_back({q.text(0), q.text(1), q.text(2), {}, {}});
         }
@@ -121,8 +116,8 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
     std::map<std::string, std::map<std::string, std::string>> params;  // path → experiment → value
     {
         Q q(db.db, "SELECT experiment, path, value_json FROM parameters WHERE run_id = ?", store);
-        sqlite3_bind_int64(q.s, 1, run_id);
-        while (q.row()) params[q.text(1)][q.text(0)] = q.text(2);
+        q.bind(1, run_id);
+        while (q.next()) params[q.text(1)][q.text(0)] = q.text(2);
     }
     for (const auto& [path, values] : params) {
         t.parameter_paths.push_back(path);
@@ -138,18 +133,18 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
     std::map<std::string, std::map<std::string, double>> values;  // metric → experiment → value
     {
         Q q(db.db, "SELECT experiment, name, value, unit FROM metrics WHERE run_id = ?", store);
-        sqlite3_bind_int64(q.s, 1, run_id);
-        while (q.row()) {
+        q.bind(1, run_id);
+        while (q.next()) {
             units[q.text(1)] = q.text(3);
-            if (sqlite3_column_type(q.s, 2) != SQLITE_NULL) values[q.text(1)][q.text(0)] = sqlite3_column_double(q.s, 2);
+            if (!q.is_null(2)) values[q.text(1)][q.text(0)] = q.real(2);
         }
     }
     {
         Q q(db.db, "SELECT experiment, max(max_bytes) FROM queue_tiers WHERE run_id = ? GROUP BY experiment", store);
-        sqlite3_bind_int64(q.s, 1, run_id);
-        while (q.row()) {
+        q.bind(1, run_id);
+        while (q.next()) {
             units["peak_queue"] = "B";
-            values["peak_queue"][q.text(0)] = sqlite3_column_double(q.s, 1);
+            values["peak_queue"][q.text(0)] = q.real(1);
         }
     }
     std::vector<std::string> names;

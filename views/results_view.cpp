@@ -79,26 +79,9 @@ ResultsView::ResultsView(QWidget* parent) : QWidget(parent) {
     connect(view_, &QTableView::doubleClicked, this, [this] {
         if (!selected_experiment().isEmpty()) emit openTimeline(table_.run.run_id, selected_experiment());
     });
-    connect(html, &QPushButton::clicked, this, [this] {
-        const QString f = QFileDialog::getSaveFileName(this, "Export comparison report", "report.html", "HTML (*.html)");
-        QString why;
-        if (!f.isEmpty()) emit message(export_html(f, &why) ? "Report written to " + f : why);
-    });
-    connect(csv, &QPushButton::clicked, this, [this] {
-        const QString f = QFileDialog::getSaveFileName(this, "Export CSV", "results.csv", "CSV (*.csv)");
-        QString why;
-        if (!f.isEmpty()) emit message(export_csv(f, &why) ? "CSV written to " + f : why);
-    });
-    connect(trace, &QPushButton::clicked, this, [this] {
-        const QString x = selected_experiment();
-        if (x.isEmpty()) {
-            emit message("Select an experiment first");
-            return;
-        }
-        const QString f = QFileDialog::getSaveFileName(this, "Export Chrome trace", x + ".trace.json", "Chrome trace (*.json)");
-        QString why;
-        if (!f.isEmpty()) emit message(export_chrome_trace(f, x, &why) ? "Trace written to " + f + " (open it in Perfetto)" : why);
-    });
+    connect(html, &QPushButton::clicked, this, &ResultsView::ask_export_html);
+    connect(csv, &QPushButton::clicked, this, &ResultsView::ask_export_csv);
+    connect(trace, &QPushButton::clicked, this, &ResultsView::ask_export_chrome_trace);
 
     auto* top = new QHBoxLayout;
     top->addWidget(new QLabel("Run", this));
@@ -200,6 +183,29 @@ void ResultsView::fill() {
     for (const std::string& n : table_.notes) notes << QString::fromStdString(n);
     notes_->setText(notes.join("\n"));
     notes_->setVisible(!notes.isEmpty());
+}
+
+void ResultsView::ask_export_html() {
+    const QString f = QFileDialog::getSaveFileName(this, "Export comparison report", "report.html", "HTML (*.html)");
+    QString why;
+    if (!f.isEmpty()) emit message(export_html(f, &why) ? "Report written to " + f : why);
+}
+
+void ResultsView::ask_export_csv() {
+    const QString f = QFileDialog::getSaveFileName(this, "Export CSV", "results.csv", "CSV (*.csv)");
+    QString why;
+    if (!f.isEmpty()) emit message(export_csv(f, &why) ? "CSV written to " + f : why);
+}
+
+void ResultsView::ask_export_chrome_trace() {
+    const QString x = selected_experiment();
+    if (x.isEmpty()) {
+        emit message("Select an experiment first");
+        return;
+    }
+    const QString f = QFileDialog::getSaveFileName(this, "Export Chrome trace", x + ".trace.json", "Chrome trace (*.json)");
+    QString why;
+    if (!f.isEmpty()) emit message(export_chrome_trace(f, x, &why) ? "Trace written to " + f + " (open it in Perfetto)" : why);
 }
 
 bool ResultsView::export_html(const QString& file, QString* why) const { return write_file(file, results_html(table_, baseline_), why); }

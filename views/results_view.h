@@ -30,6 +30,11 @@ public:
     QLineEdit* filter() const { return filter_; }
     QString selected_experiment() const;
 
+    // The buttons and the Results menu: ask for a file, export, report the outcome through message().
+    void ask_export_html();
+    void ask_export_csv();
+    void ask_export_chrome_trace();
+
     bool export_html(const QString& file, QString* why) const;
     bool export_csv(const QString& file, QString* why) const;
     bool export_chrome_trace(const QString& file, const QString& experiment, QString* why) const;

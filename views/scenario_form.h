@@ -25,5 +25,7 @@ protected:
 
 // The value at a dotted path ("cc.dcqcn.rate_ai"), or null.
 nlohmann::json json_at(const nlohmann::json& doc, const std::string& path);
+// Removes the key at a dotted path; nothing happens when it is not there.
+void erase_at(nlohmann::json& doc, const std::string& path);
 
 }  // namespace orrery::views

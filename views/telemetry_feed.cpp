@@ -6,22 +6,9 @@
 #include <QTimer>
 #include <sqlite3.h>
 
+#include "telemetry/sqlite_query.h"
+
 namespace orrery::views {
-namespace {
-
-struct Query {
-    Query(sqlite3* db, const char* sql) {
-        if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) s = nullptr;
-    }
-    ~Query() { sqlite3_finalize(s); }
-    std::string text(int i) const {
-        const unsigned char* t = sqlite3_column_text(s, i);
-        return t ? reinterpret_cast<const char*>(t) : "";
-    }
-    sqlite3_stmt* s = nullptr;
-};
-
-}  // namespace
 
 TelemetryReader::TelemetryReader(const QString& store, int64_t run_id) : run_(run_id) {
     if (sqlite3_open_v2(store.toStdString().c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
@@ -39,28 +26,27 @@ TelemetryChunk TelemetryReader::poll(const std::set<int>& port_nodes) {
     if (!db_) return out;
     // Every query selects the rows of this run past the table's last rowid seen; column 0 is the rowid
     // (or, grouped, the group's largest), column 1 the experiment.
-    auto each_new_row = [&](const char* table, const char* sql, const std::function<void(const Query&, ExperimentTelemetry&)>& row) {
-        Query q(db_, sql);
-        if (!q.s) return;
+    auto each_new_row = [&](const char* table, const char* sql, const std::function<void(const SqlQuery&, ExperimentTelemetry&)>& row) {
+        SqlQuery q(db_, sql);
+        if (!q.ok()) return;  // a store written before that table existed
         int64_t& since = last_rowid_[table];
-        sqlite3_bind_int64(q.s, 1, run_);
-        sqlite3_bind_int64(q.s, 2, since);
+        q.bind(1, run_).bind(2, since);
         int64_t last = since;
-        while (sqlite3_step(q.s) == SQLITE_ROW) {
-            last = std::max<int64_t>(last, sqlite3_column_int64(q.s, 0));
+        while (q.next()) {
+            last = std::max<int64_t>(last, q.integer(0));
             row(q, out[q.text(1)]);
         }
         since = last;
     };
-    auto seconds = [](const Query& q, int i) { return sqlite3_column_int64(q.s, i) * 1e-12; };
+    auto seconds = [](const SqlQuery& q, int i) { return q.integer(i) * 1e-12; };
     each_new_row("queue_tiers", "SELECT rowid, experiment, time_ps, tier, max_bytes, p99_bytes, median_bytes FROM queue_tiers WHERE run_id = ? AND rowid > ? ORDER BY rowid",
-                 [&](const Query& q, ExperimentTelemetry& e) {
-                     const int tier = sqlite3_column_int(q.s, 3);
+                 [&](const SqlQuery& q, ExperimentTelemetry& e) {
+                     const int tier = int(q.integer(3));
                      if (tier < 1 || tier > 3) return;
                      const double t = seconds(q, 2);
-                     e.tier_max[size_t(tier - 1)].add(t, double(sqlite3_column_int64(q.s, 4)));
-                     e.tier_p99[size_t(tier - 1)].add(t, double(sqlite3_column_int64(q.s, 5)));
-                     e.tier_median[size_t(tier - 1)].add(t, double(sqlite3_column_int64(q.s, 6)));
+                     e.tier_max[size_t(tier - 1)].add(t, double(q.integer(4)));
+                     e.tier_p99[size_t(tier - 1)].add(t, double(q.integer(5)));
+                     e.tier_median[size_t(tier - 1)].add(t, double(q.integer(6)));
                  });
     if (port_nodes != known_port_nodes_) {  // newly picked switches: their history from the start
         last_rowid_["queue_samples"] = 0;
@@ -68,31 +54,29 @@ TelemetryChunk TelemetryReader::poll(const std::set<int>& port_nodes) {
     }
     if (!port_nodes.empty())
         each_new_row("queue_samples", "SELECT rowid, experiment, time_ps, node, ifindex, bytes FROM queue_samples WHERE run_id = ? AND rowid > ? ORDER BY rowid",
-                     [&](const Query& q, ExperimentTelemetry& e) {
-                         const int node = sqlite3_column_int(q.s, 3);
-                         if (port_nodes.count(node)) e.ports[{node, sqlite3_column_int(q.s, 4)}].add(seconds(q, 2), double(sqlite3_column_int64(q.s, 5)));
+                     [&](const SqlQuery& q, ExperimentTelemetry& e) {
+                         const int node = int(q.integer(3));
+                         if (port_nodes.count(node)) e.ports[{node, int(q.integer(4))}].add(seconds(q, 2), double(q.integer(5)));
                      });
     // Flow rates arrive one row per active flow per sample: summed per sample time here.
     each_new_row("flow_rates", "SELECT max(rowid), experiment, time_ps, sum(rate_bps), count(*) FROM flow_rates WHERE run_id = ? AND rowid > ? "
                                "GROUP BY experiment, time_ps ORDER BY experiment, time_ps",
-                 [&](const Query& q, ExperimentTelemetry& e) {
-                     e.total_rate.add(seconds(q, 2), sqlite3_column_double(q.s, 3));
-                     e.active_flows.add(seconds(q, 2), sqlite3_column_double(q.s, 4));
+                 [&](const SqlQuery& q, ExperimentTelemetry& e) {
+                     e.total_rate.add(seconds(q, 2), q.real(3));
+                     e.active_flows.add(seconds(q, 2), q.real(4));
                  });
     each_new_row("timeline", "SELECT rowid, experiment, rank, stream, task, kind, start_ps, end_ps, bytes, peers, iteration FROM timeline WHERE run_id = ? AND rowid > ? ORDER BY rowid",
-                 [&](const Query& q, ExperimentTelemetry& e) {
-                     e.spans.push_back({sqlite3_column_int(q.s, 2), q.text(3), q.text(4), q.text(5), q.text(9), seconds(q, 6), seconds(q, 7),
-                                        sqlite3_column_int64(q.s, 8), sqlite3_column_int(q.s, 10)});
+                 [&](const SqlQuery& q, ExperimentTelemetry& e) {
+                     e.spans.push_back({int(q.integer(2)), q.text(3), q.text(4), q.text(5), q.text(9), seconds(q, 6), seconds(q, 7),
+                                        q.integer(8), int(q.integer(10))});
                  });
     each_new_row("skips", "SELECT rowid, experiment, flows, start_ps, end_ps, from_memo FROM skips WHERE run_id = ? AND rowid > ? ORDER BY rowid",
-                 [&](const Query& q, ExperimentTelemetry& e) {
-                     e.skips.push_back({seconds(q, 3), seconds(q, 4), sqlite3_column_int(q.s, 2), sqlite3_column_int(q.s, 5) != 0});
+                 [&](const SqlQuery& q, ExperimentTelemetry& e) {
+                     e.skips.push_back({seconds(q, 3), seconds(q, 4), int(q.integer(2)), int(q.integer(5)) != 0});
                  });
-    Query q(db_, "SELECT experiment, status FROM experiments WHERE run_id = ?");
-    if (q.s) {
-        sqlite3_bind_int64(q.s, 1, run_);
-        while (sqlite3_step(q.s) == SQLITE_ROW) out[q.text(0)].status = q.text(1);
-    }
+    SqlQuery q(db_, "SELECT experiment, status FROM experiments WHERE run_id = ?");
+    q.bind(1, run_);
+    while (q.next()) out[q.text(0)].status = q.text(1);
     return out;
 }
 

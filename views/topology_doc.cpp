@@ -169,13 +169,8 @@ TopoDoc doc_from_topology(const nlohmann::json& topology, const std::filesystem:
     } else {
         doc = doc_from_fabric(build_fabric(spec), {}, topology);
     }
-    bool placed = false;
     for (TopoBox& b : doc.boxes)
-        if (auto it = positions.find(b.name); it != positions.end()) {
-            b.pos = it->second;
-            placed = true;
-        }
-    (void)placed;
+        if (auto it = positions.find(b.name); it != positions.end()) b.pos = it->second;
     return doc;
 }
 

@@ -1,8 +1,5 @@
 #include "cli/inputs.h"
 
-#include <unistd.h>
-
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 

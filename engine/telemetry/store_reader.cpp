@@ -5,24 +5,17 @@
 
 #include <sqlite3.h>
 
+#include "telemetry/sqlite_query.h"
+
 #include "common/diagnostics.h"
 
 namespace orrery {
 namespace {
 
-struct Query {
-    sqlite3_stmt* s = nullptr;
-    Query(sqlite3* db, const char* sql) {
-        if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) throw std::runtime_error(std::string("results store: ") + sqlite3_errmsg(db));
-    }
-    ~Query() { sqlite3_finalize(s); }
-    Query& bind(int i, int64_t v) { sqlite3_bind_int64(s, i, v); return *this; }
-    Query& bind(int i, const std::string& v) { sqlite3_bind_text(s, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT); return *this; }
-    bool next() { return sqlite3_step(s) == SQLITE_ROW; }
-    int64_t integer(int c) const { return sqlite3_column_int64(s, c); }
-    std::string text(int c) const {
-        const unsigned char* t = sqlite3_column_text(s, c);
-        return t ? reinterpret_cast<const char*>(t) : "";
+// The store's own tables: a statement that cannot be prepared means the file is not what it claims.
+struct Query : SqlQuery {
+    Query(sqlite3* db, const char* sql) : SqlQuery(db, sql) {
+        if (!ok()) throw std::runtime_error("results store: " + error());
     }
 };
 
@@ -57,7 +50,7 @@ int64_t StoreReader::find_run(const std::string& experiment, int64_t run) const 
     Query q(db_, run > 0 ? "SELECT run_id FROM experiments WHERE experiment = ? AND run_id = ?"
                          : "SELECT max(run_id) FROM experiments WHERE experiment = ? AND run_id > ?");
     q.bind(1, experiment).bind(2, run);
-    if (q.next() && sqlite3_column_type(q.s, 0) != SQLITE_NULL) return q.integer(0);
+    if (q.next() && !q.is_null(0)) return q.integer(0);
     std::set<std::string> known;
     Query all(db_, run > 0 ? "SELECT experiment FROM experiments WHERE run_id = ?" : "SELECT experiment FROM experiments WHERE run_id > ?");
     all.bind(1, run);
