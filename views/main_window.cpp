@@ -292,6 +292,7 @@ void MainWindow::build_menus() {
     QMenu* results = menuBar()->addMenu("Re&sults");
     add(results, "Export &report (HTML)…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_H), [this] { results_->ask_export_html(); });
     add(results, "Export &CSV…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), [this] { results_->ask_export_csv(); });
+    add(results, "Export Chrome &trace…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), [this] { results_->ask_export_chrome_trace(); });
 }
 
 QString MainWindow::project_path() const { return project_ ? QString::fromStdString(project_->path().string()) : QString(); }
