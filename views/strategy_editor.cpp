@@ -145,7 +145,7 @@ void StrategyEditor::show_check() {
     table_->setRowCount(int(c.report.per_stage.size()));
     for (size_t i = 0; i < c.report.per_stage.size(); ++i) {
         const RankMemory& r = c.report.per_stage[i];
-        const QStringList cells = {QString::number(r.stage), QString::number(double(r.params) / 1e9, 'f', 2) + " B",
+        const QStringList cells = {QString::number(r.stage), QString::number(double(r.params) / 1e9, 'f', 2) + " billion",
                                    gib(r.weights), gib(r.gradients), gib(r.optimizer), gib(r.activations), gib(r.overhead),
                                    gib(r.total()) + " / " + gib(hbm)};
         for (int col = 0; col < cells.size(); ++col) {
