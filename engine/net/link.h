@@ -1,6 +1,7 @@
 #pragma once
 // Sending on a link and the transmit machine of a port, shared by switches and NICs.
 #include "net/ns3_arith.h"
+#include "net/port_events.h"
 #include "net/state.h"
 
 namespace orrery::net {
@@ -42,18 +43,13 @@ ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, Packet p, int64_t
     tx.busy_since = now;
     tx.busy_until = now + ser;
     v.tx_done[row] = tx.busy_until;
+    port_event_changed(v, row);
     p.arrival = now + ser + info.delay_ps;
+    p.ser_ns = uint32_t(ser / 1000);
     NodeOutput& o = v.out[info.node];
     ++o.transmissions;
     if (p.arrival < o.min_sent_arrival) o.min_sent_arrival = p.arrival;
     ring_push(v, info.peer_port, p, clock, info.node);
-}
-
-// When the peer sent the packet now arriving at `row`: the reference orders equal-time events by when
-// they were scheduled, and an arrival was scheduled when its sender started transmitting.
-ORRERY_HD inline int64_t arrival_scheduled_at(const NetView& v, uint32_t row, const Packet& p) {
-    const PortInfo& sender = v.port[v.port[row].peer_port];
-    return p.arrival - sender.delay_ps - tx_time_ns(p.wire, sender.rate_bps) * 1000;
 }
 
 ORRERY_HD inline void record_pfc(NetView& v, uint32_t node, uint32_t row, bool pause, int64_t now, uint8_t node_type) {

@@ -7,14 +7,13 @@
 // broken as ns-3 breaks them — by when each event was scheduled — and then by a fixed kind and index order
 // (the reference's remaining tie order is its global insertion order, which no parallel engine can know).
 //
-// Call flow: process_node → next_event (scan of the node's sources) → switch_receive / switch_tx_complete /
+// Call flow: process_node → next_event (its ports' tournament tree, port_events.h, then the node's own
+// timers) → switch_receive / switch_tx_complete /
 // switch_sample_queues (switch.h) or nic_receive / nic_start_next / nic_start_flow / dcqcn timers (nic.h).
 #include "net/nic.h"
 #include "net/switch.h"
 
 namespace orrery::net {
-
-enum EventSource : uint8_t { kSrcArrival, kSrcTxDone, kSrcAlpha, kSrcDecrease, kSrcRateIncrease, kSrcFlowStart, kSrcRetry, kSrcSample, kSrcNone };
 
 struct NextEvent {
     int64_t time = kNever;
@@ -32,33 +31,25 @@ ORRERY_HD inline void consider(NextEvent& best, int64_t time, int64_t scheduled,
     }
 }
 
-// The arrival time of the next packet of port `row`'s ring that the peer has published, or kNever.
+// The arrival time of the next packet of port `row`'s ring that the peer has published (kNever when none),
+// and when it was scheduled: the reference orders equal-time events by when they were scheduled, and an
+// arrival was scheduled when its sender started transmitting.
 ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock& clock) {
     const Ring& r = v.ring[row];
     const uint64_t head = v.ring_head[row].head;
-    v.next_arrival[row] = r.capacity > 0 && head < v.ring_tail[row].published_tail[clock.read_slot()] ? r.storage[head % r.capacity].arrival : kNever;
+    if (r.capacity > 0 && head < v.ring_tail[row].published_tail[clock.read_slot()]) {
+        const Packet& p = r.storage[head % r.capacity];
+        v.next_arrival[row] = p.arrival;
+        v.next_arrival_scheduled[row] = p.arrival - v.port[v.port[row].peer_port].delay_ps - int64_t(p.ser_ns) * 1000;
+    } else {
+        v.next_arrival[row] = kNever;
+    }
 }
 
 ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node) {
     NextEvent best;
-    const uint32_t first = v.node_port_begin[node], last = v.node_port_begin[node + 1];
-    // Ports: a tight minimum over two compact columns, then the full tie-break key only for the ports at it
-    // (a port event later than the minimum can never be next).
-    int64_t port_min = kNever;
-    for (uint32_t row = first; row < last; ++row) {
-        port_min = v.next_arrival[row] < port_min ? v.next_arrival[row] : port_min;
-        port_min = v.tx_done[row] < port_min ? v.tx_done[row] : port_min;
-    }
-    if (port_min != kNever) {
-        best.busy_time = port_min;
-        for (uint32_t row = first; row < last; ++row) {
-            if (v.next_arrival[row] == port_min) {
-                const Ring& r = v.ring[row];
-                consider(best, port_min, arrival_scheduled_at(v, row, r.storage[v.ring_head[row].head % r.capacity]), kSrcArrival, row);
-            }
-            if (v.tx_done[row] == port_min) consider(best, port_min, v.tx[row].busy_since, kSrcTxDone, row);
-        }
-    }
+    const PortEvent& port = port_events_first(v, node);
+    if (port.time != kNever) best = {port.time, port.scheduled, port.source, port.row, port.time};
     if (v.node_role[node] == kRoleSwitch) {
         const SwitchMmu& s = v.sw[node];
         if (s.next_sample != kNever) {
@@ -91,6 +82,7 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
     out.min_sent_arrival = kNever;
     if (role != kRoleIdle) {
         for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) refresh_arrival(v, row, clock);
+        port_events_build(v, node);
         for (;;) {
             const NextEvent e = next_event(v, node);
             if (e.time >= clock.window_end) {
@@ -107,6 +99,7 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                     const Packet p = r.storage[h.head % r.capacity];
                     ++h.head;
                     refresh_arrival(v, e.index, clock);
+                    port_event_changed(v, e.index);
                     if (role == kRoleSwitch) switch_receive(v, node, e.index, p, now, clock);
                     else nic_receive(v, node, e.index, p, now, clock);
                     break;
@@ -116,6 +109,7 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                     v.tx_done[e.index] = kNever;
                     if (role == kRoleSwitch) switch_start_next(v, node, e.index, now, clock);
                     else nic_start_next(v, node, now, clock);
+                    if (v.tx_done[e.index] == kNever) port_event_changed(v, e.index);  // else transmit_start did
                     break;
                 case kSrcAlpha: dcqcn_alpha_timer(v, e.index, now); break;
                 case kSrcDecrease: dcqcn_decrease_timer(v, e.index, now); break;

@@ -50,7 +50,7 @@ struct Packet {
     uint8_t hop;            // index of the next egress on the flow's path (incremented by each switch)
     uint16_t in_port;       // at a switch: the local ingress port (for buffer accounting)
     uint16_t nhop;          // INT hop count (HPCC), may exceed kMaxIntHops like the reference's
-    uint32_t reserved;
+    uint32_t ser_ns;        // its serialization time on the link it last crossed (ns): when it was scheduled to arrive
     union {
         IntHop hops[kMaxIntHops];  // HPCC
         uint64_t sent_ns;          // TIMELY: NIC dequeue time in ns

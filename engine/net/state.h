@@ -262,6 +262,18 @@ struct alignas(64) NodeOutput {
     uint32_t completions = 0;          // flows this node completed (as sender), cumulative
 };
 
+// ---- a node's events ------------------------------------------------------------------------------------
+// The kinds of event a node handles, in their tie order (node.h).
+enum EventSource : uint8_t { kSrcArrival, kSrcTxDone, kSrcAlpha, kSrcDecrease, kSrcRateIncrease, kSrcFlowStart, kSrcRetry, kSrcSample, kSrcNone };
+
+// A port's next event, and an entry of a node's tournament tree over its ports (port_events.h).
+struct PortEvent {
+    int64_t time;       // ps, kNever when none
+    int64_t scheduled;  // ps: when it was scheduled (tie order)
+    uint32_t row;       // port row
+    uint8_t source;     // kSrcArrival or kSrcTxDone (kSrcNone when none)
+};
+
 // ---- the view systems take ------------------------------------------------------------------------------
 struct NetView {
     // experiments
@@ -280,7 +292,10 @@ struct NetView {
     RingHead* ring_head;
     PortTx* tx;
     int64_t* next_arrival;             // by port: arrival of the next visible packet in its ring, kNever when none
+    int64_t* next_arrival_scheduled;   // by port: when that arrival was scheduled (its sender began transmitting)
     int64_t* tx_done;                  // by port: when its transmission completes, kNever when idle
+    PortEvent* port_tree;              // per node, a tournament tree over its ports' next events (port_events.h)
+    const uint32_t* node_tree_begin;   // node n's tree: port_tree[node_tree_begin[n] .. node_tree_begin[n+1]), 2 × leaves
     PortQueues* queues;                // by port (switch ports)
     PortMmu* mmu;                      // by port (switch ports)
     uint32_t* const* qlen_hist;        // queue monitor, per experiment: counts per KB bucket (allocated when it starts)

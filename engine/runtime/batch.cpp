@@ -112,7 +112,10 @@ net::NetView Batch::view() {
     v.ring_head = ring_head.data();
     v.tx = tx.data();
     v.next_arrival = next_arrival.data();
+    v.next_arrival_scheduled = next_arrival_scheduled.data();
     v.tx_done = tx_done.data();
+    v.port_tree = port_tree.data();
+    v.node_tree_begin = node_tree_begin.data();
     v.queues = queues.data();
     v.mmu = mmu.data();
     qlen_ptr.resize(qlen_hist.size());
@@ -148,7 +151,7 @@ size_t Batch::memory_bytes() const {
                  size_t(out[n].events_capacity) * sizeof(PfcEvent);
     return pools + bytes(node_forwarder) + bytes(node_dest_group) + bytes(spray_set) + bytes(set_begin) + bytes(set_ports) + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
            bytes(nic) + bytes(sw) + bytes(out) + bytes(port) + bytes(ring) + bytes(ring_tail) + bytes(ring_head) +
-           bytes(tx) + bytes(next_arrival) + bytes(tx_done) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
+           bytes(tx) + bytes(next_arrival) + bytes(next_arrival_scheduled) + bytes(tx_done) + bytes(port_tree) + bytes(node_tree_begin) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
            bytes(flow) + bytes(path_ports) + bytes(qp) + bytes(rx) +
            bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts);
 }
@@ -219,6 +222,10 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             b.node_experiment.push_back(e);
             b.node_fabric_id.push_back(n);
             b.node_port_begin.push_back(port0 + f.port_begin[n]);
+            b.node_tree_begin.push_back(uint32_t(b.port_tree.size()));
+            uint32_t leaves = 1;
+            while (leaves < f.port_begin[n + 1] - f.port_begin[n]) leaves *= 2;
+            b.port_tree.resize(b.port_tree.size() + 2 * leaves, PortEvent{kNever, kNever, kNoRow, kSrcNone});
             uint8_t role = kRoleIdle;
             NicState nic;
             if (f.node_kind[n] == NodeKind::network_switch) role = kRoleSwitch;
@@ -257,6 +264,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                 b.port.push_back(info);
                 b.tx.push_back(PortTx{});
                 b.next_arrival.push_back(kNever);
+                b.next_arrival_scheduled.push_back(kNever);
                 b.tx_done.push_back(kNever);
                 PortQueues q{};
                 for (int i = 0; i < kPriorities; ++i) q.head[i] = q.tail[i] = kNoRow;
@@ -442,6 +450,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
         b.experiments.push_back(slice);
     }
     b.node_port_begin.push_back(uint32_t(b.port.size()));
+    b.node_tree_begin.push_back(uint32_t(b.port_tree.size()));
     return b;
 }
 

@@ -58,7 +58,9 @@ struct Batch {
     std::vector<net::RingHead> ring_head;
     std::vector<std::unique_ptr<net::Packet[]>> ring_slots;  // per port: its ring's storage, uninitialized until used
     std::vector<net::PortTx> tx;
-    std::vector<int64_t> next_arrival, tx_done;  // by port: the compact event columns of node.h
+    std::vector<int64_t> next_arrival, next_arrival_scheduled, tx_done;  // by port: the event columns of node.h
+    std::vector<net::PortEvent> port_tree;       // per node: the tournament tree over its ports (port_events.h)
+    std::vector<uint32_t> node_tree_begin;       // size nodes + 1
     std::vector<net::PortQueues> queues;
     std::vector<net::PortMmu> mmu;
     std::vector<std::vector<uint32_t>> qlen_hist;  // per experiment, allocated when its monitor starts

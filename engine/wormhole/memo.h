@@ -45,6 +45,7 @@ struct MemoEntry {
     std::vector<uint64_t> bytes;                  // per vertex: bytes acknowledged during the transient
     std::vector<double> end_rate;                 // per vertex: rate at its end, bytes per ps (the steady rate when it ended steady)
     std::vector<uint64_t> end_inflight;           // per vertex: bytes sent and not yet acknowledged at its end
+    std::vector<uint64_t> end_cc_rate_bps;        // per vertex: the CC's sending rate at its end (empty in files written before it was kept)
     bool ends_steady = true;                      // false: it ended with the first completion of a flow (Wormhole §4.3)
 };
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "net/nic.h"
 #include "wormhole/shift.h"
 
 namespace orrery::wormhole {
@@ -40,7 +41,7 @@ struct PartState {
     // the latest sample at which every flow still had data to send: where a transient cut short by a
     // completion is stored up to
     int64_t check_time = 0;
-    std::vector<uint64_t> check_acked, check_inflight;
+    std::vector<uint64_t> check_acked, check_inflight, check_cc_rate;
     std::vector<double> check_rate;
 };
 
@@ -152,9 +153,20 @@ struct Skipper::State {
         const double bdp_packets = double(x.max_bdp) / double(ep.mtu);
         uint32_t l = window_for(bdp_packets, parts.max_flows_per_port(id), double(x.max_rtt_ns) * 1000, double(interval));
         // DCQCN raises its rate only when its rate-increase timer fires: a window shorter than that period
-        // sees a recovering flow as flat. Appendix F's rule (cover one period) applied to that timer.
-        if (ep.cc_mode == kDcqcn) l = std::max<uint32_t>(l, uint32_t(std::min<int64_t>(kMaxWindow, ep.rp_timer_ps / interval + 2)));
+        // sees a recovering flow as flat. Appendix F's rule (cover one period) applied to that timer, for a
+        // partition with a flow still recovering: below its line rate with the timer running. A flow at its
+        // line rate is unchanged by the timer (rate ← (rate + target) / 2 with both at the line rate), and a cut
+        // would show in its samples.
+        if (ep.cc_mode == kDcqcn && recovering(id)) l = std::max<uint32_t>(l, uint32_t(std::min<int64_t>(kMaxWindow, ep.rp_timer_ps / interval + 2)));
         return l;
+    }
+
+    bool recovering(uint32_t id) const {
+        for (uint32_t f : parts.get(id).flows) {
+            const uint32_t row = x.flow_begin + f;
+            if (b.dcqcn[row].t_rp != kNever && b.qp[row].rate < b.qp[row].max_rate) return true;
+        }
+        return false;
     }
 
     // The earliest known start of a flow not yet started that crosses a port of partition `id`.
@@ -206,7 +218,10 @@ struct Skipper::State {
         for (size_t i = 0; i < flows.size() && extend_steady; ++i) {
             const QpState& q = b.qp[flows[i]];
             const double remaining = double(b.flow[flows[i]].size - q.snd_una) - double(base[i]);
-            const double margin = double(q.snd_nxt - q.snd_una) + rate[i] * double(rtt) + double(unit);
+            // The skip ends with the flow's bytes in flight and one more credit unit still to send, so its
+            // last packets and acknowledgements are simulated packet by packet. (A further round trip of data,
+            // as before, doubled the events left in GPT-3 13B: bench_skip, engine/wormhole/README.md.)
+            const double margin = double(q.snd_nxt - q.snd_una) + double(unit);
             steady_ps = std::min(steady_ps, remaining > margin ? (remaining - margin) / rate[i] : 0.0);
         }
         int64_t limit = first_touching_start(id);
@@ -363,15 +378,14 @@ struct Skipper::State {
                 // also holds what was in flight in the original.
                 const double refill = std::max(0.0, double(hit->end_inflight[i]) - double(q.snd_nxt - q.snd_una));
                 base[i] = int64_t(double(hit->bytes[i]) + refill) / unit * unit;
-                const uint64_t steady_margin = hit->ends_steady ? uint64_t(hit->end_rate[i] * double(rtt)) : 0;
-                if (b.flow[f].size - q.snd_una <= uint64_t(base[i]) + (q.snd_nxt - q.snd_una) + steady_margin + uint64_t(unit)) usable = false;
+                if (b.flow[f].size - q.snd_una <= uint64_t(base[i]) + (q.snd_nxt - q.snd_una) + uint64_t(unit)) usable = false;
             }
             if (usable && freeze(id, now, flows, rate, transient, base, hit->ends_steady)) {
                 PartState& frozen_state = state(id);
                 for (size_t i = 0; i < flows.size(); ++i) {
                     const uint32_t f = flows[i];
                     frozen_state.rates_before.push_back({b.qp[f].rate, b.dcqcn[f].target_rate, b.hpcc[f].cur_rate, b.timely[f].cur_rate});
-                    set_rate(f, rate[i]);
+                    if (!hit->end_cc_rate_bps.empty()) set_rate(f, hit->end_cc_rate_bps[i]);
                 }
                 rec.kind = MemoRecord::kHit;
                 ++report.memo_hits;
@@ -388,10 +402,11 @@ struct Skipper::State {
         for (uint32_t f : vertex_flows) p.key_acked.push_back(b.qp[f].snd_una);
     }
 
-    // The congestion control's rate after a memoized transient: its end rate.
-    void set_rate(uint32_t f, double bytes_per_ps) {
+    // The congestion control's rate after a memoized transient: the rate it had at the transient's end. (Not
+    // the measured rate: a flow sharing its NIC, or held by its window, gets less than its CC allows, and a
+    // DCQCN flow that never saw a CNP would keep a rate set lower for ever.)
+    void set_rate(uint32_t f, uint64_t bps) {
         QpState& q = b.qp[f];
-        uint64_t bps = uint64_t(bytes_per_ps * 8e12);
         bps = std::clamp<uint64_t>(bps, std::min<uint64_t>(ep.min_rate, q.max_rate), q.max_rate);
         q.rate = bps;
         b.dcqcn[f].target_rate = bps;
@@ -442,6 +457,7 @@ struct Skipper::State {
             const size_t at = size_t(std::find(flows.begin(), flows.end(), f) - flows.begin());
             entry.end_rate.push_back(rate[at]);
             entry.end_inflight.push_back(inflight(f));
+            entry.end_cc_rate_bps.push_back(b.qp[f].rate);
         }
         remember(std::move(entry), now, id);
     }
@@ -471,6 +487,7 @@ struct Skipper::State {
             entry.bytes.push_back(p.check_acked[v] - p.key_acked[v]);
             entry.end_rate.push_back(p.check_rate[v]);
             entry.end_inflight.push_back(p.check_inflight[v]);
+            entry.end_cc_rate_bps.push_back(p.check_cc_rate[v]);
         }
         remember(std::move(entry), p.check_time, id);
     }
@@ -481,11 +498,12 @@ struct Skipper::State {
         for (uint32_t f : p.key_flows)
             if (b.qp[f].snd_nxt + 2 * uint64_t(unit) > b.flow[f].size) return;
         p.check_time = now;
-        p.check_acked.clear(), p.check_inflight.clear(), p.check_rate.clear();
+        p.check_acked.clear(), p.check_inflight.clear(), p.check_rate.clear(), p.check_cc_rate.clear();
         for (uint32_t f : p.key_flows) {
             const RateWindow& w = window[f - x.flow_begin];
             p.check_acked.push_back(b.qp[f].snd_una);
             p.check_inflight.push_back(inflight(f));
+            p.check_cc_rate.push_back(b.qp[f].rate);
             p.check_rate.push_back(w.count ? w.rate[(w.count - 1) % kMaxWindow] : 0.0);
         }
     }

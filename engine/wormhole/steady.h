@@ -9,6 +9,7 @@
 namespace orrery::wormhole {
 
 inline constexpr int kMaxWindow = 64;
+inline constexpr uint32_t kMinWindow = 4;  // samples: fewer cannot tell a flat rate from a turning one
 
 struct RateWindow {
     int64_t last_time = 0;        // ps: the previous sample
@@ -65,7 +66,7 @@ inline uint32_t window_for(double bdp_packets, uint32_t flows_on_bottleneck, dou
     const double n = flows_on_bottleneck > 0 ? double(flows_on_bottleneck) : 1.0;
     const double period_ps = std::sqrt(4.0 * bdp_packets / (7.0 * n)) * rtt_ps;
     uint32_t l = uint32_t(std::ceil(period_ps / interval_ps)) + 1;
-    if (l < 4) l = 4;
+    if (l < kMinWindow) l = kMinWindow;
     if (l > uint32_t(kMaxWindow)) l = uint32_t(kMaxWindow);
     return l;
 }

@@ -1,6 +1,6 @@
 // Steady-state skipping (issue 6's targets), skipping on against off:
-//  1. the reference ring (16 × 10 MB on the k = 4 fat-tree, 100 Gb/s) under each CC: wall-time ratio,
-//     per-flow FCT error (mean, max), share of events skipped;
+//  1. the reference ring (16 × 10 MB on the k = 4 fat-tree, 100 Gb/s) and incast (15 × 1 MB into host 0)
+//     under each CC: wall-time ratio, per-flow FCT error (mean, max), share of events skipped;
 //  2. the same ring again with the memo its first run learned: memo hit rate, FCT error;
 //  3. GPT-3 13B TP8 PP4 DP4 on 128 GPUs (roft-128, 400 Gb/s, DCQCN), one iteration: wall-time ratio,
 //     iteration-time error, per-flow FCT error, events skipped (--llm 0 leaves it out: the run without
@@ -55,11 +55,21 @@ void compare(const char* label, const Run& off, const Run& on) {
                 on.result.skipping.skips.size(), on.result.skipping.memo_hits, on.result.skipping.memo_misses);
 }
 
+nlohmann::json flows_scenario(const std::string& cc, bool skipping, const nlohmann::json& flows) {
+    return {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"preset", "fat-tree-k4"}}}, {"network", {{"preset", "reference-100g"}}},
+            {"cc", {{"preset", cc + "-100g"}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}, {"skipping", {{"enabled", skipping}}}};
+}
+
 nlohmann::json ring(const std::string& cc, bool skipping) {
     nlohmann::json flows = nlohmann::json::array();
     for (int i = 0; i < 16; ++i) flows.push_back({{"src", i}, {"dst", (i + 1) % 16}, {"size", "10MB"}, {"start", "2s"}});
-    return {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"preset", "fat-tree-k4"}}}, {"network", {{"preset", "reference-100g"}}},
-            {"cc", {{"preset", cc + "-100g"}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}, {"skipping", {{"enabled", skipping}}}};
+    return flows_scenario(cc, skipping, flows);
+}
+
+nlohmann::json incast(const std::string& cc, bool skipping) {
+    nlohmann::json flows = nlohmann::json::array();
+    for (int i = 1; i < 16; ++i) flows.push_back({{"src", i}, {"dst", 0}, {"size", "1MB"}, {"start", "2s"}});
+    return flows_scenario(cc, skipping, flows);
 }
 
 nlohmann::json llm(const std::string& fabric, const std::string& model, nlohmann::json parallel, bool skipping) {
@@ -112,7 +122,7 @@ int main(int argc, char** argv) {
     const bool with_moe = args.count("--moe") && args.at("--moe") == "1";
     const PresetLibrary presets({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"});
 
-    std::printf("1. reference ring, 16 x 10 MB, k=4 fat-tree, 100 Gb/s\n");
+    std::printf("1. reference ring (16 x 10 MB) and incast (15 x 1 MB), k=4 fat-tree, 100 Gb/s\n");
     for (const char* cc : {"dcqcn", "hpcc", "timely", "dctcp"}) {
         const Run off = run_flows(presets, ring(cc, false));
         const Run on = run_flows(presets, ring(cc, true));
@@ -127,6 +137,8 @@ int main(int argc, char** argv) {
             compare("   ring dcqcn memo", off, again);
         }
     }
+    for (const char* cc : {"dcqcn", "hpcc", "timely", "dctcp"})
+        compare((std::string("incast ") + cc).c_str(), run_flows(presets, incast(cc, false)), run_flows(presets, incast(cc, true)));
     if (with_llm) {
         const WorkloadTables tables = load_workload_tables(presets);
         const nlohmann::json parallel = {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}, {"recompute", true}};

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <random>
 #include <sstream>
 
+#include "net/port_events.h"
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
 #include "runtime/hpcc_job.h"
@@ -242,6 +244,47 @@ private slots:
         qInfo("single flow: FCT %.0f ns, closed form %.0f ns", fct, closed_form);
         QVERIFY(std::abs(fct - closed_form) / closed_form <= 0.001);
     }
+    void port_event_tree_finds_what_a_scan_finds() {
+        // A switch with 11 ports (a tree of 16 leaves, 5 of them empty): random arrival and transmission times
+        // drawn from a few values, so that times, and times with scheduled times, tie often. After each random
+        // change the tree's first event must be the earliest of every port's own event in the node's tie order.
+        LoadedScenario s = scenario_with_flows({{"generator", "single-switch"}, {"hosts", 11}}, nlohmann::json::array({{{"src", 1}, {"dst", 0}, {"size", "1MB"}}}), "dcqcn");
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        Batch b = compile_batch({{"e0000", &s.scenarios[0], &f, workload_flows(s.scenarios[0])}});
+        net::NetView v = b.view();
+        uint32_t sw = 0;
+        while (b.node_role[sw] != net::kRoleSwitch) ++sw;
+        const uint32_t first = b.node_port_begin[sw], last = b.node_port_begin[sw + 1];
+        QCOMPARE(last - first, 11u);
+        std::mt19937_64 rng(7);
+        auto draw = [&](int64_t none_one_in) { return rng() % none_one_in == 0 ? net::kNever : int64_t(rng() % 4) * 1000; };
+        auto randomize = [&](uint32_t row) {
+            b.next_arrival[row] = draw(3);
+            b.next_arrival_scheduled[row] = int64_t(rng() % 3) * 100;
+            b.tx_done[row] = draw(3);
+            b.tx[row].busy_since = int64_t(rng() % 3) * 100;
+        };
+        for (uint32_t row = first; row < last; ++row) randomize(row);
+        net::port_events_build(v, sw);
+        for (int round = 0; round < 2000; ++round) {
+            net::PortEvent scan{net::kNever, net::kNever, net::kNoRow, net::kSrcNone};
+            for (uint32_t row = first; row < last; ++row) {
+                const net::PortEvent own = net::port_own_event(v, row);
+                if (own.time != net::kNever && (scan.time == net::kNever || net::earlier(own, scan))) scan = own;
+            }
+            const net::PortEvent& tree = net::port_events_first(v, sw);
+            QCOMPARE(tree.time, scan.time);
+            if (scan.time != net::kNever) {
+                QCOMPARE(tree.row, scan.row);
+                QCOMPARE(tree.scheduled, scan.scheduled);
+                QCOMPARE(int(tree.source), int(scan.source));
+            }
+            const uint32_t row = first + uint32_t(rng() % (last - first));
+            randomize(row);
+            net::port_event_changed(v, row);
+        }
+    }
+
     void long_flows_share_a_bottleneck_fairly() {
         // Four senders into one receiver under DCTCP (AIMD): long flows converge to a quarter each and keep the
         // link busy. (HPCC's multiplicative update keeps rate ratios and equalizes them only by its small

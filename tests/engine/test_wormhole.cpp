@@ -10,6 +10,8 @@
 #include <random>
 #include <set>
 
+#include <sqlite3.h>
+
 #include "common/diagnostics.h"
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
@@ -264,6 +266,38 @@ private slots:
         QVERIFY(memo.find(rate, mapping) == nullptr);
     }
 
+    void memo_replay_restores_the_cc_rate_not_the_measured_one() {
+        // Two DCQCN flows from one host share its NIC: each gets half the line while its CC rate stays at the
+        // line (no switch queue, no CNP). A replay of their transient must leave that CC rate; the measured half
+        // would pace the longer flow at half the line after the shorter one ends (DCQCN never raises a rate
+        // without a CNP first): measured 36 % later before the CC rate was kept.
+        nlohmann::json flows = {{{"src", 4}, {"dst", 0}, {"size", "10MB"}, {"start", "0us"}},
+                                {{"src", 4}, {"dst", 8}, {"size", "20MB"}, {"start", "0us"}}};
+        LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", true}}}, {"cc", {{"preset", "dcqcn-100g"}}}});
+        const Fabric f = build_fabric(sc.scenarios[0].topology);
+        auto run = [&](const wormhole::MemoTable* memo) {
+            Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, workload_flows(sc.scenarios[0])}});
+            RunOptions o;
+            o.memo = memo;
+            return outcome(b, run_cpu(b, o)[0]);
+        };
+        const Outcome first = run(nullptr);
+        QVERIFY(!first.result.skipping.learned.empty());
+        const wormhole::MemoEntry& learned = first.result.skipping.learned[0];
+        QCOMPARE(learned.end_cc_rate_bps.size(), learned.key.labels.size());
+        for (size_t i = 0; i < learned.end_rate.size(); ++i) {
+            QCOMPARE(learned.end_cc_rate_bps[i], uint64_t(100'000'000'000));
+            QVERIFY(learned.end_rate[i] * 8e12 < 0.6e11);  // measured: about half the line each
+        }
+        wormhole::MemoTable memo;
+        for (const auto& e : first.result.skipping.learned) memo.add(e);
+        const Outcome again = run(&memo);
+        QVERIFY(again.result.skipping.memo_hits > 0);
+        for (size_t i = 0; i < 2; ++i)
+            QVERIFY2(relative(again.fct_us[i], first.fct_us[i]) < 0.01,
+                     qPrintable(QString("flow %1: %2 us replayed, %3 us measured").arg(i).arg(again.fct_us[i]).arg(first.fct_us[i])));
+    }
+
     void memo_persists_and_rejects_other_files() {
         const std::filesystem::path dir = std::filesystem::temp_directory_path() / "orrery_test_wormhole";
         std::filesystem::remove_all(dir);
@@ -279,6 +313,28 @@ private slots:
         QVERIFY(e);
         QCOMPARE(e->transient_ps, first.result.skipping.learned[0].transient_ps);
         QCOMPARE(e->bytes, first.result.skipping.learned[0].bytes);
+        QCOMPARE(e->end_cc_rate_bps, first.result.skipping.learned[0].end_cc_rate_bps);
+        // A file written before the CC rates were kept (no end_cc_rate_bps column) still loads, its entries
+        // without CC rates; new entries go in beside them and the old rows stay.
+        const auto old = dir / "old.sqlite";
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(old.string().c_str(), &db), SQLITE_OK);
+            const std::string sql = "ATTACH '" + file.string() + "' AS cur; CREATE TABLE wormhole_memo AS SELECT hash, context, labels, edges, transient_ps, bytes, "
+                                    "end_rate_bytes_per_ps, end_inflight, ends FROM cur.wormhole_memo; DETACH cur;";
+            QCOMPARE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+        }
+        const wormhole::MemoTable old_loaded = wormhole::load_memo(old);
+        QCOMPARE(old_loaded.size(), loaded.size());
+        QVERIFY(old_loaded.find(first.result.skipping.learned[0].key, mapping)->end_cc_rate_bps.empty());
+        const Outcome dcqcn = run_reference("config_ring_dcqcn.txt", true);
+        const size_t added = wormhole::save_memo(old, dcqcn.result.skipping.learned);
+        QVERIFY(added > 0);
+        const wormhole::MemoTable merged = wormhole::load_memo(old);
+        QCOMPARE(merged.size(), loaded.size() + added);
+        QVERIFY(merged.find(first.result.skipping.learned[0].key, mapping)->end_cc_rate_bps.empty());
+        QCOMPARE(merged.find(dcqcn.result.skipping.learned[0].key, mapping)->end_cc_rate_bps, dcqcn.result.skipping.learned[0].end_cc_rate_bps);
         // A file that is not a memo is refused with its name, and left as it was.
         const auto other = dir / "other.sqlite";
         { std::ofstream(other) << "not a database"; }
