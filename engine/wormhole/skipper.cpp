@@ -421,7 +421,7 @@ struct Skipper::State {
             if (!part.alive) continue;
             PartState& p = state(id);
             if (p.frozen) continue;
-            for (uint32_t f : part.flows) window[f].sample(now, b.qp[x.flow_begin + f].snd_una, inflight(x.flow_begin + f));
+            for (uint32_t f : part.flows) window[f].sample(now, b.qp[x.flow_begin + f].snd_una, inflight(x.flow_begin + f), b.qp[x.flow_begin + f].rate);
             if (p.pending) checkpoint(p, now);
             const uint32_t l = window_length(id);
             std::vector<uint32_t> flows;
@@ -436,6 +436,8 @@ struct Skipper::State {
                 }
                 const double d = std::abs(window[f].drift(l, double(interval)));
                 if (d > 0) horizon = std::min(horizon, x.skipping.theta * r / d);
+                const double cc = std::abs(window[f].cc_relative_drift(l, double(interval)));
+                if (cc > 0) horizon = std::min(horizon, x.skipping.theta / cc);
                 flows.push_back(x.flow_begin + f);
                 rate.push_back(r);
             }

@@ -16,6 +16,7 @@ struct RateWindow {
     uint64_t last_acked = 0;      // bytes acknowledged then
     uint64_t last_inflight = 0;   // bytes sent and not acknowledged then
     double rate[kMaxWindow] = {}; // bytes per ps, a ring of the last samples
+    double cc_rate[kMaxWindow] = {}; // the CC's sending rate at each sample (bit/s)
     uint32_t count = 0;           // samples taken since the last reset
 
     void reset(int64_t now, uint64_t acked, uint64_t inflight) {
@@ -24,9 +25,10 @@ struct RateWindow {
         last_inflight = inflight;
         count = 0;
     }
-    void sample(int64_t now, uint64_t acked, uint64_t inflight) {
+    void sample(int64_t now, uint64_t acked, uint64_t inflight, uint64_t cc_rate_bps) {
         if (now <= last_time) return;
         last_inflight = inflight;
+        cc_rate[count % kMaxWindow] = double(cc_rate_bps);
         rate[count % kMaxWindow] = double(acked - last_acked) / double(now - last_time);
         ++count;
         last_time = now;
@@ -48,13 +50,25 @@ struct RateWindow {
     }
     // The drift of the rate over the last l samples, bytes/ps per ps: the newer half's mean minus the older
     // half's, over the time between their centres (`interval` apart per sample).
-    double drift(uint32_t l, double interval_ps) const {
+    double drift(uint32_t l, double interval_ps) const { return drift_of(rate, l, interval_ps); }
+    // The relative drift of the CC's sending rate, per ps. A rate-based CC may keep raising its rate while the
+    // flow's share of its bottleneck is flat (the queue takes the difference) until it reacts: the share is
+    // then steady only for as long as the CC rate stays within θ of itself.
+    double cc_relative_drift(uint32_t l, double interval_ps) const {
+        double mean = 0;
+        for (uint32_t i = 0; i < l && i < count; ++i) mean += cc_rate[(count - 1 - i) % kMaxWindow];
+        mean /= double(l < count ? l : count);
+        return mean > 0 ? drift_of(cc_rate, l, interval_ps) / mean : 0;
+    }
+
+private:
+    double drift_of(const double* ring, uint32_t l, double interval_ps) const {
         if (count < l || l < 2) return 0;
         const uint32_t half = l / 2;
         double older = 0, newer = 0;
         for (uint32_t i = 0; i < half; ++i) {
-            newer += rate[(count - 1 - i) % kMaxWindow];
-            older += rate[(count - l + i) % kMaxWindow];
+            newer += ring[(count - 1 - i) % kMaxWindow];
+            older += ring[(count - l + i) % kMaxWindow];
         }
         return (newer - older) / double(half) / ((double(l) - double(half)) * interval_ps);
     }
