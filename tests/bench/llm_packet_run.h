@@ -16,13 +16,14 @@ struct LlmPacketRun {
     LlmOutcome outcome;       // set when every task finished
 };
 
-inline LlmPacketRun run_llm_packet(const Scenario& s, const Fabric& f, const LlmJob& job, int threads) {
+inline LlmPacketRun run_llm_packet(const Scenario& s, const Fabric& f, const LlmJob& job, int threads, const wormhole::MemoTable* memo = nullptr) {
     LlmPacketRun r;
     std::vector<ExperimentInput> in{{"llm", &s, &f, llm_flows(job, s.workload.llm->collectives.priority)}};
     r.batch = compile_batch(in);
     LlmDriver driver(job, r.batch, 0);
     RunOptions ro;
     ro.threads = threads;
+    ro.memo = memo;
     ro.drive = [&](uint32_t, int64_t now, uint32_t done) { return driver.drive(now, done); };
     r.results = run_cpu(r.batch, ro);
     r.unfinished = driver.executor().unfinished();
