@@ -10,7 +10,6 @@
 #include <map>
 #include <sstream>
 
-#include "net/nic.h"
 #include "wormhole/shift.h"
 
 namespace orrery::wormhole {

@@ -55,9 +55,10 @@ struct RateWindow {
     // flow's share of its bottleneck is flat (the queue takes the difference) until it reacts: the share is
     // then steady only for as long as the CC rate stays within θ of itself.
     double cc_relative_drift(uint32_t l, double interval_ps) const {
+        if (count < l || l < 2) return 0;
         double mean = 0;
-        for (uint32_t i = 0; i < l && i < count; ++i) mean += cc_rate[(count - 1 - i) % kMaxWindow];
-        mean /= double(l < count ? l : count);
+        for (uint32_t i = 0; i < l; ++i) mean += cc_rate[(count - 1 - i) % kMaxWindow];
+        mean /= double(l);
         return mean > 0 ? drift_of(cc_rate, l, interval_ps) / mean : 0;
     }
 
