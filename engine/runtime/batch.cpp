@@ -150,7 +150,7 @@ size_t Batch::memory_bytes() const {
         pools += size_t(sw[n].pool_capacity) * (sizeof(Packet) + 4) + size_t(nic[n].ack_capacity) * sizeof(Packet) +
                  size_t(out[n].events_capacity) * sizeof(PfcEvent);
     return pools + bytes(node_forwarder) + bytes(node_dest_group) + bytes(spray_set) + bytes(set_begin) + bytes(set_ports) + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
-           bytes(nic) + bytes(sw) + bytes(out) + bytes(port) + bytes(ring) + bytes(ring_tail) + bytes(ring_head) +
+           bytes(nic) + bytes(sw) + bytes(out) + bytes(port) + bytes(ring) + bytes(ring_grow_to) + bytes(ring_tail) + bytes(ring_head) +
            bytes(tx) + bytes(next_arrival) + bytes(next_arrival_scheduled) + bytes(tx_done) + bytes(port_tree) + bytes(node_tree_begin) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
            bytes(flow) + bytes(path_ports) + bytes(qp) + bytes(rx) +
            bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts);
@@ -283,6 +283,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                     b.ring_slots.emplace_back();
                 }
                 b.ring.push_back(ring);
+                b.ring_grow_to.push_back(0);
                 b.ring_tail.push_back(RingTail{});
                 b.ring_head.push_back(RingHead{});
             }
@@ -513,110 +514,94 @@ void allocate_queue_monitor(Batch& b, uint32_t e) {
     b.qlen_ptr[e] = hist.data();
 }
 
-void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end) {
+bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, std::vector<uint32_t>& routed) {
+    const uint8_t role = b.node_role[n];
+    if (role == kRoleIdle) return false;
+    const uint32_t e = b.node_experiment[n];
     const ExperimentSlice& x = b.experiments[e];
-    // Switch pools: each arrival takes a slot and may queue a pause frame (a resume frees a slot first).
-    std::vector<uint32_t> need(x.node_end - x.node_begin, 0);
-    std::vector<uint64_t> arrivals(x.node_end - x.node_begin, 0);
-    bool grow_pool = false, grow_acks = false;
-    for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
-        if (b.node_role[n] == kRoleIdle) continue;
-        uint64_t arriving = 0;
-        for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) arriving += arriving_before(b, row, step, next_end);
-        arrivals[n - x.node_begin] = arriving;
-        if (b.node_role[n] == kRoleSwitch) {
-            need[n - x.node_begin] = uint32_t(2 * arriving + 8);
-            grow_pool = grow_pool || b.sw[n].free_count < need[n - x.node_begin];
-        } else {
-            const NicState& nic = b.nic[n];
-            need[n - x.node_begin] = uint32_t(arriving + 8);  // at most one ACK or NACK per arriving packet
-            grow_acks = grow_acks || nic.ack_capacity - (nic.ack_tail - nic.ack_head) < need[n - x.node_begin];
+    const uint32_t first = b.node_port_begin[n], last = b.node_port_begin[n + 1];
+    uint64_t arriving = 0;
+    for (uint32_t row = first; row < last; ++row) arriving += arriving_before(b, row, step, next_end);
+    // Its own pool or ACK queue: each arrival takes a switch slot and may queue a pause frame (a resume
+    // frees a slot first); a NIC sends at most one ACK or NACK per arriving packet. Each node's storage has
+    // its own allocation: growing one copies only its own contents.
+    if (role == kRoleSwitch) {
+        SwitchMmu& s = b.sw[n];
+        const uint32_t want = uint32_t(2 * arriving + 8);
+        if (s.free_count < want) {
+            const uint32_t old_capacity = s.pool_capacity;
+            const uint32_t capacity = std::max(2 * old_capacity, old_capacity - s.free_count + 2 * want);
+            auto pool = std::make_unique_for_overwrite<Packet[]>(capacity);
+            auto next = std::make_unique<uint32_t[]>(capacity);
+            std::copy(s.pool, s.pool + old_capacity, pool.get());
+            std::copy(s.pool_next, s.pool_next + old_capacity, next.get());
+            // New slots join the free list; queue links are slot indices, unchanged by the move.
+            for (uint32_t i = old_capacity; i < capacity; ++i) next[i] = i + 1 < capacity ? i + 1 : s.free_head;
+            s.free_head = old_capacity;
+            s.free_count += capacity - old_capacity;
+            s.pool_capacity = capacity;
+            b.node_pool[n] = std::move(pool);
+            b.node_pool_next[n] = std::move(next);
+            s.pool = b.node_pool[n].get();
+            s.pool_next = b.node_pool_next[n].get();
+        }
+    } else {
+        NicState& nic = b.nic[n];
+        const uint32_t want = uint32_t(arriving + 8);
+        const uint32_t used = uint32_t(nic.ack_tail - nic.ack_head);
+        if (nic.ack_capacity - used < want) {
+            const uint32_t capacity = std::max(2 * nic.ack_capacity, used + 2 * want);
+            auto acks = std::make_unique_for_overwrite<Packet[]>(capacity);
+            // Same counters, new ring size: every waiting ACK moves to its slot in the new ring.
+            for (uint64_t i = nic.ack_head; i < nic.ack_tail; ++i) acks[i % capacity] = nic.ack_slots[i % nic.ack_capacity];
+            b.node_acks[n] = std::move(acks);
+            nic.ack_slots = b.node_acks[n].get();
+            nic.ack_capacity = capacity;
         }
     }
-    // Each switch's pool, NIC's ACK queue and node's event buffer has its own allocation: growing one copies
-    // only its own contents.
-    if (grow_pool || grow_acks) {
-        for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
-            const uint32_t want = need[n - x.node_begin];
-            if (b.node_role[n] == kRoleSwitch) {
-                SwitchMmu& s = b.sw[n];
-                if (s.free_count >= want) continue;
-                const uint32_t old_capacity = s.pool_capacity;
-                const uint32_t capacity = std::max(2 * old_capacity, old_capacity - s.free_count + 2 * want);
-                auto pool = std::make_unique_for_overwrite<Packet[]>(capacity);
-                auto next = std::make_unique<uint32_t[]>(capacity);
-                std::copy(s.pool, s.pool + old_capacity, pool.get());
-                std::copy(s.pool_next, s.pool_next + old_capacity, next.get());
-                // New slots join the free list; queue links are slot indices, unchanged by the move.
-                for (uint32_t i = old_capacity; i < capacity; ++i) next[i] = i + 1 < capacity ? i + 1 : s.free_head;
-                s.free_head = old_capacity;
-                s.free_count += capacity - old_capacity;
-                s.pool_capacity = capacity;
-                b.node_pool[n] = std::move(pool);
-                b.node_pool_next[n] = std::move(next);
-                s.pool = b.node_pool[n].get();
-                s.pool_next = b.node_pool_next[n].get();
-            } else if (b.node_role[n] == kRoleHost) {
-                NicState& nic = b.nic[n];
-                const uint32_t used = uint32_t(nic.ack_tail - nic.ack_head);
-                if (nic.ack_capacity - used >= want) continue;
-                const uint32_t capacity = std::max(2 * nic.ack_capacity, used + 2 * want);
-                auto acks = std::make_unique_for_overwrite<Packet[]>(capacity);
-                // Same counters, new ring size: every waiting ACK moves to its slot in the new ring.
-                for (uint64_t i = nic.ack_head; i < nic.ack_tail; ++i) acks[i % capacity] = nic.ack_slots[i % nic.ack_capacity];
-                b.node_acks[n] = std::move(acks);
-                nic.ack_slots = b.node_acks[n].get();
-                nic.ack_capacity = capacity;
-            }
-        }
-    }
-    // PFC event buffers: at most one frame received per arriving packet.
-    for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
-        NodeOutput& o = b.out[n];
-        const uint64_t want = arrivals[n - x.node_begin] + 8;
-        if (b.node_role[n] == kRoleIdle || o.events_capacity >= want) continue;
-        const uint32_t capacity = uint32_t(std::max<uint64_t>(2ull * o.events_capacity, 2 * want));
+    // Its PFC event buffer: at most one frame received per arriving packet.
+    NodeOutput& o = b.out[n];
+    if (o.events_capacity < arriving + 8) {
+        const uint32_t capacity = uint32_t(std::max<uint64_t>(2ull * o.events_capacity, 2 * (arriving + 8)));
         auto events = std::make_unique_for_overwrite<PfcEvent[]>(capacity);
         std::copy(o.events, o.events + o.events_count, events.get());
         b.node_events[n] = std::move(events);
         o.events = b.node_events[n].get();
         o.events_capacity = capacity;
     }
-    // Receive rings: what is in flight plus what the sender can write in the next step. A switch port sends
-    // at most its queued packets, whatever its switch receives, and a pause and a resume frame per arrival on
+    // The rings it writes: what is in flight plus what it can write in the next step. A switch port sends at
+    // most its queued packets, whatever its switch receives, and a pause and a resume frame per arrival on
     // it; a NIC its ACK queue, an ACK per arrival, one step of full-size data at line rate and a short last
-    // packet (or its resend) per queue pair; nobody more than back to back at the smallest frame. Each ring
-    // has its own allocation: growing one copies only its packets in flight.
+    // packet (or its resend) per queue pair; nobody more than back to back at the smallest frame.
     const uint32_t data_frame = b.params[e].mtu + kDataHeaderBytes;
-    std::vector<std::vector<uint32_t>> routed(x.node_end - x.node_begin);  // by switch, lazily: arrivals per egress port
-    auto routed_to = [&](uint32_t sw, uint32_t egress_row) -> uint64_t {
-        std::vector<uint32_t>& counts = routed[sw - x.node_begin];
-        const uint32_t first = b.node_port_begin[sw];
-        if (counts.empty()) {
-            counts.assign(b.node_port_begin[sw + 1] - first, 0);
+    bool counted = false;  // routed: arrivals per egress port, counted when a quick bound is not enough
+    auto routed_to = [&](uint32_t egress_row) -> uint64_t {
+        if (!counted) {
+            counted = true;
+            routed.assign(last - first, 0);
             const bool spray = b.params[e].spray;
             uint32_t all = 0;
-            for (uint32_t in = first; in < b.node_port_begin[sw + 1]; ++in) {
+            for (uint32_t in = first; in < last; ++in) {
                 const Ring& r = b.ring[in];
-                const uint64_t head = b.ring_head[in].head, arriving = arriving_before(b, in, step, next_end);
-                for (uint64_t i = head; i < head + arriving; ++i) {
+                const uint64_t head = b.ring_head[in].head, count = arriving_before(b, in, step, next_end);
+                for (uint64_t i = head; i < head + count; ++i) {
                     const Packet& p = r.storage[i % r.capacity];
                     if (spray || p.kind == kPfc) {
                         ++all;
                         continue;
                     }
                     const FlowInfo& f = b.flow[p.flow];
-                    ++counts[b.path_ports[(p.kind == kData ? f.data_path : f.ack_path) + p.hop]];
+                    ++routed[b.path_ports[(p.kind == kData ? f.data_path : f.ack_path) + p.hop]];  // a local port index
                 }
             }
-            for (uint32_t& c : counts) c += all;  // sprayed packets may leave by any port
+            for (uint32_t& c : routed) c += all;  // sprayed packets may leave by any port
         }
-        return counts[egress_row - first];
+        return routed[egress_row - first];
     };
     // Packets queued at a port that it can send within one step: per priority, from the head while their
     // serialization times fit in the step (round robin only interleaves these).
-    auto sendable_queued = [&](uint32_t sw, uint32_t egress_row) -> uint64_t {
-        const SwitchMmu& sm = b.sw[sw];
+    auto sendable_queued = [&](uint32_t egress_row) -> uint64_t {
+        const SwitchMmu& sm = b.sw[n];
         const uint64_t rate = b.port[egress_row].rate_bps;
         uint64_t count = 0;
         for (int q = 0; q < kPriorities; ++q) {
@@ -628,29 +613,41 @@ void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end) {
         }
         return count;
     };
-    for (uint32_t row = x.port_begin; row < x.port_end; ++row) {
-        Ring& r = b.ring[row];
+    bool grows = false;
+    for (uint32_t sender_row = first; sender_row < last; ++sender_row) {
+        const uint32_t row = b.port[sender_row].peer_port;
+        const Ring& r = b.ring[row];
+        b.ring_grow_to[row] = 0;
         if (!r.capacity) continue;
-        const uint32_t sender_row = b.port[row].peer_port, sender = b.port[sender_row].node;
         const uint64_t rate = b.port[sender_row].rate_bps;
         const uint64_t in_flight = b.ring_tail[row].tail - b.ring_head[row].head;
         uint64_t writes;
-        if (b.node_role[sender] == kRoleHost) {
-            const NicState& nic = b.nic[sender];
-            writes = (nic.ack_tail - nic.ack_head) + arrivals[sender - x.node_begin] + max_writes_per_step(rate, x.lookahead, data_frame) +
-                     2ull * nic.qp_count + 2;
+        if (role == kRoleHost) {
+            const NicState& nic = b.nic[n];
+            writes = (nic.ack_tail - nic.ack_head) + arriving + max_writes_per_step(rate, x.lookahead, data_frame) + 2ull * nic.qp_count + 2;
         } else {
-            writes = b.queues[sender_row].packets + arrivals[sender - x.node_begin] + 2 * arriving_before(b, sender_row, step, next_end) + 8;
+            writes = b.queues[sender_row].packets + arriving + 2 * arriving_before(b, sender_row, step, next_end) + 8;
         }
         const uint64_t cap = max_writes_per_step(rate, x.lookahead, kPfcFrameBytes);
         writes = std::min<uint64_t>(writes, cap);
         if (r.capacity >= in_flight + writes) continue;
-        if (b.node_role[sender] == kRoleSwitch)  // the quick bound is not enough: count what this port can really send
-            writes = std::min<uint64_t>(cap, sendable_queued(sender, sender_row) + routed_to(sender, sender_row) +
-                                                 2 * arriving_before(b, sender_row, step, next_end) + 8);
+        if (role == kRoleSwitch)  // the quick bound is not enough: count what this port can really send
+            writes = std::min<uint64_t>(cap, sendable_queued(sender_row) + routed_to(sender_row) + 2 * arriving_before(b, sender_row, step, next_end) + 8);
         const uint64_t want = in_flight + writes;
         if (r.capacity >= want) continue;
-        const uint32_t capacity = uint32_t(want + want / 2 + 16);
+        b.ring_grow_to[row] = uint32_t(want + want / 2 + 16);
+        grows = true;
+    }
+    return grows;
+}
+
+void grow_node_rings(Batch& b, uint32_t n) {
+    for (uint32_t sender_row = b.node_port_begin[n]; sender_row < b.node_port_begin[n + 1]; ++sender_row) {
+        const uint32_t row = b.port[sender_row].peer_port;
+        const uint32_t capacity = b.ring_grow_to[row];
+        if (!capacity) continue;
+        b.ring_grow_to[row] = 0;
+        Ring& r = b.ring[row];
         std::unique_ptr<Packet[]> slots = std::make_unique_for_overwrite<Packet[]>(capacity);
         // Same counters, new ring size: every packet in flight moves to its slot in the new ring.
         for (uint64_t i = b.ring_head[row].head; i < b.ring_tail[row].tail; ++i) slots[i % capacity] = r.storage[i % r.capacity];
@@ -658,6 +655,15 @@ void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end) {
         r.storage = b.ring_slots[row].get();
         r.capacity = capacity;
     }
+}
+
+void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end) {
+    const ExperimentSlice& x = b.experiments[e];
+    std::vector<uint32_t> routed;
+    // One thread: a ring grown right after its writer's plan keeps its packets at the same counters, so
+    // its reader's plan later in this loop counts exactly what it would have counted before.
+    for (uint32_t n = x.node_begin; n < x.node_end; ++n)
+        if (plan_node_buffers(b, n, step, next_end, routed)) grow_node_rings(b, n);
 }
 
 }  // namespace orrery

@@ -57,6 +57,7 @@ struct Batch {
     std::vector<net::RingTail> ring_tail;
     std::vector<net::RingHead> ring_head;
     std::vector<std::unique_ptr<net::Packet[]>> ring_slots;  // per port: its ring's storage, uninitialized until used
+    std::vector<uint32_t> ring_grow_to;  // per port: the capacity plan_node_buffers wants for its ring, 0 for none
     std::vector<net::PortTx> tx;
     std::vector<int64_t> next_arrival, next_arrival_scheduled, tx_done;  // by port: the event columns of node.h
     std::vector<net::PortEvent> port_tree;       // per node: the tournament tree over its ports (port_events.h)
@@ -92,11 +93,18 @@ struct Batch {
 // delay, a flow between unreachable hosts, no ECN threshold for a port rate).
 Batch compile_batch(const std::vector<ExperimentInput>& inputs);
 
-// Before experiment e's next step: grows the packet pools of its switches and the ACK queues of its NICs
-// where their free room is below what the next step can bring — every packet that can arrive in it is
-// already in the receive rings (the lookahead is at most a link's delay). `step` is the step just
-// finished. Touches only that experiment's arrays; the view reaches them through pointer tables.
-// `next_end` is the end of experiment e's next step (or later: it only bounds what can arrive).
+// Before a step, the buffers that what can arrive in it would overflow are grown: every packet that can
+// arrive in the next step is already in the receive rings (the lookahead is at most a link's delay).
+// `step` is the step just finished; `next_end` is the end of the experiment's next step (or later: it only
+// bounds what can arrive). The view reaches the storage through pointer tables: no rebuild needed.
+//
+// plan_node_buffers grows node n's own switch pool or NIC ACK queue and PFC event buffer, and sets
+// ring_grow_to for the receive rings n writes that must grow; it returns whether any must. It reads other
+// nodes' rings but reallocates none, so threads may plan different nodes at once. `routed` is scratch.
+// grow_node_rings then reallocates the rings n's plan marked: no plan may run on other threads meanwhile.
+bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, std::vector<uint32_t>& routed);
+void grow_node_rings(Batch& b, uint32_t n);
+// Both, for every node of experiment e, on the calling thread. Touches only that experiment's arrays.
 void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end);
 
 // The reference's standalone FCT of `size` payload bytes on a path: its base RTT plus the wire bytes (48 B of

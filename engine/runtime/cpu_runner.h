@@ -38,6 +38,7 @@ struct ExperimentResult {
     uint64_t events = 0;                      // node events handled
     uint64_t packet_hops = 0;                 // packets put on a link
     uint64_t steps = 0;
+    uint64_t split_steps = 0;                 // steps whose nodes were split over several threads
     int64_t end_time = 0;                     // ps: when its last flow finished (or the stop time)
     uint32_t drops = 0;
     bool stalled = false;                     // nothing left to do but flows unfinished
