@@ -35,6 +35,7 @@ struct Run {
     std::vector<double> fct;  // ps per flow row, -1 unfinished
     ExperimentResult result;
     double iteration_s = 0;
+    double prepare = 0;  // s of `wall` spent building the LLM job (its task graph), before any step
 };
 
 void record(Run& r, const Batch& b, const ExperimentResult& res) {
@@ -53,10 +54,12 @@ void compare(const char* label, const Run& off, const Run& on) {
         sum += e, worst = std::max(worst, e), ++n;
     }
     const double saved = double(on.result.skipping.events_saved);
-    std::printf("%-22s wall %8.3f s -> %7.3f s (%6.1fx)   FCT error mean %.3f%% max %.2f%%   events %llu -> %llu, skipped %.1f%% (%zu skips, memo %u hits / %u misses)\n",
+    std::printf("%-22s wall %8.3f s -> %7.3f s (%6.1fx)   FCT error mean %.3f%% max %.2f%%   events %llu -> %llu, skipped %.1f%% (%zu skips, memo %u hits / %u misses)"
+                "   steps %llu (%llu split over threads) -> %llu (%llu)\n",
                 label, off.wall, on.wall, off.wall / on.wall, 100 * sum / double(std::max<size_t>(n, 1)), 100 * worst,
                 (unsigned long long)off.result.events, (unsigned long long)on.result.events, 100 * saved / (saved + double(on.result.events)),
-                on.result.skipping.skips.size(), on.result.skipping.memo_hits, on.result.skipping.memo_misses);
+                on.result.skipping.skips.size(), on.result.skipping.memo_hits, on.result.skipping.memo_misses, (unsigned long long)off.result.steps,
+                (unsigned long long)off.result.split_steps, (unsigned long long)on.result.steps, (unsigned long long)on.result.split_steps);
 }
 
 nlohmann::json flows_scenario(const std::string& cc, bool skipping, const nlohmann::json& flows) {
@@ -128,8 +131,10 @@ Run run_llm(const PresetLibrary& presets, const WorkloadTables& tables, const nl
     for (int repeat = 0; repeat < repeats; ++repeat) {
         const auto t0 = std::chrono::steady_clock::now();
         const LlmJob job = prepare_llm_job(*s.workload.llm, f, tables);
+        const double prepare = seconds_since(t0);
         const bench::LlmPacketRun run = bench::run_llm_packet(s, f, job, threads, memo);
-        r.wall = std::min(r.wall, seconds_since(t0));
+        const double wall = seconds_since(t0);
+        if (wall < r.wall) r.wall = wall, r.prepare = prepare;
         record(r, run.batch, run.results[0]);
         r.iteration_s = run.unfinished ? -1 : run.outcome.iteration_time_s;
     }
@@ -144,6 +149,7 @@ void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTabl
     std::printf("%s, one iteration, %d thread(s), best of %d runs: iteration %.3f ms -> %.3f ms (error %+.3f%%)\n", label, threads, repeats,
                 off.iteration_s * 1e3, on.iteration_s * 1e3, 100 * (on.iteration_s / off.iteration_s - 1));
     compare(("   " + model).c_str(), off, on);
+    std::printf("   of those walls, building the job's task graph: %.3f s and %.3f s\n", off.prepare, on.prepare);
     const wormhole::MemoTable memo = through_memo_file(on.result.skipping.learned);
     const Run again = run_llm(presets, tables, llm("roft-128", model, parallel, true), threads, repeats, &memo);
     std::printf("   %s re-run with the memo file of the first run (%zu transients): hit rate %.0f%% (%u of %u lookups), iteration %.3f ms (error %+.3f%%)\n",
