@@ -621,18 +621,19 @@ bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, st
         if (!r.capacity) continue;
         const uint64_t rate = b.port[sender_row].rate_bps;
         const uint64_t in_flight = b.ring_tail[row].tail - b.ring_head[row].head;
-        uint64_t writes;
+        uint64_t writes, frames_back = 0;  // a switch port: a pause and a resume frame per arrival on it
         if (role == kRoleHost) {
             const NicState& nic = b.nic[n];
             writes = (nic.ack_tail - nic.ack_head) + arriving + max_writes_per_step(rate, x.lookahead, data_frame) + 2ull * nic.qp_count + 2;
         } else {
-            writes = b.queues[sender_row].packets + arriving + 2 * arriving_before(b, sender_row, step, next_end) + 8;
+            frames_back = 2 * arriving_before(b, sender_row, step, next_end);
+            writes = b.queues[sender_row].packets + arriving + frames_back + 8;
         }
         const uint64_t cap = max_writes_per_step(rate, x.lookahead, kPfcFrameBytes);
         writes = std::min<uint64_t>(writes, cap);
         if (r.capacity >= in_flight + writes) continue;
         if (role == kRoleSwitch)  // the quick bound is not enough: count what this port can really send
-            writes = std::min<uint64_t>(cap, sendable_queued(sender_row) + routed_to(sender_row) + 2 * arriving_before(b, sender_row, step, next_end) + 8);
+            writes = std::min<uint64_t>(cap, sendable_queued(sender_row) + routed_to(sender_row) + frames_back + 8);
         const uint64_t want = in_flight + writes;
         if (r.capacity >= want) continue;
         b.ring_grow_to[row] = uint32_t(want + want / 2 + 16);

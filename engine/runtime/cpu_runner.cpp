@@ -55,6 +55,28 @@ void finish_experiment(Batch& b, uint32_t e, ExperimentResult& r) {
     }
 }
 
+// Nodes [begin, end) with each switch followed by the hosts attached to it, so that contiguous chunks
+// (and the threads' shares of them) hold whole racks or pods: in generated fabrics the hosts come first
+// and the switches after, and cutting that order puts every host on another thread than its switch,
+// sending every packet between cores.
+std::vector<uint32_t> locality_order(const Batch& b, uint32_t begin, uint32_t end) {
+    std::vector<std::vector<uint32_t>> attached(end - begin);
+    std::vector<uint32_t> order;
+    order.reserve(end - begin);
+    for (uint32_t n = begin; n < end; ++n) {
+        if (b.node_role[n] != kRoleHost) continue;
+        const uint32_t peer = b.port[b.port[b.nic[n].port].peer_port].node;
+        if (b.node_role[peer] == kRoleSwitch) attached[peer - begin].push_back(n);
+        else order.push_back(n);  // a host wired to a host
+    }
+    for (uint32_t n = begin; n < end; ++n) {
+        if (b.node_role[n] == kRoleHost) continue;
+        order.push_back(n);
+        order.insert(order.end(), attached[n - begin].begin(), attached[n - begin].end());
+    }
+    return order;
+}
+
 struct Stepper {
     Batch& b;
     std::vector<ExperimentResult>& results;
@@ -71,7 +93,7 @@ struct Stepper {
     bool finished = false;
     std::exception_ptr error;
     std::unique_ptr<ChunkShares> shares, plan_shares;  // node-parallel: chunks of nodes handed out within a step
-    std::vector<uint32_t> order;  // node-parallel: the nodes in the order chunks cut them (locality_order)
+    std::vector<uint32_t> order;  // the nodes in the order they are stepped and chunks cut them (locality_order)
     uint32_t chunk_size = 1;
     bool solo = true;                     // the next step is small: one thread does it all
     int threads = 1;
@@ -88,6 +110,7 @@ struct Stepper {
         skippers.resize(batch.experiments.size());
         node_begin = b.experiments[exps.front()].node_begin;
         node_end = b.experiments[exps.back()].node_end;
+        order = locality_order(b, node_begin, node_end);
         for (uint32_t e : exps) {
             const int64_t interval = b.params[e].sample_interval;
             if (interval != kNever && interval > 0) next_sample[e] = (b.experiments[e].clock / interval + 1) * interval;
@@ -121,13 +144,8 @@ struct Stepper {
         }
     }
 
+    // The nodes at positions [begin, end) of `order`.
     void process(uint32_t begin, uint32_t end) {
-        NetView v = view;
-        for (uint32_t n = begin; n < end; ++n) process_node(v, n, StepClock{step, window_end[b.node_experiment[n]]});
-    }
-
-    // Node-parallel: the nodes at positions [begin, end) of `order`.
-    void process_ordered(uint32_t begin, uint32_t end) {
         NetView v = view;
         for (uint32_t i = begin; i < end; ++i) process_node(v, order[i], StepClock{step, window_end[b.node_experiment[order[i]]]});
     }
@@ -344,28 +362,6 @@ struct Stepper {
     }
 };
 
-// Nodes [begin, end) with each switch followed by the hosts attached to it, so that contiguous chunks
-// (and the threads' shares of them) hold whole racks or pods: in generated fabrics the hosts come first
-// and the switches after, and cutting that order puts every host on another thread than its switch,
-// sending every packet between cores.
-std::vector<uint32_t> locality_order(const Batch& b, uint32_t begin, uint32_t end) {
-    std::vector<std::vector<uint32_t>> attached(end - begin);
-    std::vector<uint32_t> order;
-    order.reserve(end - begin);
-    for (uint32_t n = begin; n < end; ++n) {
-        if (b.node_role[n] != kRoleHost) continue;
-        const uint32_t peer = b.port[b.port[b.nic[n].port].peer_port].node;
-        if (b.node_role[peer] == kRoleSwitch) attached[peer - begin].push_back(n);
-        else order.push_back(n);  // a host wired to a host
-    }
-    for (uint32_t n = begin; n < end; ++n) {
-        if (b.node_role[n] == kRoleHost) continue;
-        order.push_back(n);
-        order.insert(order.end(), attached[n - begin].begin(), attached[n - begin].end());
-    }
-    return order;
-}
-
 // Threads split the nodes of `exps`, meeting at a barrier every step.
 void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResult>& results, std::vector<uint32_t> exps, int threads,
                        const RunOptions* options) {
@@ -375,7 +371,7 @@ void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResu
     stepper.threads = threads;
     if (threads == 1) {
         while (!stepper.finished) {
-            stepper.process(stepper.node_begin, stepper.node_end);
+            stepper.process(0, uint32_t(stepper.order.size()));
             stepper.run();
         }
     } else {
@@ -388,17 +384,16 @@ void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResu
         const uint32_t begin = stepper.node_begin, end = stepper.node_end;
         stepper.chunk_size = std::max<uint32_t>(1, (end - begin) / (uint32_t(threads) * 16));
         const uint32_t count = end - begin, chunks = (count + stepper.chunk_size - 1) / stepper.chunk_size;
-        stepper.order = locality_order(b, begin, end);
         stepper.shares = std::make_unique<ChunkShares>(threads, chunks);
         stepper.plan_shares = std::make_unique<ChunkShares>(threads, chunks);
         auto work = [&](int t) {
             std::vector<uint32_t> routed;  // plan_node_buffers' scratch
             while (!stepper.finished) {
                 if (stepper.solo) {
-                    if (t == 0) stepper.process(begin, end);
+                    if (t == 0) stepper.process(0, count);
                 } else {
                     for (uint32_t c; (c = stepper.shares->take(t)) != ChunkShares::kNone;)
-                        stepper.process_ordered(c * stepper.chunk_size, std::min(count, (c + 1) * stepper.chunk_size));
+                        stepper.process(c * stepper.chunk_size, std::min(count, (c + 1) * stepper.chunk_size));
                 }
                 sync.arrive_and_wait();
                 if (stepper.plan_parallel) {  // set by host_step before the barrier released everyone
