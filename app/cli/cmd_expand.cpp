@@ -27,7 +27,10 @@ Runner add_expand(CLI::App& app, const PresetLibrary& presets) {
         std::cout << s.experiments.size() << " experiment" << (s.experiments.size() == 1 ? "" : "s") << " from " << *file << "\n";
         for (const Experiment& e : s.experiments) {
             std::string params;
-            for (const auto& p : e.parameters) params += (params.empty() ? "" : "  ") + p["path"].get<std::string>() + "=" + p["value"].dump();
+            for (const auto& p : e.parameters) {
+                if (p["path"] == "seed") continue;  // printed on its own below
+                params += (params.empty() ? "" : "  ") + p["path"].get<std::string>() + "=" + p["value"].dump();
+            }
             std::cout << e.id << "  sha256:" << e.sha256.substr(0, 16) << "  seed=" << e.seed << (params.empty() ? "" : "  " + params) << "\n";
         }
         return kOk;

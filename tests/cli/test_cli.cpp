@@ -96,6 +96,20 @@ private slots:
         QCOMPARE(e[1]["id"].get<std::string>(), std::string("e0001"));
         QCOMPARE(e[1]["parameters"]["cc.preset"].get<std::string>(), std::string("hpcc-100g"));
         QCOMPARE(e[1]["sha256"].get<std::string>().size(), size_t(64));
+        // With seeds: 4 presets × 2 seeds, the last parameter fastest, then the seed; the text form names
+        // each experiment's seed once.
+        QTemporaryDir tmp;
+        std::ifstream demo(std::string(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json");
+        nlohmann::json doc = nlohmann::json::parse(demo);
+        doc["sweep"]["seeds"] = {3, 9};
+        std::ofstream(tmp.filePath("seeded.json").toStdString()) << doc.dump(1);
+        r = run({"expand", "seeded.json"}, tmp.path());
+        QCOMPARE(r.code, 0);
+        const QStringList lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 9);
+        QCOMPARE(lines[0], QString("8 experiments from seeded.json"));
+        QVERIFY2(lines[4].startsWith("e0003 ") && lines[4].contains("  seed=9  cc.preset=\"hpcc-100g\""), qPrintable(lines[4]));
+        for (const QString& line : lines.mid(1)) QCOMPARE(line.count("seed="), 1);
     }
     void run_stores_every_experiment() {
         QTemporaryDir tmp;

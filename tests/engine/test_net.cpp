@@ -79,6 +79,14 @@ size_t reference_pfc_lines(const std::string& scenario, const std::string& cc) {
 
 double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); }
 
+// FCTs given in ns, as µs in ascending order.
+std::vector<double> ascending_us(const std::map<std::string, double>& fcts_ns) {
+    std::vector<double> out;
+    for (const auto& [key, fct] : fcts_ns) out.push_back(fct / 1000.0);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 // A small scenario in code: `hosts` on one switch or a k = 4 fat-tree, with the given flows.
 LoadedScenario scenario_with_flows(const nlohmann::json& topology, const nlohmann::json& flows, const std::string& cc) {
     nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", topology},
@@ -130,13 +138,13 @@ private slots:
         QCOMPARE(r.results[0].drops, 0u);
         QCOMPARE(r.results[0].pfc.empty(), reference_pfc_lines(scenario.toStdString(), cc.toStdString()) == 0);
         QVERIFY(last_error <= 0.02);
-        if (cc == "dcqcn") {
-            // DCQCN marks at random: compare the distribution. Known gap (engine/net/README.md): one reference run is
-            // one sample (its RngRun 1..32 spread ±2.2 %), and the ensembles differ by +2.1 % through the order of
-            // same-nanosecond events (dcqcn_incast_against_32_reference_runs).
-            if (scenario == "incast") QEXPECT_FAIL("", "DCQCN incast mean FCT is 2-6% above the reference's run (open fidelity gap)", Continue);
+        if (cc == "dcqcn" && scenario == "incast") {
+            // The one scenario that marks at random: one run is one sample of a distribution whose mean FCT
+            // spreads by ±2.4 % over the reference's own reruns, which meet 2 % against its published run in
+            // fewer than half of them. Its mean and sorted FCTs are compared as distributions, in
+            // dcqcn_incast_against_the_reference_reruns.
+        } else if (cc == "dcqcn") {
             QVERIFY(mean_error <= 0.02);
-            if (scenario == "incast") QEXPECT_FAIL("", "DCQCN incast sorted FCT vector is 4-9% from the reference's run (open fidelity gap)", Continue);
             QVERIFY(mean(sorted_errors) <= 0.05);
         } else {
             QVERIFY(mean_error <= 0.02);
@@ -167,68 +175,103 @@ private slots:
         QCOMPARE(QString::fromStdString(format_hpcc_pfc(r.results[0])), reference_text("pfc" + suffix));
         QCOMPARE(QString::fromStdString(format_hpcc_qlen(r.results[0])), reference_text("qlen" + suffix));
     }
-    void dcqcn_incast_against_32_reference_runs() {
-        // The reference's random ECN draws make one DCQCN incast run one sample: over RngRun 1..32 its mean FCT
-        // spreads by ±2.2 % (runs_incast_dcqcn.txt). Compare ensembles: our seeds 1..32 in one batch against them.
+    void dcqcn_incast_against_the_reference_reruns() {
+        // The reference's random ECN draws make one DCQCN incast run one sample of a distribution: its mean FCT
+        // spreads by ±2.4 % over RngRun 1..512 (runs_incast_dcqcn.txt; run 1 is the published run). Compare
+        // distributions: our seeds 1..192 in one batch against the reference's runs, by the targets
+        // (mean and last FCT within 2 %, sorted FCTs within 5 %), and how often a single run of each meets
+        // those targets against the published run.
+        struct RunFcts {
+            double pfc_lines;
+            std::vector<double> sorted_us;
+        };
+        std::vector<RunFcts> ref_runs;
         std::ifstream in(kRef / "runs_incast_dcqcn.txt");
         std::string line;
-        std::vector<std::vector<double>> ref_runs;
-        std::vector<double> ref_pfc;
         while (std::getline(in, line)) {
             if (line.empty() || line[0] == '#') continue;
             std::istringstream fields(line);
-            double run, pfc, fct;
-            fields >> run >> pfc;
-            ref_pfc.push_back(pfc);
-            ref_runs.emplace_back();
-            while (fields >> fct) ref_runs.back().push_back(fct);
+            double run, fct;
+            RunFcts r;
+            fields >> run >> r.pfc_lines;
+            while (fields >> fct) r.sorted_us.push_back(fct / 1000.0);
+            QCOMPARE(r.sorted_us.size(), size_t(15));
+            QVERIFY(std::is_sorted(r.sorted_us.begin(), r.sorted_us.end()));
+            ref_runs.push_back(r);
         }
-        QCOMPARE(ref_runs.size(), size_t(32));
+        QCOMPARE(ref_runs.size(), size_t(512));
+        QCOMPARE(ref_runs[0].sorted_us, ascending_us(reference_fcts("incast", "dcqcn")));  // run 1 is the published run
+        const std::vector<double>& published = ref_runs[0].sorted_us;
+
         Diagnostics warnings;
         const auto job = load_hpcc_job(kRef / "config_incast_dcqcn.txt", kRef, PresetLibrary(), warnings);
-        std::vector<Scenario> seeded(32, *job->input.scenario);
+        std::vector<Scenario> seeded(192, *job->input.scenario);
         std::vector<ExperimentInput> inputs;
         for (size_t i = 0; i < seeded.size(); ++i) {
             seeded[i].seed = i + 1;
             inputs.push_back(job->input);
             char id[32];
-            std::snprintf(id, sizeof id, "seed%02zu", i + 1);
+            std::snprintf(id, sizeof id, "seed%03zu", i + 1);
             inputs.back().id = id;
             inputs.back().scenario = &seeded[i];
         }
         Batch b = compile_batch(inputs);
         RunOptions options;
         options.threads = 2;
-        const auto results = run_cpu(b, options);
-        std::vector<std::vector<double>> our_runs;
-        std::vector<double> our_pfc;
-        for (const ExperimentResult& r : results) {
-            our_pfc.push_back(double(r.pfc.size()));
-            our_runs.emplace_back();
-            for (const FlowResult& fr : r.flows) our_runs.back().push_back(double(fr.finish - b.flow[fr.flow].start) / 1000.0);
-            std::sort(our_runs.back().begin(), our_runs.back().end());
-            QCOMPARE(our_runs.back().size(), size_t(15));
+        std::vector<RunFcts> our_runs;
+        for (const ExperimentResult& r : run_cpu(b, options)) {
+            QCOMPARE(r.drops, 0u);
+            RunFcts ours{double(r.pfc.size()), {}};
+            for (const FlowResult& fr : r.flows) ours.sorted_us.push_back(double(fr.finish - b.flow[fr.flow].start) / 1e6);
+            std::sort(ours.sorted_us.begin(), ours.sorted_us.end());
+            QCOMPARE(ours.sorted_us.size(), size_t(15));
+            our_runs.push_back(ours);
         }
-        auto ensemble_mean = [](const std::vector<std::vector<double>>& runs) {
+
+        auto ensemble = [](const std::vector<RunFcts>& runs, auto of_run) {
             double sum = 0;
-            for (const auto& r : runs) sum += mean(r);
+            for (const RunFcts& r : runs) sum += of_run(r);
             return sum / double(runs.size());
         };
-        auto rank_mean = [](const std::vector<std::vector<double>>& runs, size_t rank) {
-            double sum = 0;
-            for (const auto& r : runs) sum += r[rank];
-            return sum / double(runs.size());
+        auto run_mean = [](const RunFcts& r) { return mean(r.sorted_us); };
+        auto run_last = [](const RunFcts& r) { return r.sorted_us.back(); };
+        auto run_pfc = [](const RunFcts& r) { return r.pfc_lines; };
+        auto relative = [](double ours, double ref) { return (ours - ref) / ref; };
+        const double mean_error = relative(ensemble(our_runs, run_mean), ensemble(ref_runs, run_mean));
+        const double last_error = relative(ensemble(our_runs, run_last), ensemble(ref_runs, run_last));
+        const double pfc_error = relative(ensemble(our_runs, run_pfc), ensemble(ref_runs, run_pfc));
+        double rank_error_mean = 0, rank_error_max = 0;
+        for (size_t k = 0; k < 15; ++k) {
+            auto at_rank = [k](const RunFcts& r) { return r.sorted_us[k]; };
+            const double e = std::abs(relative(ensemble(our_runs, at_rank), ensemble(ref_runs, at_rank)));
+            rank_error_mean += e / 15;
+            rank_error_max = std::max(rank_error_max, e);
+        }
+        // A single run "meets the targets" against the published run when its mean and last FCT are within 2 %
+        // and its sorted FCTs within 5 % on average. The reference's own reruns (2..512) are the yardstick.
+        auto meets_targets = [&published](const RunFcts& r) {
+            double sorted_error = 0;
+            for (size_t k = 0; k < 15; ++k) sorted_error += std::abs(r.sorted_us[k] - published[k]) / published[k] / 15;
+            return std::abs(mean(r.sorted_us) - mean(published)) / mean(published) <= 0.02 &&
+                   std::abs(r.sorted_us.back() - published.back()) / published.back() <= 0.02 && sorted_error <= 0.05;
         };
-        double rank_error = 0;
-        for (size_t k = 0; k < 15; ++k) rank_error += std::abs(rank_mean(our_runs, k) - rank_mean(ref_runs, k)) / rank_mean(ref_runs, k) / 15;
-        const double ours = ensemble_mean(our_runs), ref = ensemble_mean(ref_runs);
-        qInfo("DCQCN incast over 32 seeds: mean FCT %.0f ns vs the reference's %.0f ns over 32 runs (%+.2f%%); sorted FCTs by rank "
-              "%.2f%% apart; PFC lines per run %.1f vs %.1f",
-              ours, ref, 100 * (ours - ref) / ref, 100 * rank_error, mean(our_pfc), mean(ref_pfc));
-        // Measured +2.1 %: the order of same-nanosecond events when all 15 flows start together (engine/net/README.md).
-        QVERIFY(std::abs(ours - ref) / ref <= 0.03);
-        QVERIFY(rank_error <= 0.05);
-        QVERIFY(std::abs(mean(our_pfc) - mean(ref_pfc)) / mean(ref_pfc) <= 0.25);
+        const double ours_meeting = ensemble(our_runs, [&](const RunFcts& r) { return meets_targets(r) ? 1.0 : 0.0; });
+        const std::vector<RunFcts> reruns(ref_runs.begin() + 1, ref_runs.end());
+        const double reruns_meeting = ensemble(reruns, [&](const RunFcts& r) { return meets_targets(r) ? 1.0 : 0.0; });
+        qInfo("DCQCN incast, our 192 seeds against the reference's 512 runs: mean FCT %.1f vs %.1f us (%+.2f%%), last %.1f vs %.1f us "
+              "(%+.2f%%), sorted FCTs by rank %.2f%% apart on average (worst rank %.2f%%), PFC lines per run %.1f vs %.1f (%+.1f%%); "
+              "a single run meets the targets against the published run: ours %.0f%%, the reference's reruns %.0f%%",
+              ensemble(our_runs, run_mean), ensemble(ref_runs, run_mean), 100 * mean_error, ensemble(our_runs, run_last),
+              ensemble(ref_runs, run_last), 100 * last_error, 100 * rank_error_mean, 100 * rank_error_max, ensemble(our_runs, run_pfc),
+              ensemble(ref_runs, run_pfc), 100 * pfc_error, 100 * ours_meeting, 100 * reruns_meeting);
+        // Measured: mean −0.00 %, last +0.04 %, 0.21 % by rank (worst 0.97 %), PFC +0.8 %, single runs 35 % against 24 %.
+        // The standard error of the mean difference is about 0.2 %, so 2 % is far outside the sampling noise.
+        QVERIFY(std::abs(mean_error) <= 0.02);
+        QVERIFY(std::abs(last_error) <= 0.02);
+        QVERIFY(rank_error_mean <= 0.02);
+        QVERIFY(rank_error_max <= 0.05);
+        QVERIFY(std::abs(pfc_error) <= 0.10);
+        QVERIFY(ours_meeting >= reruns_meeting - 0.10);
     }
     void timely_incast_queue_histogram_matches_byte_for_byte() {
         const Run r = run_reference("incast", "timely");
