@@ -140,10 +140,12 @@ private slots:
         QVERIFY(last_error <= 0.02);
         if (cc == "dcqcn" && scenario == "incast") {
             // The one scenario that marks at random: one run is one sample of a distribution whose mean FCT
-            // spreads by ±2.4 % over the reference's own reruns, which meet 2 % against its published run in
-            // fewer than half of them. Its mean and sorted FCTs are compared as distributions, in
-            // dcqcn_incast_against_the_reference_reruns.
-        } else if (cc == "dcqcn") {
+            // has a standard deviation of 2.7 % over the reference's own reruns, and fewer than half of those
+            // reruns meet 2 % against its published run. Its mean and sorted FCTs are compared as
+            // distributions, in dcqcn_incast_against_the_reference_reruns.
+            return;
+        }
+        if (cc == "dcqcn") {
             QVERIFY(mean_error <= 0.02);
             QVERIFY(mean(sorted_errors) <= 0.05);
         } else {
@@ -177,7 +179,7 @@ private slots:
     }
     void dcqcn_incast_against_the_reference_reruns() {
         // The reference's random ECN draws make one DCQCN incast run one sample of a distribution: its mean FCT
-        // spreads by ±2.4 % over RngRun 1..512 (runs_incast_dcqcn.txt; run 1 is the published run). Compare
+        // has a standard deviation of 2.7 % over RngRun 1..512 (runs_incast_dcqcn.txt; run 1 is the published run). Compare
         // distributions: our seeds 1..192 in one batch against the reference's runs, by the targets
         // (mean and last FCT within 2 %, sorted FCTs within 5 %), and how often a single run of each meets
         // those targets against the published run.
