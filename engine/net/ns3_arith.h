@@ -55,6 +55,14 @@ ORRERY_HD inline uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
 ORRERY_HD inline uint64_t umax(uint64_t a, uint64_t b) { return a > b ? a : b; }
 ORRERY_HD inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 ORRERY_HD inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+// Index of the lowest set bit of a non-zero word.
+ORRERY_HD inline uint32_t lowest_bit(uint32_t word) {
+#ifdef __CUDA_ARCH__
+    return uint32_t(__ffs(int(word)) - 1);
+#else
+    return uint32_t(__builtin_ctz(word));
+#endif
+}
 
 // Counter-based random numbers (SplitMix64 over seed, stream and counter): the same draw on any thread,
 // any backend and in any batch. Uniform in [0, 1) with 53 bits.

@@ -111,6 +111,7 @@ struct alignas(64) PortQueues {
     uint32_t bytes[kPriorities];
     uint32_t bytes_total;
     uint32_t packets;             // queued packets, all priorities
+    uint8_t nonempty;             // bit per priority: its queue holds a packet (the dequeue's round robin reads it)
 };
 
 // Buffer accounting of a switch port (the reference's SwitchMmu, per port and priority).

@@ -76,6 +76,7 @@ ORRERY_HD inline void queue_push(NetView& v, uint32_t node, uint32_t row, int q,
     if (qs.tail[q] == kNoRow) qs.head[q] = slot;
     else next[qs.tail[q]] = slot;
     qs.tail[q] = slot;
+    qs.nonempty |= uint8_t(1u << q);
     qs.bytes[q] += p.wire;
     qs.bytes_total += p.wire;
     ++qs.packets;
@@ -89,7 +90,10 @@ ORRERY_HD inline Packet queue_pop(NetView& v, uint32_t node, uint32_t row, int q
     const uint32_t slot = qs.head[q];
     Packet p = pool[slot];
     qs.head[q] = next[slot];
-    if (qs.head[q] == kNoRow) qs.tail[q] = kNoRow;
+    if (qs.head[q] == kNoRow) {
+        qs.tail[q] = kNoRow;
+        qs.nonempty &= uint8_t(~(1u << q));
+    }
     next[slot] = s.free_head;
     s.free_head = slot;
     ++s.free_count;
@@ -133,23 +137,24 @@ ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, uint32_t row, i
     switch_start_next(v, node, row, now, clock);
 }
 
+// The queue a port serves next: queue 0 (control frames) strictly first, then round robin over the
+// unpaused non-empty queues 1–7, starting after the one served last. Bit arithmetic over the `nonempty`
+// mask rather than a loop over the eight heads: this choice is made once per packet a switch sends.
+ORRERY_HD inline int next_queue(uint8_t nonempty, uint8_t paused, uint8_t rr_last) {
+    if (nonempty & 1u) return 0;
+    const uint32_t eligible = nonempty & ~uint32_t(paused) & 0xFEu;
+    if (eligible == 0) return -1;
+    const uint32_t start = (rr_last + 1u) % kPriorities;
+    const uint32_t rotated = ((eligible >> start) | (eligible << (kPriorities - start))) & 0xFFu;
+    return int((lowest_bit(rotated) + start) % kPriorities);
+}
+
 // DequeueAndTransmit of a switch port.
 ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_t now, const StepClock& clock) {
     PortTx& tx = v.tx[row];
     if (tx.busy) return;
     PortQueues& qs = v.queues[row];
-    int q = -1;
-    if (qs.head[0] != kNoRow) {
-        q = 0;
-    } else {
-        for (int i = 1; i <= kPriorities; ++i) {
-            const int idx = (i + tx.rr_last) % kPriorities;
-            if (!(tx.paused & (1u << idx)) && qs.head[idx] != kNoRow) {
-                q = idx;
-                break;
-            }
-        }
-    }
+    const int q = next_queue(qs.nonempty, tx.paused, tx.rr_last);
     if (q < 0) return;
     Packet p = queue_pop(v, node, row, q);
     if (q != 0) {

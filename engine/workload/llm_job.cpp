@@ -76,8 +76,11 @@ namespace {
 
 std::string peers_of(const CollectiveRecord& c, uint32_t rank) {
     std::string s;
-    for (uint32_t r : c.ranks)
-        if (r != rank) s += (s.empty() ? "" : ",") + std::to_string(r);
+    for (uint32_t r : c.ranks) {
+        if (r == rank) continue;
+        if (!s.empty()) s += ',';
+        s += std::to_string(r);
+    }
     return s;
 }
 

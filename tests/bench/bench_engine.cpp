@@ -12,6 +12,7 @@
 #include <map>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,11 @@ Case load(const nlohmann::json& doc) {
     c.fabric = build_fabric(c.loaded.scenarios[0].topology);
     return c;
 }
+// The best and the median of repeated wall times.
+std::pair<double, double> best_and_median(std::vector<double> times) {
+    std::sort(times.begin(), times.end());
+    return {times.front(), times[times.size() / 2]};
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,8 +98,7 @@ int main(int argc, char** argv) {
                     if (repeat + 1 < repeats) continue;
                     for (const FlowResult& f : r[0].flows) c.fct_us.push_back(double(f.finish - batch.flow[f.flow].start) / 1e6);
                 }
-                std::sort(run_times.begin(), run_times.end());
-                const double run_s = run_times.front(), median_s = run_times[run_times.size() / 2];
+                const auto [run_s, median_s] = best_and_median(run_times);
                 std::vector<double> fct_us = std::move(c.fct_us);
                 c.fct_us.clear();
                 const double mean = std::accumulate(fct_us.begin(), fct_us.end(), 0.0) / double(fct_us.size());
@@ -123,24 +128,30 @@ int main(int argc, char** argv) {
         std::snprintf(id, sizeof id, "e%04d", i);
         inputs.push_back({id, &sweep[i].loaded.scenarios[0], &sweep[i].fabric, workload_flows(sweep[i].loaded.scenarios[0])});
     }
+    // Separate and batched runs alternate, so that both see the same slow and fast phases of a shared machine.
     for (int threads : {1, 2}) {
-        auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < 64; ++i) {
-            Batch one = compile_batch({inputs[i]});
-            RunOptions o;
-            o.threads = threads;
-            run_cpu(one, o);
-        }
-        const double separate = seconds_since(t0);
-        t0 = std::chrono::steady_clock::now();
-        Batch all = compile_batch(inputs);
         RunOptions o;
         o.threads = threads;
-        run_cpu(all, o);
-        const double batched = seconds_since(t0);
-        std::printf("64-experiment k=4 ring sweep, %d thread%s: 64 separate runs %.3f s, one batch %.3f s (%.2fx)\n", threads,
-                    threads == 1 ? "" : "s", separate, batched, separate / batched);
-        out["sweep"].push_back({{"threads", threads}, {"separate_s", separate}, {"batched_s", batched}});
+        std::vector<double> separate_times, batched_times;
+        for (int repeat = 0; repeat < repeats; ++repeat) {
+            auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < 64; ++i) {
+                Batch one = compile_batch({inputs[i]});
+                run_cpu(one, o);
+            }
+            separate_times.push_back(seconds_since(t0));
+            t0 = std::chrono::steady_clock::now();
+            Batch all = compile_batch(inputs);
+            run_cpu(all, o);
+            batched_times.push_back(seconds_since(t0));
+        }
+        const auto [separate, separate_median] = best_and_median(separate_times);
+        const auto [batched, batched_median] = best_and_median(batched_times);
+        std::printf("64-experiment k=4 ring sweep, %d thread%s, best of %d: 64 separate runs %.3f s (median %.3f), one batch %.3f s "
+                    "(median %.3f): %.2fx\n",
+                    threads, threads == 1 ? "" : "s", repeats, separate, separate_median, batched, batched_median, separate / batched);
+        out["sweep"].push_back({{"threads", threads}, {"repeats", repeats}, {"separate_s", separate}, {"separate_median_s", separate_median},
+                                {"batched_s", batched}, {"batched_median_s", batched_median}});
     }
     if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
     return 0;

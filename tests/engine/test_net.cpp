@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "net/port_events.h"
+#include "net/switch.h"
 #include "runtime/batch.h"
 #include "runtime/chunk_shares.h"
 #include "runtime/cpu_runner.h"
@@ -330,6 +331,27 @@ private slots:
             randomize(row);
             net::port_event_changed(v, row);
         }
+    }
+
+    void next_queue_serves_control_first_then_round_robin() {
+        // Every mask of non-empty and paused queues from every last-served queue, against the dequeue rule
+        // written out as a loop: queue 0 whenever it holds a frame (pause does not apply to it), else the first
+        // unpaused non-empty queue after the one served last, wrapping around.
+        for (uint32_t nonempty = 0; nonempty < 256; ++nonempty)
+            for (uint32_t paused = 0; paused < 256; ++paused)
+                for (uint32_t last = 0; last < 8; ++last) {
+                    int expected = -1;
+                    if (nonempty & 1u) {
+                        expected = 0;
+                    } else {
+                        for (uint32_t i = 1; i <= 8 && expected < 0; ++i) {
+                            const uint32_t q = (last + i) % 8;
+                            if (q != 0 && (nonempty >> q & 1u) && !(paused >> q & 1u)) expected = int(q);
+                        }
+                    }
+                    const int got = net::next_queue(uint8_t(nonempty), uint8_t(paused), uint8_t(last));
+                    if (got != expected) QFAIL(qPrintable(QString("nonempty %1 paused %2 last %3: %4, expected %5").arg(nonempty).arg(paused).arg(last).arg(got).arg(expected)));
+                }
     }
 
     void long_flows_share_a_bottleneck_fairly() {
