@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -161,9 +162,12 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
     }
     if (values.count("events_skipped_share"))
         for (const auto& [x, share] : values["events_skipped_share"])
-            if (share > 0)
-                t.notes.push_back(x + ": steady-state skipping fast-forwarded " + number(share * 100) +
+            if (share > 0) {
+                char percent[16];
+                std::snprintf(percent, sizeof percent, "%.1f", share * 100);
+                t.notes.push_back(x + ": steady-state skipping fast-forwarded " + percent +
                                   "% of its events; queues and rates inside skipped spans show the frozen state (table skips)");
+            }
     return t;
 }
 

@@ -249,6 +249,13 @@ private slots:
         QVERIFY(page.find("<svg") != std::string::npos);
         QVERIFY(page.find("cc.preset") != std::string::npos);
         QVERIFY(page.find("steady-state skipping") != std::string::npos);  // skipped periods are stated
+        {  // ... with the share of events skipped, to one decimal
+            const size_t at = page.find("fast-forwarded ");
+            QVERIFY(at != std::string::npos);
+            const std::string share = page.substr(at + 15, page.find('%', at) - at - 15);
+            QVERIFY2(share.size() >= 3 && share[share.size() - 2] == '.', share.c_str());
+            QVERIFY(std::stod(share) > 0 && std::stod(share) <= 100);
+        }
         QVERIFY(r->export_chrome_trace(dir.filePath("t.json"), "e0001", &why));
         const nlohmann::json trace = nlohmann::json::parse(std::ifstream(dir.filePath("t.json").toStdString()));
         QVERIFY(trace["traceEvents"].size() > 100);
