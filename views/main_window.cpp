@@ -166,8 +166,10 @@ void MainWindow::build_docks() {
     overall_ = new QProgressBar(run_panel);
     overall_->setRange(0, 1000);
     run_table_ = new QTableWidget(0, 5, run_panel);
-    run_table_->setHorizontalHeaderLabels({"Experiment", "Status", "Progress", "Wall", "ETA"});
-    run_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    run_table_->setHorizontalHeaderLabels({"Experiment", "Status", "Done", "Wall", "ETA"});
+    run_table_->horizontalHeaderItem(2)->setToolTip("Share of the experiment's flows that have finished");
+    run_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    run_table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);  // the progress bar takes what is left
     run_table_->verticalHeader()->hide();
     run_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     auto* run_button = new QPushButton("Run (F5)", run_panel);
@@ -606,7 +608,7 @@ void MainWindow::refresh_run_table() {
             run_table_->setCellWidget(row, 2, bar);
         }
         bar->setValue(int(p.fraction * 1000));
-        bar->setFormat(QString("%1% of flows").arg(p.fraction * 100, 0, 'f', 1));
+        bar->setFormat(QString("%1%").arg(p.fraction * 100, 0, 'f', 1));
         run_table_->setItem(row, 0, new QTableWidgetItem(id));
         run_table_->setItem(row, 1, new QTableWidgetItem(p.status));
         run_table_->setItem(row, 3, new QTableWidgetItem(QString::number(p.wall_s, 'f', 1) + " s"));
