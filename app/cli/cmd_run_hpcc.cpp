@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 
@@ -16,17 +17,22 @@ Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets) {
     struct Options {
         std::string config, out;
         int threads = 1;
+        uint64_t seed = 1;
         bool force = false;
     };
     auto o = std::make_shared<Options>();
     app.add_option("CONFIG", o->config, "An HPCC/SimAI config.txt; the files it names resolve as the reference resolves them")->required();
     app.add_option("--threads", o->threads, "CPU threads (results are identical for any number)")->check(CLI::Range(1, 1024));
     app.add_option("--out", o->out, "Also store the run in this results store (SQLite; an existing store gains a run)");
+    app.add_option("--seed", o->seed,
+                   "Seed of the random ECN marks (DCQCN between Kmin and Kmax), default 1. Like the reference's RngRun, one seed is one "
+                   "sample of a random run: compare several seeds, not one run with one run (seed N is not the reference's RngRun N)")
+        ->check(CLI::Range(uint64_t(0), uint64_t(INT64_MAX)));
     app.add_flag("--force", o->force, "Replace output files that exist");
     return [&presets, o]() -> int {
         const std::filesystem::path path = o->config;
         Diagnostics warnings;
-        std::unique_ptr<HpccJob> job = load_hpcc_job(path, std::filesystem::current_path(), presets, warnings);
+        std::unique_ptr<HpccJob> job = load_hpcc_job(path, std::filesystem::current_path(), presets, warnings, o->seed);
         print_diagnostics(warnings);
         const Scenario& s = *job->input.scenario;
         const ExperimentInput& input = job->input;

@@ -6,13 +6,14 @@
 namespace orrery {
 
 std::unique_ptr<HpccJob> load_hpcc_job(const std::filesystem::path& config, const std::filesystem::path& working_dir,
-                                       const PresetLibrary& presets, Diagnostics& warnings) {
+                                       const PresetLibrary& presets, Diagnostics& warnings, uint64_t seed) {
     Diagnostics diags;
     const std::filesystem::path folder = config.parent_path().empty() ? "." : config.parent_path();
     HpccConfig parsed = read_hpcc_config(read_text_file(config), config.string(), folder, diags);
     nlohmann::json doc = scenario_from_hpcc_config(parsed, working_dir, working_dir, diags);
     if (diags.has_errors()) throw InputError(diags);
     warnings.append(diags);
+    doc["seed"] = seed;
     auto job = std::make_unique<HpccJob>();
     job->loaded = load_scenario_document(doc, config.string(), working_dir, presets);
     warnings.append(job->loaded.warnings);

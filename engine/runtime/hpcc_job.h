@@ -16,8 +16,9 @@ struct HpccJob {
     ExperimentInput input;  // points into loaded and fabric
 };
 
-// Throws InputError with every problem; warnings (keys not modelled) go to `warnings`.
+// Throws InputError with every problem; warnings (keys not modelled) go to `warnings`. `seed` is the
+// experiment's seed (its random ECN marks): the counterpart of the reference's RngRun, not a replay of it.
 std::unique_ptr<HpccJob> load_hpcc_job(const std::filesystem::path& config, const std::filesystem::path& working_dir,
-                                       const PresetLibrary& presets, Diagnostics& warnings);
+                                       const PresetLibrary& presets, Diagnostics& warnings, uint64_t seed = 1);
 
 }  // namespace orrery

@@ -8,6 +8,7 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 namespace {
 struct Result {
@@ -289,6 +290,37 @@ private slots:
         QVERIFY(QFile::exists(tmp.filePath("results.sqlite")));
         // Running again refuses to overwrite the outputs.
         QCOMPARE(run({"run-hpcc", "config_ring_dctcp.txt"}, tmp.path()).code, 1);
+    }
+    void run_hpcc_seed_draws_another_sample_of_random_marks() {
+        // DCQCN incast (marks at random between Kmin and Kmax): the same seed gives the same files, byte for
+        // byte; another seed another sample. The seed is stored with the run.
+        QTemporaryDir tmp;
+        const QString ref = QString(ORRERY_TEST_DIR) + "/reference/ns3-hpcc";
+        for (const char* f : {"config_incast_dcqcn.txt", "topology.txt", "flow_incast.txt", "trace.txt"})
+            QVERIFY(QFile::copy(ref + "/" + f, tmp.filePath(f)));
+        auto fct_after = [&](const QStringList& extra) {
+            Result r = run(QStringList{"run-hpcc", "config_incast_dcqcn.txt", "--force"} + extra, tmp.path());
+            if (r.code != 0) qWarning("%s", qPrintable(r.err));
+            QFile f(tmp.filePath("fct_incast_dcqcn.txt"));
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        const QByteArray first = fct_after({}), seed1 = fct_after({"--seed", "1"}), seed2 = fct_after({"--seed", "2"});
+        QCOMPARE(first.count('\n'), 15);
+        QCOMPARE(seed1, first);  // 1 is the default
+        QCOMPARE(seed2.count('\n'), 15);
+        QVERIFY(seed2 != first);
+        QCOMPARE(fct_after({"--seed", "2"}), seed2);
+        Result stored = run({"run-hpcc", "config_incast_dcqcn.txt", "--force", "--seed", "7", "--out", "s.sqlite"}, tmp.path());
+        QCOMPARE(stored.code, 0);
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(tmp.filePath("s.sqlite").toUtf8().constData(), &db), SQLITE_OK);
+        sqlite3_stmt* st = nullptr;
+        QCOMPARE(sqlite3_prepare_v2(db, "SELECT seed FROM experiments", -1, &st, nullptr), SQLITE_OK);
+        QCOMPARE(sqlite3_step(st), SQLITE_ROW);
+        QCOMPARE(sqlite3_column_int64(st, 0), sqlite3_int64(7));
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        QCOMPARE(run({"run-hpcc", "config_incast_dcqcn.txt", "--force", "--seed", "-1"}, tmp.path()).code, 2);
     }
     void conversions_round_trip_and_never_overwrite() {
         QTemporaryDir tmp;
