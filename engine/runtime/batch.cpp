@@ -514,14 +514,18 @@ void allocate_queue_monitor(Batch& b, uint32_t e) {
     b.qlen_ptr[e] = hist.data();
 }
 
-bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, std::vector<uint32_t>& routed) {
+bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, PlanScratch& scratch) {
     const uint8_t role = b.node_role[n];
     if (role == kRoleIdle) return false;
     const uint32_t e = b.node_experiment[n];
     const ExperimentSlice& x = b.experiments[e];
     const uint32_t first = b.node_port_begin[n], last = b.node_port_begin[n + 1];
+    // Per port, the packets its receive ring brings in the next step (a binary search each): counted once
+    // here for the pool, the ACK queue, the pause frames and the routing below.
+    std::vector<uint64_t>& arriving_at = scratch.arriving;
+    arriving_at.resize(last - first);
     uint64_t arriving = 0;
-    for (uint32_t row = first; row < last; ++row) arriving += arriving_before(b, row, step, next_end);
+    for (uint32_t row = first; row < last; ++row) arriving += arriving_at[row - first] = arriving_before(b, row, step, next_end);
     // Its own pool or ACK queue: each arrival takes a switch slot and may queue a pause frame (a resume
     // frees a slot first); a NIC sends at most one ACK or NACK per arriving packet. Each node's storage has
     // its own allocation: growing one copies only its own contents.
@@ -575,6 +579,7 @@ bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, st
     // packet (or its resend) per queue pair; nobody more than back to back at the smallest frame.
     const uint32_t data_frame = b.params[e].mtu + kDataHeaderBytes;
     bool counted = false;  // routed: arrivals per egress port, counted when a quick bound is not enough
+    std::vector<uint32_t>& routed = scratch.routed;
     auto routed_to = [&](uint32_t egress_row) -> uint64_t {
         if (!counted) {
             counted = true;
@@ -583,7 +588,7 @@ bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, st
             uint32_t all = 0;
             for (uint32_t in = first; in < last; ++in) {
                 const Ring& r = b.ring[in];
-                const uint64_t head = b.ring_head[in].head, count = arriving_before(b, in, step, next_end);
+                const uint64_t head = b.ring_head[in].head, count = arriving_at[in - first];
                 for (uint64_t i = head; i < head + count; ++i) {
                     const Packet& p = r.storage[i % r.capacity];
                     if (spray || p.kind == kPfc) {
@@ -626,7 +631,7 @@ bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, st
             const NicState& nic = b.nic[n];
             writes = (nic.ack_tail - nic.ack_head) + arriving + max_writes_per_step(rate, x.lookahead, data_frame) + 2ull * nic.qp_count + 2;
         } else {
-            frames_back = 2 * arriving_before(b, sender_row, step, next_end);
+            frames_back = 2 * arriving_at[sender_row - first];
             writes = b.queues[sender_row].packets + arriving + frames_back + 8;
         }
         const uint64_t cap = max_writes_per_step(rate, x.lookahead, kPfcFrameBytes);
@@ -660,11 +665,11 @@ void grow_node_rings(Batch& b, uint32_t n) {
 
 void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end) {
     const ExperimentSlice& x = b.experiments[e];
-    std::vector<uint32_t> routed;
+    PlanScratch scratch;
     // One thread: a ring grown right after its writer's plan keeps its packets at the same counters, so
     // its reader's plan later in this loop counts exactly what it would have counted before.
     for (uint32_t n = x.node_begin; n < x.node_end; ++n)
-        if (plan_node_buffers(b, n, step, next_end, routed)) grow_node_rings(b, n);
+        if (plan_node_buffers(b, n, step, next_end, scratch)) grow_node_rings(b, n);
 }
 
 }  // namespace orrery

@@ -100,9 +100,13 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs);
 //
 // plan_node_buffers grows node n's own switch pool or NIC ACK queue and PFC event buffer, and sets
 // ring_grow_to for the receive rings n writes that must grow; it returns whether any must. It reads other
-// nodes' rings but reallocates none, so threads may plan different nodes at once. `routed` is scratch.
+// nodes' rings but reallocates none, so threads may plan different nodes at once, each with its own scratch.
 // grow_node_rings then reallocates the rings n's plan marked: no plan may run on other threads meanwhile.
-bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, std::vector<uint32_t>& routed);
+struct PlanScratch {
+    std::vector<uint64_t> arriving;  // by local port: packets its receive ring brings in the next step
+    std::vector<uint32_t> routed;    // by local port: of all arrivals at the switch, those leaving by it
+};
+bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, PlanScratch& scratch);
 void grow_node_rings(Batch& b, uint32_t n);
 // Both, for every node of experiment e, on the calling thread. Touches only that experiment's arrays.
 void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end);

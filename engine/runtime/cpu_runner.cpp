@@ -151,12 +151,12 @@ struct Stepper {
     }
 
     // A worker's share of planning the next step's buffers (plan_node_buffers); rings wait for grow_rings.
-    void plan_nodes(uint32_t begin, uint32_t end, std::vector<uint32_t>& routed) noexcept {
+    void plan_nodes(uint32_t begin, uint32_t end, PlanScratch& scratch) noexcept {
         try {
             for (uint32_t i = begin; i < end; ++i) {
                 const uint32_t n = order[i];
                 const ExperimentSlice& x = b.experiments[b.node_experiment[n]];
-                if (!x.done && plan_node_buffers(b, n, plan_step, x.clock + x.lookahead, routed)) node_rings_grow[n - node_begin] = 1;
+                if (!x.done && plan_node_buffers(b, n, plan_step, x.clock + x.lookahead, scratch)) node_rings_grow[n - node_begin] = 1;
             }
         } catch (...) {
             if (!plan_failed.exchange(true)) plan_error = std::current_exception();
@@ -387,7 +387,7 @@ void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResu
         stepper.shares = std::make_unique<ChunkShares>(threads, chunks);
         stepper.plan_shares = std::make_unique<ChunkShares>(threads, chunks);
         auto work = [&](int t) {
-            std::vector<uint32_t> routed;  // plan_node_buffers' scratch
+            PlanScratch scratch;
             while (!stepper.finished) {
                 if (stepper.solo) {
                     if (t == 0) stepper.process(0, count);
@@ -398,7 +398,7 @@ void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResu
                 sync.arrive_and_wait();
                 if (stepper.plan_parallel) {  // set by host_step before the barrier released everyone
                     for (uint32_t c; (c = stepper.plan_shares->take(t)) != ChunkShares::kNone;)
-                        stepper.plan_nodes(c * stepper.chunk_size, std::min(count, (c + 1) * stepper.chunk_size), routed);
+                        stepper.plan_nodes(c * stepper.chunk_size, std::min(count, (c + 1) * stepper.chunk_size), scratch);
                     planned.arrive_and_wait();
                 }
             }
