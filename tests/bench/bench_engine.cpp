@@ -48,11 +48,10 @@ nlohmann::json scenario(int k, const std::string& pattern, const std::string& cc
 struct Case {
     LoadedScenario loaded;
     Fabric fabric;
-    std::vector<double> fct_us;  // of the last repeat
 };
 
 Case load(const nlohmann::json& doc) {
-    Case c{load_scenario_document(doc, "bench", ".", PresetLibrary(), LoadOptions{false}), {}, {}};
+    Case c{load_scenario_document(doc, "bench", ".", PresetLibrary(), LoadOptions{false}), {}};
     c.fabric = build_fabric(c.loaded.scenarios[0].topology);
     return c;
 }
@@ -81,7 +80,7 @@ int main(int argc, char** argv) {
             if (name.find(only) == std::string::npos) continue;
             Case c = load(scenario(8, pattern, cc));
             for (int threads : {1, 2}) {
-                std::vector<double> run_times;
+                std::vector<double> run_times, fct_us;  // FCTs are identical every repeat: the last one's are kept
                 double compile_s = 0, memory_mb = 0, end_mb = 0;
                 std::vector<ExperimentResult> r;
                 for (int repeat = 0; repeat < repeats; ++repeat) {
@@ -95,12 +94,10 @@ int main(int argc, char** argv) {
                     r = run_cpu(batch, options);
                     run_times.push_back(seconds_since(t0));
                     end_mb = double(batch.memory_bytes()) / 1048576.0;
-                    if (repeat + 1 < repeats) continue;
-                    for (const FlowResult& f : r[0].flows) c.fct_us.push_back(double(f.finish - batch.flow[f.flow].start) / 1e6);
+                    fct_us.clear();
+                    for (const FlowResult& f : r[0].flows) fct_us.push_back(double(f.finish - batch.flow[f.flow].start) / 1e6);
                 }
                 const auto [run_s, median_s] = best_and_median(run_times);
-                std::vector<double> fct_us = std::move(c.fct_us);
-                c.fct_us.clear();
                 const double mean = std::accumulate(fct_us.begin(), fct_us.end(), 0.0) / double(fct_us.size());
                 const double max = *std::max_element(fct_us.begin(), fct_us.end());
                 std::printf("%-22s %7d %9.3f %10.3f %12.3f %12.3g %12.3g %7llu %8.1fus %8.1fus %9.1f %9.1f\n", name.c_str(), threads,
