@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/inputs.h"
+#include "common/quantity.h"
 #include "io/hpcc_config.h"
 #include "io/hpcc_flows.h"
 #include "io/hpcc_topology.h"
@@ -26,6 +27,17 @@ void write_config_set(const Scenario& scenario, const std::filesystem::path& out
     }
     if (s.network.buffer_per_switch.count % (1 << 20) != 0)
         throw InputError(s.source + ": network.buffer_per_switch", "the HPCC config gives the buffer in whole MiB; this one is not");
+    // What the reference's config.txt cannot say is refused, not dropped: the converted files would run
+    // another experiment than the scenario.
+    const NetworkSpec defaults;
+    const auto cannot = [&](const char* field, const std::string& what) {
+        throw InputError(s.source + ": " + field, what + ": the reference's config.txt has no key for it (its switches always use PFC with the dynamic threshold, a 4096B reserve and a 3072B resume offset)");
+    };
+    if (!s.network.pfc_enabled) cannot("network.pfc.enabled", "PFC off");
+    if (!s.network.pfc_dynamic_threshold) cannot("network.pfc.dynamic_threshold", "a static PFC threshold");
+    if (s.network.pfc_port_reserve.count != defaults.pfc_port_reserve.count) cannot("network.pfc.port_reserve", "a port reserve of " + format_size(s.network.pfc_port_reserve));
+    if (s.network.pfc_resume_offset.count != defaults.pfc_resume_offset.count) cannot("network.pfc.resume_offset", "a resume offset of " + format_size(s.network.pfc_resume_offset));
+    if (s.network.pfc_alpha_shift != defaults.pfc_alpha_shift) cannot("network.pfc.alpha_shift", "an alpha shift of " + std::to_string(s.network.pfc_alpha_shift));
     const std::string stem = out.stem().string();
     const std::filesystem::path dir = out.parent_path();
     const std::string topo_name = stem + "_topology.txt", flow_name = stem + "_flow.txt";

@@ -66,8 +66,11 @@ Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets) {
         std::fprintf(stderr, "%s: %zu of %zu flows finished, the last %.3f us after the first start; %zu PFC frames; %llu events in %.3f s wall (%.3g events/s), %zu threads\n",
                      path.string().c_str(), finished, r.flows.size(), double(r.end_time - first_start) / 1e6, r.pfc.size(),
                      (unsigned long long)r.events, wall, double(r.events) / wall, size_t(o->threads));
-        if (r.stalled) std::fprintf(stderr, "warning: the run stopped with flows unfinished and nothing left to happen\n");
-        if (r.drops) std::fprintf(stderr, "warning: %u packets dropped for lack of switch headroom\n", r.drops);
+        if (r.stalled)
+            std::fprintf(stderr, "warning: the run stopped with flows unfinished and nothing left to happen%s\n",
+                         r.drops || r.lost ? " (a flow whose last packet or last ACK is lost never finishes: the reference's NIC has no retransmission timeout)" : "");
+        if (r.drops) std::fprintf(stderr, "warning: %u packets dropped for lack of switch buffer\n", r.drops);
+        if (r.lost) std::fprintf(stderr, "note: %llu packets lost on links (error rate)\n", (unsigned long long)r.lost);
         for (auto& [file, which] : outputs) std::fprintf(stderr, "wrote %s\n", file.c_str());
         if (store) std::fprintf(stderr, "results in %s (run %lld)\n", o->out.c_str(), (long long)store->run_id());
         return session.cancelled ? 130 : kOk;  // 130: interrupted, as shells report it

@@ -67,6 +67,7 @@ Summary summarize(const Batch& b, uint32_t e, const ExperimentResult& r, double 
                  {"slowdown_p99", percentile(slowdown, 0.99), "ratio"},
                  {"pfc_pauses", double(pauses), "frames"},
                  {"drops", double(r.drops), "packets"},
+                 {"lost_on_links", double(r.lost), "packets"},
                  {"simulated_time", double(r.end_time - b.flow[b.experiments[e].flow_begin].start) / 1e6, "us"},
                  {"events", double(r.events), "events"},
                  {"packet_hops", double(r.packet_hops), "packets"},

@@ -14,8 +14,21 @@ struct Diagnostic {
     std::string line() const;  // "where: error: message"
 };
 
+// A key a reader asked for, with the values it accepts. Recorded only when asked (record_keys), so that a
+// test can walk every key the readers accept (tests/engine/test_settings.cpp) without a list kept by hand.
+struct KeyUse {
+    std::string path;                  // JSON path, e.g. "network.pfc.port_reserve" or "workload.flows[0].size"
+    std::string kind;                  // integer, number, boolean, string, choice, rate, time, size
+    double min = 0, max = 0;           // integer and number
+    std::vector<std::string> choices;  // choice
+};
+
 class Diagnostics {
 public:
+    void record_keys(bool on) { record_keys_ = on; }
+    bool recording_keys() const { return record_keys_; }
+    void key_used(KeyUse use) { keys_used_.push_back(std::move(use)); }
+    const std::vector<KeyUse>& keys_used() const { return keys_used_; }
     void error(std::string where, std::string message);
     void warning(std::string where, std::string message);
     void append(const Diagnostics& other);
@@ -26,6 +39,8 @@ public:
 
 private:
     std::vector<Diagnostic> items_;
+    bool record_keys_ = false;
+    std::vector<KeyUse> keys_used_;
 };
 
 // Thrown where input cannot be turned into a model at all; carries every diagnostic found so far.

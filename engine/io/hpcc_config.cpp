@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "common/quantity.h"
 #include "scenario/json_reader.h"
@@ -21,7 +22,7 @@ struct KeyInfo {
 
 constexpr KeyInfo kKeys[] = {
     {"ENABLE_QCN", Shape::uint, nullptr},
-    {"USE_DYNAMIC_PFC_THRESHOLD", Shape::uint, nullptr},
+    {"USE_DYNAMIC_PFC_THRESHOLD", Shape::uint, nullptr},  // 1 is what the reference does whatever it says; 0 is warned below
     {"CLAMP_TARGET_RATE", Shape::uint, nullptr},
     {"PAUSE_TIME", Shape::number, "PFC pauses never expire in the reference model, so the pause time has no effect"},
     {"DATA_RATE", Shape::rate, "the reference reads it but takes every rate from the topology file"},
@@ -180,6 +181,11 @@ HpccConfig read_hpcc_config(const std::string& text, const std::string& source, 
             continue;
         }
         if (info->not_modelled) diags.warning(where, entry.key + " is not modelled by Orrery: " + info->not_modelled);
+        if (entry.key == "USE_DYNAMIC_PFC_THRESHOLD" && entry.values[0] != "1")
+            diags.warning(where, "USE_DYNAMIC_PFC_THRESHOLD " + entry.values[0] +
+                                     " has no effect, in the reference as in Orrery: the reference reads it into QbbNetDevice's DynamicThreshold, "
+                                     "which nothing reads, so its switches always use the dynamic threshold (a static one: network.pfc.dynamic_threshold "
+                                     "false in a scenario)");
         if (entry.key == "LINK_DOWN" && entry.values != std::vector<std::string>{"0", "0", "0"})
             diags.warning(where, "LINK_DOWN " + entry.values[0] + " " + entry.values[1] + " " + entry.values[2] +
                                      " is not modelled by Orrery: link failures are not simulated, the link stays up");
@@ -264,7 +270,6 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
         {"packet_payload", format_size(Bytes(int64_t(u("PACKET_PAYLOAD_SIZE", 1000))))},
         {"buffer_per_switch", format_size(Bytes(int64_t(u("BUFFER_SIZE", 16)) << 20))},
         {"ecn", {{"enabled", flag("ENABLE_QCN", true)}, {"thresholds", thresholds}}},
-        {"pfc", {{"dynamic_threshold", flag("USE_DYNAMIC_PFC_THRESHOLD", true)}}},
         {"ack", {{"interval_packets", u("L2_ACK_INTERVAL", 1)}}},
         {"loss_recovery", {{"chunk", format_size(Bytes(int64_t(u("L2_CHUNK_SIZE", 4000))))}, {"back_to_zero", flag("L2_BACK_TO_ZERO", false)}}},
         {"error_rate_per_link", d("ERROR_RATE_PER_LINK", 0.0)},
@@ -289,6 +294,15 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
               {"variable_window", flag("HAS_WIN", true) && flag("VAR_WIN", false)},
               {"global_base_rtt", u("GLOBAL_T", 1) == 1},
               {"ack_high_priority", u("ACK_HIGH_PRIO", 0) != 0}};
+        // Keys of one congestion control do nothing under another, in the reference as here: say so on their line.
+        const std::map<std::string, std::set<uint64_t>> used_by = {
+            {"RATE_AI", {1, 3, 7}}, {"RATE_HAI", {1, 7}}, {"ALPHA_RESUME_INTERVAL", {1}}, {"RATE_DECREASE_INTERVAL", {1}},
+            {"RP_TIMER", {1}}, {"FAST_RECOVERY_TIMES", {1}}, {"CLAMP_TARGET_RATE", {1}}, {"EWMA_GAIN", {1, 8}},
+            {"U_TARGET", {3}}, {"MI_THRESH", {3}}, {"FAST_REACT", {3}}, {"MULTI_RATE", {3}}, {"SAMPLE_FEEDBACK", {3}},
+            {"INT_MULTI", {3}}, {"DCTCP_RATE_AI", {8}}};
+        for (const auto& [key, modes] : used_by)
+            if (const HpccConfigEntry* e = get(key.c_str()); e && !modes.count(mode))
+                diags.warning(where(e), key + " has no effect with CC_MODE " + std::to_string(mode) + " (" + algorithm + "), in the reference as in Orrery");
         if (flag("VAR_WIN", false) && !flag("HAS_WIN", true))
             diags.warning(where(get("VAR_WIN")), "VAR_WIN 1 has no effect with HAS_WIN 0 (no window at all)");
         if (algorithm == "dcqcn")
@@ -355,7 +369,7 @@ std::string write_hpcc_config(const Scenario& s, const std::string& topology_fil
     auto line = [](std::string& out, const std::string& key, const std::string& value) { out += key + " " + value + "\n"; };
     std::string out;
     line(out, "ENABLE_QCN", n.ecn_enabled ? "1" : "0");
-    line(out, "USE_DYNAMIC_PFC_THRESHOLD", n.pfc_dynamic_threshold ? "1" : "0");
+    line(out, "USE_DYNAMIC_PFC_THRESHOLD", "1");  // the reference ignores it; the caller refuses a static threshold
     line(out, "PACKET_PAYLOAD_SIZE", std::to_string(n.packet_payload.count));
     line(out, "TOPOLOGY_FILE", topology_file);
     line(out, "FLOW_FILE", flow_file);

@@ -69,6 +69,7 @@ ORRERY_HD inline void record_pfc(NetView& v, uint32_t node, uint32_t row, bool p
 // A PFC frame received on port `row`: pause or resume its class on that port (the frame names the device
 // that gets paused: this one) and record it. Returns true on a resume, when the caller restarts the port.
 ORRERY_HD inline bool receive_pfc(NetView& v, uint32_t node, uint32_t row, const Packet& p, int64_t now, uint8_t node_type) {
+    if (!node_params(v, node).pfc_enabled) return false;  // the reference's QbbEnabled false: ignored, not traced
     PortTx& tx = v.tx[row];
     const bool pause = (p.flags & kFlagPause) != 0;
     record_pfc(v, node, row, pause, now, node_type);

@@ -46,6 +46,17 @@ ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock&
     }
 }
 
+// The reference's ReceiveErrorModel (ERROR_RATE_PER_LINK, or the link's own rate in topology.txt): each
+// packet fully received at a port, of any kind, is lost with the link's probability. The draw is keyed by
+// (seed, the port's index in its experiment, the port's count of arrivals), so it is the same on every
+// thread count and batch, and independent of the ECN draws (another stream).
+ORRERY_HD inline bool link_loses(NetView& v, uint32_t node, uint32_t row) {
+    const double p = v.port_loss[row];
+    if (p <= 0) return false;
+    const ExperimentParams& ep = node_params(v, node);
+    return uniform01(ep.seed ^ kLossStreamSalt, row - ep.port_base, v.tx[row].loss_draws++) < p;
+}
+
 ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node) {
     NextEvent best;
     const PortEvent& port = port_events_first(v, node);
@@ -100,6 +111,10 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                     ++h.head;
                     refresh_arrival(v, e.index, clock);
                     port_event_changed(v, e.index);
+                    if (link_loses(v, node, e.index)) {
+                        ++out.lost;
+                        break;
+                    }
                     if (role == kRoleSwitch) switch_receive(v, node, e.index, p, now, clock);
                     else nic_receive(v, node, e.index, p, now, clock);
                     break;

@@ -72,6 +72,8 @@ ORRERY_HD inline uint64_t mix64(uint64_t z) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
+// Salts the seed of the link-loss stream so its draws never coincide with the ECN stream's of the same port.
+inline constexpr uint64_t kLossStreamSalt = 0x6c6f73735f726e67ull;  // "loss_rng"
 ORRERY_HD inline double uniform01(uint64_t seed, uint64_t stream, uint64_t counter) {
     return double(mix64(mix64(seed ^ mix64(stream)) ^ counter) >> 11) * (1.0 / 9007199254740992.0);
 }

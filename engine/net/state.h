@@ -30,6 +30,7 @@ struct ExperimentParams {
     bool sample_feedback = false;
     bool clamp_target_rate = false;
     bool back_to_zero = false;
+    bool pfc_enabled = true;           // network.pfc.enabled: receivers act on pause frames
     uint8_t ack_pause_class = 3;       // the PFC class that pauses a NIC's ACK queue (ACK_HIGH_PRIO ? 0 : 3)
     uint32_t mtu = 1000;               // payload bytes per data packet
     uint32_t ack_interval = 1;
@@ -102,6 +103,7 @@ struct alignas(64) PortTx {
     int64_t last_ser = 0;         // ps
     uint64_t tx_bytes = 0;        // bytes sent (HPCC INT counter)
     uint64_t ecn_draws = 0;       // counter of this port's random ECN draws
+    uint64_t loss_draws = 0;      // counter of this port's random link-loss draws (packets received)
 };
 
 // A switch egress port's queues: singly linked lists through the switch's packet pool.
@@ -127,18 +129,21 @@ struct alignas(64) PortMmu {
     double pmax;
 };
 
-// Per switch: the shared buffer.
+// Per switch: the shared buffer and its PFC settings (network.pfc).
 struct alignas(64) SwitchMmu {
     uint32_t buffer_size;
     uint32_t total_hdrm;
     uint32_t total_rsrv;
     uint32_t shared_used;
+    uint32_t port_reserve;        // bytes per (port, priority) before the shared buffer counts (pfc.port_reserve)
+    uint32_t resume_offset;       // bytes below the threshold before a resume (pfc.resume_offset)
+    uint32_t static_threshold;    // bytes of shared use per (port, priority) that pause; 0 = the dynamic threshold
     Packet* pool;                 // this switch's packet pool (host memory owned by the batch)
     uint32_t* pool_next;          // its free list and queue links
     uint32_t pool_capacity;
     uint32_t free_head;           // free list through pool_next
     uint32_t free_count;
-    uint32_t drops;               // packets dropped for lack of headroom (the reference never drops in its runs)
+    uint32_t drops;               // packets dropped for lack of buffer: headroom full (or, with PFC off, the lossy limit)
     uint32_t reserved;
     int64_t next_sample = kNever; // ps: next queue-monitor sample
 };
@@ -261,6 +266,7 @@ struct alignas(64) NodeOutput {
     int64_t next_busy_event = kNever;  // ps: the same, leaving out queue-monitor samples
     int64_t min_sent_arrival = kNever; // ps: earliest arrival among the packets this node sent in the step
     uint32_t completions = 0;          // flows this node completed (as sender), cumulative
+    uint64_t lost = 0;                 // packets this node's ports received corrupted (link loss), cumulative
 };
 
 // ---- a node's events ------------------------------------------------------------------------------------
@@ -288,6 +294,7 @@ struct NetView {
     NodeOutput* out;
     // ports
     const PortInfo* port;
+    const double* port_loss;           // by port: probability that a packet arriving at it is lost (link error rate)
     const Ring* ring;                  // receive ring of each port
     RingTail* ring_tail;
     RingHead* ring_head;

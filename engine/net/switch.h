@@ -5,10 +5,13 @@
 // Model (reference/ns3-hpcc README §5 and the reference's SwitchNode / SwitchMmu / BEgressQueue):
 //  - 8 egress queues per port; queue 0 (PFC frames) strict priority and never paused, 1..7 round robin,
 //    skipping classes paused by the peer.
-//  - Ingress accounting per (port, priority) with a 4096 B reserve, headroom rate·delay/8·3, and the dynamic
-//    threshold (buffer − Σheadroom − Σreserve − shared_used) >> shift; pause when headroom is in use or
-//    shared use reaches the threshold; resume on dequeue when headroom is empty and shared use is 0 or
-//    + 3072 B ≤ threshold. A packet is dropped only when headroom overflows (counted).
+//  - Ingress accounting per (port, priority) with a reserve (pfc.port_reserve, 4096 B), headroom rate·delay/8·3,
+//    and the dynamic threshold (buffer − Σheadroom − Σreserve − shared_used) >> shift, or a static one
+//    (pfc.dynamic_threshold false); pause when headroom is in use or shared use reaches the threshold;
+//    resume on dequeue when headroom is empty and shared use is 0 or + resume offset (3072 B) ≤ threshold.
+//    A packet is dropped when headroom overflows (counted). With PFC off (pfc.enabled false) the switch still
+//    sends its pause and resume frames, as the reference's switches do, but receivers ignore them (the
+//    reference's QbbEnabled false), so headroom fills and overflows: the fabric is lossy.
 //  - ECN at dequeue on the port's remaining egress bytes: > kmax mark; kmin < Q ≤ kmax mark with probability
 //    pmax·(Q−kmin)/(kmax−kmin), drawn from a counter-based generator (the reference draws from ns-3's
 //    global stream, so marks match in distribution, not draw for draw).
@@ -17,45 +20,44 @@
 
 namespace orrery::net {
 
-inline constexpr uint32_t kReserveBytes = 4096;
-inline constexpr uint32_t kResumeOffset = 3072;
-
 // ---- buffer (SwitchMmu) -----------------------------------------------------------------------------------
 ORRERY_HD inline uint32_t pfc_threshold(const SwitchMmu& s, const PortMmu& m) {
+    if (s.static_threshold) return s.static_threshold;
     return (s.buffer_size - s.total_hdrm - s.total_rsrv - s.shared_used) >> m.pfc_shift;
 }
-ORRERY_HD inline uint32_t shared_used(const PortMmu& m, int q) {
-    return m.ingress_bytes[q] > kReserveBytes ? m.ingress_bytes[q] - kReserveBytes : 0;
+ORRERY_HD inline uint32_t shared_used(const SwitchMmu& s, const PortMmu& m, int q) {
+    return m.ingress_bytes[q] > s.port_reserve ? m.ingress_bytes[q] - s.port_reserve : 0;
 }
 ORRERY_HD inline bool ingress_admits(const SwitchMmu& s, const PortMmu& m, int q, uint32_t size) {
-    return !(size + m.hdrm_bytes[q] > m.headroom && size + shared_used(m, q) > pfc_threshold(s, m));
+    return !(size + m.hdrm_bytes[q] > m.headroom && size + shared_used(s, m, q) > pfc_threshold(s, m));
 }
 ORRERY_HD inline void ingress_add(SwitchMmu& s, PortMmu& m, int q, uint32_t size) {
     const uint32_t now_bytes = m.ingress_bytes[q] + size;
-    if (now_bytes <= kReserveBytes) {
+    const uint32_t reserve = s.port_reserve;
+    if (now_bytes <= reserve) {
         m.ingress_bytes[q] += size;
-    } else if (now_bytes - kReserveBytes > pfc_threshold(s, m)) {
+    } else if (now_bytes - reserve > pfc_threshold(s, m)) {
         m.hdrm_bytes[q] += size;
     } else {
         m.ingress_bytes[q] += size;
-        s.shared_used += size < now_bytes - kReserveBytes ? size : now_bytes - kReserveBytes;
+        s.shared_used += size < now_bytes - reserve ? size : now_bytes - reserve;
     }
 }
 ORRERY_HD inline void ingress_remove(SwitchMmu& s, PortMmu& m, int q, uint32_t size) {
     const uint32_t from_hdrm = m.hdrm_bytes[q] < size ? m.hdrm_bytes[q] : size;
-    const uint32_t over = m.ingress_bytes[q] > kReserveBytes ? m.ingress_bytes[q] - kReserveBytes : 0;
+    const uint32_t over = m.ingress_bytes[q] > s.port_reserve ? m.ingress_bytes[q] - s.port_reserve : 0;
     const uint32_t from_shared = size - from_hdrm < over ? size - from_hdrm : over;
     m.hdrm_bytes[q] -= from_hdrm;
     m.ingress_bytes[q] -= size - from_hdrm;
     s.shared_used -= from_shared;
 }
 ORRERY_HD inline bool should_pause(const SwitchMmu& s, const PortMmu& m, int q) {
-    return !(m.ingress_paused & (1u << q)) && (m.hdrm_bytes[q] > 0 || shared_used(m, q) >= pfc_threshold(s, m));
+    return !(m.ingress_paused & (1u << q)) && (m.hdrm_bytes[q] > 0 || shared_used(s, m, q) >= pfc_threshold(s, m));
 }
 ORRERY_HD inline bool should_resume(const SwitchMmu& s, const PortMmu& m, int q) {
     if (!(m.ingress_paused & (1u << q))) return false;
-    const uint32_t used = shared_used(m, q);
-    return m.hdrm_bytes[q] == 0 && (used == 0 || used + kResumeOffset <= pfc_threshold(s, m));
+    const uint32_t used = shared_used(s, m, q);
+    return m.hdrm_bytes[q] == 0 && (used == 0 || used + s.resume_offset <= pfc_threshold(s, m));
 }
 
 // ---- queues -------------------------------------------------------------------------------------------------

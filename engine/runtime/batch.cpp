@@ -34,6 +34,7 @@ ExperimentParams make_params(const Scenario& s) {
     p.sample_feedback = c.hpcc.sample_feedback;
     p.clamp_target_rate = c.dcqcn.clamp_target_rate;
     p.back_to_zero = s.network.go_back_to_zero;
+    p.pfc_enabled = s.network.pfc_enabled;
     p.ack_pause_class = c.ack_high_priority ? 0 : 3;
     p.mtu = uint32_t(s.network.packet_payload.count);
     p.ack_interval = uint32_t(s.network.ack_interval_packets);
@@ -107,6 +108,7 @@ net::NetView Batch::view() {
     v.sw = sw.data();
     v.out = out.data();
     v.port = port.data();
+    v.port_loss = port_loss.data();
     v.ring = ring.data();
     v.ring_tail = ring_tail.data();
     v.ring_head = ring_head.data();
@@ -262,6 +264,8 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                 info.rate_bps = uint64_t(f.link_rate[l].count);
                 info.delay_ps = f.link_delay[l].count;
                 b.port.push_back(info);
+                // The reference gives every link whose own rate in topology.txt is 0 ERROR_RATE_PER_LINK.
+                b.port_loss.push_back(f.link_error_rate[l] > 0 ? f.link_error_rate[l] : s.network.error_rate_per_link);
                 b.tx.push_back(PortTx{});
                 b.next_arrival.push_back(kNever);
                 b.next_arrival_scheduled.push_back(kNever);
@@ -297,6 +301,9 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             if (buffer > int64_t(UINT32_MAX))
                 throw InputError(s.source + ": network.buffer_per_switch", "the switch buffer model counts bytes in 32 bits; at most 4 GiB");
             sm.buffer_size = uint32_t(buffer);
+            uint64_t hdrm_and_reserve = 0;
+            sm.port_reserve = uint32_t(s.network.pfc_port_reserve.count);
+            sm.resume_offset = uint32_t(s.network.pfc_resume_offset.count);
             for (uint32_t p = f.port_begin[n]; p < f.port_begin[n + 1]; ++p) {
                 const uint32_t row = port0 + p;
                 const PortInfo& info = b.port[row];
@@ -315,7 +322,27 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                                                    std::to_string(n) + ")");
                 }
                 sm.total_hdrm += m.headroom;
-                sm.total_rsrv += 4096;
+                sm.total_rsrv += sm.port_reserve;
+                hdrm_and_reserve += uint64_t(m.headroom) + sm.port_reserve;
+            }
+            // The dynamic threshold is (buffer − Σheadroom − Σreserve − shared) >> shift in unsigned 32-bit
+            // arithmetic: a buffer that cannot hold the headroom and reserve of its ports would wrap around.
+            if (hdrm_and_reserve >= uint64_t(sm.buffer_size))
+                throw InputError(s.source + ": network.buffer_per_switch",
+                                 "switch " + std::to_string(n) + ": its buffer (" + format_size(Bytes(int64_t(sm.buffer_size))) +
+                                     ") does not exceed the PFC headroom and port reserve of its " + std::to_string(f.port_begin[n + 1] - f.port_begin[n]) +
+                                     " ports (" + format_size(Bytes(int64_t(hdrm_and_reserve))) + "): raise the buffer or lower network.pfc.port_reserve");
+            if (!s.network.pfc_dynamic_threshold) {
+                // A static threshold: the user's, or the even split of what headroom and reserve leave, so
+                // that the ports' shared use can never exceed the buffer.
+                const uint64_t share = (uint64_t(sm.buffer_size) - hdrm_and_reserve) / std::max<uint32_t>(1, f.port_begin[n + 1] - f.port_begin[n]);
+                const uint64_t wanted = s.network.pfc_static_threshold ? uint64_t(s.network.pfc_static_threshold->count) : share;
+                if (wanted > share)
+                    throw InputError(s.source + ": network.pfc.static_threshold",
+                                     format_size(Bytes(int64_t(wanted))) + " per port exceeds what switch " + std::to_string(n) +
+                                         " can give each of its ports (" + format_size(Bytes(int64_t(share))) +
+                                         ": its buffer less headroom and reserve, split evenly), so its ports could overrun the buffer");
+                sm.static_threshold = uint32_t(std::max<uint64_t>(1, wanted));
             }
             sm.pool_capacity = kInitialPoolCapacity;  // grown before each step to what the step can bring
             b.node_pool[node0 + n] = std::make_unique_for_overwrite<Packet[]>(sm.pool_capacity);

@@ -53,6 +53,7 @@ struct Batch {
     std::vector<std::unique_ptr<net::Packet[]>> node_acks;      // NIC ACK queues
     // ports
     std::vector<net::PortInfo> port;
+    std::vector<double> port_loss;       // per port: loss probability of what arrives at it (link error rate)
     std::vector<net::Ring> ring;
     std::vector<net::RingTail> ring_tail;
     std::vector<net::RingHead> ring_head;

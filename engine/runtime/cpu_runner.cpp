@@ -51,6 +51,7 @@ void finish_experiment(Batch& b, uint32_t e, ExperimentResult& r) {
     for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
         r.events += b.out[n].packets_processed;
         r.packet_hops += b.out[n].transmissions;
+        r.lost += b.out[n].lost;
         if (b.node_role[n] == kRoleSwitch) r.drops += b.sw[n].drops;
     }
 }

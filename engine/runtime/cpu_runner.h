@@ -40,7 +40,8 @@ struct ExperimentResult {
     uint64_t steps = 0;
     uint64_t split_steps = 0;                 // steps whose nodes were split over several threads
     int64_t end_time = 0;                     // ps: when its last flow finished (or the stop time)
-    uint32_t drops = 0;
+    uint32_t drops = 0;                       // packets switches dropped for lack of buffer
+    uint64_t lost = 0;                        // packets lost on links (network.error_rate_per_link, a link's error_rate)
     bool stalled = false;                     // nothing left to do but flows unfinished
     bool cancelled = false;                   // stopped by RunOptions::cancel
     wormhole::SkipReport skipping;            // with skipping on: every skip, memo lookups, what was learned

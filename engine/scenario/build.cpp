@@ -77,6 +77,18 @@ void check_against_fabric(const Scenario& s, const Fabric& f, Diagnostics& diags
                         "no ECN threshold for " + describe_rate(BitsPerSecond(rate)) + " switch ports; add {\"rate\": \"" +
                             format_rate(BitsPerSecond(rate)) + "\", \"kmin\": ..., \"kmax\": ..., \"pmax\": ...}");
     }
+    // Steady-state skipping fast-forwards sending rates of a lossless fabric: it cannot know which packets
+    // random loss or a full buffer would have taken, nor the go-back-N retransmissions that follow.
+    if (s.skipping.enabled) {
+        bool lossy_link = s.network.error_rate_per_link > 0;
+        for (double e : f.link_error_rate) lossy_link = lossy_link || e > 0;
+        if (lossy_link)
+            diags.error(s.source + ": skipping.enabled", "steady-state skipping models a lossless fabric; this one loses packets at random "
+                                                         "(network.error_rate_per_link or a link's error_rate): turn skipping off");
+        if (!s.network.pfc_enabled)
+            diags.error(s.source + ": skipping.enabled", "steady-state skipping models a lossless fabric; network.pfc.enabled false makes "
+                                                         "switches drop what their buffers cannot hold: turn skipping off");
+    }
 }
 
 std::string sha256_of_document(const nlohmann::json& resolved_document) {

@@ -61,6 +61,7 @@ const nlohmann::json* JsonReader::raw(std::string_view key, Need need, std::stri
 }
 
 std::optional<int64_t> JsonReader::integer(std::string_view key, Need need, int64_t min, int64_t max) {
+    if (diags_.recording_keys()) diags_.key_used({path_of(key), "integer", double(min), double(max), {}});
     std::string expected = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
     const nlohmann::json* v = raw(key, need, expected);
     if (!v) return std::nullopt;
@@ -77,6 +78,7 @@ std::optional<int64_t> JsonReader::integer(std::string_view key, Need need, int6
 }
 
 std::optional<double> JsonReader::number(std::string_view key, Need need, double min, double max) {
+    if (diags_.recording_keys()) diags_.key_used({path_of(key), "number", min, max, {}});
     auto fmt = [](double d) { std::string s = nlohmann::json(d).dump(); return s; };
     std::string expected = "a number in [" + fmt(min) + ", " + fmt(max) + "]";
     const nlohmann::json* v = raw(key, need, expected);
@@ -94,6 +96,7 @@ std::optional<double> JsonReader::number(std::string_view key, Need need, double
 }
 
 std::optional<bool> JsonReader::boolean(std::string_view key, Need need) {
+    if (diags_.recording_keys()) diags_.key_used({path_of(key), "boolean", 0, 0, {}});
     const nlohmann::json* v = raw(key, need, "true or false");
     if (!v) return std::nullopt;
     if (!v->is_boolean()) {
@@ -104,6 +107,7 @@ std::optional<bool> JsonReader::boolean(std::string_view key, Need need) {
 }
 
 std::optional<std::string> JsonReader::string(std::string_view key, Need need) {
+    if (diags_.recording_keys()) diags_.key_used({path_of(key), "string", 0, 0, {}});
     const nlohmann::json* v = raw(key, need, "a string");
     if (!v) return std::nullopt;
     if (!v->is_string()) {
@@ -114,6 +118,7 @@ std::optional<std::string> JsonReader::string(std::string_view key, Need need) {
 }
 
 std::optional<std::string> JsonReader::choice(std::string_view key, Need need, const std::vector<std::string>& choices) {
+    if (diags_.recording_keys()) diags_.key_used({path_of(key), "choice", 0, 0, choices});
     std::string expected = "one of " + quoted_list(choices);
     const nlohmann::json* v = raw(key, need, expected);
     if (!v) return std::nullopt;
@@ -133,6 +138,7 @@ namespace {
 template <class Q, class Parse>
 std::optional<Q> quantity(JsonReader& r, std::string_view key, Need need, std::string_view kind, std::string_view example, Parse parse) {
     std::string expected = "a " + std::string(kind) + " with its unit, like " + std::string(example);
+    if (r.diagnostics().recording_keys()) r.diagnostics().key_used({r.path_of(key), std::string(kind), 0, 0, {}});
     const nlohmann::json* v = r.raw(key, need, expected);
     if (!v) return std::nullopt;
     if (!v->is_string()) {

@@ -319,9 +319,18 @@ NetworkSpec read_network(JsonReader& r) {
     if (auto p = r.object("pfc", Need::optional)) {
         n.pfc_enabled = p->boolean("enabled", Need::optional).value_or(true);
         n.pfc_dynamic_threshold = p->boolean("dynamic_threshold", Need::optional).value_or(true);
-        n.pfc_alpha_shift = int(p->integer("alpha_shift", Need::optional, 0, 16).value_or(3));
+        const auto shift = p->integer("alpha_shift", Need::optional, 0, 16);
+        n.pfc_alpha_shift = int(shift.value_or(3));
+        n.pfc_static_threshold = p->size("static_threshold", Need::optional);
+        if (n.pfc_dynamic_threshold && n.pfc_static_threshold)
+            p->error("static_threshold", "a static threshold applies only with \"dynamic_threshold\": false");
+        if (!n.pfc_dynamic_threshold && shift)
+            p->error("alpha_shift", "alpha_shift sets the dynamic threshold, which \"dynamic_threshold\": false turns off");
+        if (n.pfc_static_threshold && n.pfc_static_threshold->count <= 0) p->error("static_threshold", "expected a positive size, found 0B");
         n.pfc_port_reserve = p->size("port_reserve", Need::optional).value_or(n.pfc_port_reserve);
+        if (n.pfc_port_reserve.count > int64_t(UINT32_MAX)) p->error("port_reserve", "at most 4 GiB (the buffer model counts bytes in 32 bits)");
         n.pfc_resume_offset = p->size("resume_offset", Need::optional).value_or(n.pfc_resume_offset);
+        if (n.pfc_resume_offset.count > int64_t(UINT32_MAX)) p->error("resume_offset", "at most 4 GiB (the buffer model counts bytes in 32 bits)");
         p->finish();
     }
     if (auto lb = r.choice("load_balancing", Need::optional, {"ecmp", "spray"}))

@@ -55,16 +55,17 @@ struct NetworkSpec {
     Bytes buffer_per_switch{32 << 20};     // BUFFER_SIZE 32 (MiB)
     bool ecn_enabled = true;               // ENABLE_QCN
     std::vector<EcnThreshold> ecn;         // per link rate; empty = the reference's DCQCN values scaled by rate
-    bool pfc_enabled = true;
-    bool pfc_dynamic_threshold = true;     // USE_DYNAMIC_PFC_THRESHOLD
-    int pfc_alpha_shift = 3;               // threshold = free buffer >> shift
+    bool pfc_enabled = true;               // false: pause frames are ignored (the reference's QbbEnabled), lossy
+    bool pfc_dynamic_threshold = true;     // false: a static threshold per (port, priority)
+    int pfc_alpha_shift = 3;               // dynamic threshold = free buffer >> shift
+    std::optional<Bytes> pfc_static_threshold;  // with the dynamic threshold off; default: an even split
     Bytes pfc_port_reserve{4096};
     Bytes pfc_resume_offset{3072};
     LoadBalancing load_balancing = LoadBalancing::ecmp;
     int ack_interval_packets = 1;          // L2_ACK_INTERVAL
     Bytes go_back_chunk{4000};             // L2_CHUNK_SIZE
     bool go_back_to_zero = false;          // L2_BACK_TO_ZERO
-    double error_rate_per_link = 0.0;      // ERROR_RATE_PER_LINK
+    double error_rate_per_link = 0.0;      // ERROR_RATE_PER_LINK: loss probability of links whose own rate is 0
 };
 
 // ---- congestion control -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <random>
@@ -33,10 +34,14 @@ struct Run {
     std::vector<ExperimentResult> results;
 };
 
-Run run_reference(const std::string& scenario, const std::string& cc, int threads = 1) {
+// A reference config run as it is, or with `change` applied to its scenario first (settings the
+// reference's config.txt has no key for), on `seed`'s random draws.
+Run run_reference(const std::string& scenario, const std::string& cc, int threads = 1,
+                  const std::function<void(Scenario&)>& change = {}, uint64_t seed = 1) {
     Run r;
     Diagnostics warnings;
-    r.job = load_hpcc_job(kRef / ("config_" + scenario + "_" + cc + ".txt"), kRef, PresetLibrary(), warnings);
+    r.job = load_hpcc_job(kRef / ("config_" + scenario + "_" + cc + ".txt"), kRef, PresetLibrary(), warnings, seed);
+    if (change) change(r.job->loaded.scenarios[0]);
     r.batch = compile_batch({r.job->input});
     RunOptions options;
     options.threads = threads;
@@ -412,6 +417,62 @@ private slots:
         for (const net::PfcEvent& e : r.results[0].pfc) {
             QCOMPARE(e.node, 24u);
             QCOMPARE(unsigned(e.ifindex), 1u);
+        }
+    }
+    void pfc_off_drops_and_recovers_as_the_reference() {
+        // The reference with NS_ATTRIBUTE_DEFAULT=ns3::QbbNetDevice::QbbEnabled=false on the TIMELY incast
+        // (tests/reference/ns3-hpcc/README.md §9): no pause is obeyed, the ToR's headroom overflows, 1,508
+        // packets are dropped ("Drop: ... Headroom full" lines of its log) and go-back-N recovers every flow.
+        const Run lossless = run_reference("incast", "timely");
+        const Run r = run_reference("incast", "timely", 1, [](Scenario& s) { s.network.pfc_enabled = false; });
+        QCOMPARE(lossless.results[0].drops, 0u);
+        QVERIFY(!lossless.results[0].pfc.empty());
+        QCOMPARE(r.results[0].drops, 1508u);
+        QVERIFY(r.results[0].pfc.empty());  // frames are sent but ignored, and (as in the reference) not traced
+        QVERIFY(!r.results[0].stalled);
+        const std::map<std::string, double> ours = our_fcts(r), ref = reference_fcts("nopfc", "timely");
+        QCOMPARE(ours.size(), ref.size());
+        double worst = 0;
+        for (const auto& [key, fct] : ref) worst = std::max(worst, std::abs(ours.at(key) - fct) / fct);
+        const SortedErrors e = sorted_errors(ascending_us(ours), ascending_us(ref));
+        qInfo("PFC off, TIMELY incast against the reference: mean FCT %.2f %%, per flow worst %.2f %%, last %.2f %%", 100 * e.mean, 100 * worst, 100 * e.last);
+        QVERIFY(e.mean < 0.01);   // measured 0.37 %
+        QVERIFY(worst < 0.12);    // measured 9.9 %: which go-back-N round a flow's loss falls in
+        QVERIFY(e.last < 0.06);   // measured 4.8 %
+        // Against the lossless run: drops and retransmissions stretch the tail.
+        QVERIFY(mean(ascending_us(ours)) != mean(ascending_us(our_fcts(lossless))));
+    }
+    void static_threshold_reserve_and_resume_offset_take_effect() {
+        const Run base = run_reference("incast", "timely");
+        const size_t pauses = base.results[0].pfc.size();
+        // A static threshold of 100 KB per (port, priority) pauses far sooner than the dynamic ~4.2 MB.
+        const Run low = run_reference("incast", "timely", 1, [](Scenario& s) {
+            s.network.pfc_dynamic_threshold = false;
+            s.network.pfc_static_threshold = Bytes(100000);
+        });
+        QVERIFY(low.results[0].pfc.size() > 2 * pauses);
+        QVERIFY(low.results[0].pfc.front().time < base.results[0].pfc.front().time);
+        // The even split (buffer less headroom and reserve over the ports: about 8.3 MB on a 4-port switch)
+        // is above the dynamic threshold's first value, so pauses come later than with the dynamic one.
+        const Run split = run_reference("incast", "timely", 1, [](Scenario& s) { s.network.pfc_dynamic_threshold = false; });
+        QVERIFY(split.results[0].pfc.empty() || split.results[0].pfc.front().time > base.results[0].pfc.front().time);
+        // The reserve counts before the shared buffer does: a 1 MB reserve delays the first pause.
+        const Run reserve = run_reference("incast", "timely", 1, [](Scenario& s) { s.network.pfc_port_reserve = Bytes(1 << 20); });
+        QVERIFY(reserve.results[0].pfc.front().time > base.results[0].pfc.front().time);
+        // A larger resume offset resumes later, so fewer pause/resume cycles fit.
+        const Run offset = run_reference("incast", "timely", 1, [](Scenario& s) { s.network.pfc_resume_offset = Bytes(2000000); });
+        QVERIFY(offset.results[0].pfc.size() != pauses);
+        QCOMPARE(offset.results[0].drops, 0u);
+    }
+    void a_buffer_smaller_than_headroom_and_reserve_is_refused() {
+        Diagnostics warnings;
+        auto job = load_hpcc_job(kRef / "config_incast_timely.txt", kRef, PresetLibrary(), warnings);
+        job->loaded.scenarios[0].network.pfc_port_reserve = Bytes(16 << 20);
+        try {
+            compile_batch({job->input});
+            QFAIL("compiled a switch whose reserve exceeds its buffer");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("network.pfc.port_reserve") != std::string::npos, e.what());
         }
     }
     void identical_on_any_thread_count() {

@@ -1,0 +1,397 @@
+// No dead keys, by construction: every key the scenario reader asks for (recorded by the reader itself,
+// Diagnostics::record_keys) is given other values, one at a time, and each must either change the compiled
+// experiment (a digest of the engine's parameters and tables, the LLM task graph, and the output and
+// skipping settings the run takes) or be refused with a message. A key added to the reader later is walked
+// without any change here; only keys that are not settings at all are listed below, each with its reason.
+#include <QtTest>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <map>
+#include <set>
+
+#include "common/sha256.h"
+#include "runtime/batch.h"
+#include "runtime/hpcc_job.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
+#include "scenario/read.h"
+#include "scenario/sweep.h"
+#include "topology/routing.h"
+#include "workload/llm_job.h"
+
+using namespace orrery;
+
+namespace {
+
+const PresetLibrary kPresets({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"});
+
+// Keys that are not engine settings, and why. Matched on the path with array indices removed.
+const std::map<std::string, std::string> kNotSettings = {
+    {"format", "the file's format name; any other value is refused"},
+    {"version", "the format version; any other value is refused"},
+    {"name", "a label shown in reports"},
+    {"description", "a label shown in reports"},
+    {"output.store", "the results file's name (orrery-cli run --out)"},
+    {"output.hpcc_files.fct", "a file name the reference-format FCTs are written to"},
+    {"output.hpcc_files.pfc", "a file name the reference-format PFC lines are written to"},
+    {"output.hpcc_files.qlen", "a file name the reference-format queue histogram is written to"},
+    {"skipping.memo_file", "the file the memo persists in (test_wormhole: a second run reuses it)"},
+    {"workload.model.name", "a label: the model's size comes from its layers, hidden, heads and the rest"},
+    {"topology.nodes.group", "the workbench's level-of-detail grouping (pods, rails) of boxes on the canvas"},
+    {"topology.gpu_type", "kept to write a SimAI topology file back; the simulated GPU is workload.gpu"},
+};
+
+std::string without_indices(const std::string& path) {
+    std::string out;
+    for (size_t i = 0; i < path.size(); ++i) {
+        if (path[i] == '[') {
+            while (i < path.size() && path[i] != ']') ++i;
+            continue;
+        }
+        out += path[i];
+    }
+    return out;
+}
+
+// Bytes of a column of plain rows; structs holding pointers are copied with the pointers cleared first.
+template <class T>
+void feed(std::string& out, const std::vector<T>& rows) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out.append(reinterpret_cast<const char*>(rows.data()), rows.size() * sizeof(T));
+}
+
+// Fields of rows whose structs carry padding (their alignas(64) and bools): their bytes would differ from
+// compile to compile, so the fields compile sets are taken one by one.
+template <class... T>
+void fields(std::string& out, const T&... v) {
+    ((out += std::to_string(v) + ","), ...);
+}
+
+// The batch as the engine starts it. The flow states (QP, receiver, CC) are left out: compile fills them
+// with the same starting values for every experiment; what differs per flow is in `flow`.
+std::string batch_bytes(const Batch& b) {
+    std::string out;
+    for (const net::ExperimentParams& p : b.params)
+        fields(out, p.cc_mode, p.ecn_enabled, p.rate_bound, p.var_win, p.fast_react, p.multi_rate, p.sample_feedback, p.clamp_target_rate,
+               p.back_to_zero, p.pfc_enabled, p.ack_pause_class, p.mtu, p.ack_interval, p.chunk, p.int_multi, p.mi_thresh,
+               p.fast_recovery_times, p.min_rate, p.rate_ai, p.rate_hai, p.dctcp_rate_ai, p.g, p.target_util, p.rate_on_first_cnp,
+               p.alpha_resume_ps, p.rate_decrease_ps, p.rp_timer_ps, p.nack_interval_ps, p.timely_alpha, p.timely_beta, p.timely_tlow_ns,
+               p.timely_thigh_ns, p.timely_min_rtt_ns, p.seed, p.qlen_start, p.qlen_end, p.qlen_interval, p.stop_time, p.sample_interval,
+               p.spray, p.group_count);
+    feed(out, b.node_role);
+    feed(out, b.node_port_begin);
+    for (const net::NicState& n : b.nic) fields(out, n.port, n.qp_offset, n.starts_offset, n.starts_count);
+    for (const net::SwitchMmu& s : b.sw)
+        fields(out, s.buffer_size, s.total_hdrm, s.total_rsrv, s.port_reserve, s.resume_offset, s.static_threshold, s.next_sample);
+    for (const net::PortInfo& p : b.port) fields(out, p.node, p.peer_port, p.local, p.rate_bps, p.delay_ps);
+    feed(out, b.port_loss);
+    for (const net::PortMmu& m : b.mmu) fields(out, m.pfc_shift, m.headroom, m.kmin, m.kmax, m.pmax);
+    for (const net::FlowInfo& f : b.flow)
+        fields(out, f.src, f.dst, f.sip, f.dip, f.sport, f.dport, f.pg, f.size, f.start, f.data_path, f.ack_path, f.win, f.base_rtt_ns,
+               f.standalone_fct_ns);
+    feed(out, b.path_ports);
+    feed(out, b.nic_starts);
+    feed(out, b.qlen_offset);
+    feed(out, b.qlen_buckets);
+    feed(out, b.node_forwarder);
+    feed(out, b.node_dest_group);
+    feed(out, b.spray_set);
+    feed(out, b.set_ports);
+    for (const ExperimentSlice& x : b.experiments) fields(out, x.lookahead, x.max_rtt_ns, x.max_bdp);
+    return out;
+}
+
+// What the run takes besides the batch: the recorder's and the skipper's settings.
+std::string run_settings(const Scenario& s) {
+    const OutputSpec& o = s.output;
+    const SkippingSpec& k = s.skipping;
+    std::string out = std::to_string(o.sample_interval.count) + "," + std::to_string(o.record_fct) + std::to_string(o.record_pfc) +
+                      std::to_string(o.record_queues) + std::to_string(o.record_flow_rates) + "," +
+                      std::to_string(o.queue_monitor_start ? o.queue_monitor_start->count : -1) + "," +
+                      std::to_string(o.queue_monitor_end ? o.queue_monitor_end->count : -1) + "," + std::to_string(o.queue_monitor_interval.count);
+    out += "|" + std::to_string(k.enabled) + "," + std::to_string(k.theta) + "," + std::to_string(k.window.value_or(-1)) + "," +
+           std::to_string(k.sample_interval ? k.sample_interval->count : -1) + "," + std::to_string(k.memo);
+    return out;
+}
+
+// The digest of an experiment as the engine would run it, or the refusal's message.
+struct Compiled {
+    std::string digest;
+    std::string refusal;
+};
+
+Compiled compile(const nlohmann::json& doc) {
+    try {
+        const LoadedScenario loaded = load_scenario_document(doc, "settings.json", ORRERY_SOURCE_DIR, kPresets);
+        const Scenario& s = loaded.scenarios.at(0);
+        const Fabric f = build_fabric(s.topology);
+        std::string bytes = run_settings(s);
+        // Fabric facts the run reads besides its links: tiers (queue telemetry per tier), servers (placement, NVLink).
+        for (size_t n = 0; n < f.node_count(); ++n) fields(bytes, f.node_tier[n], f.node_server[n]);
+        fields(bytes, f.gpus_per_server, f.hosts_forward);
+        std::vector<FlowSpec> flows;
+        if (s.workload.llm) {
+            const LlmJob job = prepare_llm_job(*s.workload.llm, f, load_workload_tables(kPresets));
+            if (!job.oom_message.empty()) return {"", job.oom_message};
+            bytes += "|" + std::to_string(int(s.workload.llm->network_mode)) + "|" + std::to_string(job.graph.world);
+            for (const Op& op : job.graph.ops)
+                bytes += std::to_string(int(op.kind)) + "," + std::to_string(op.rank) + "," + std::to_string(op.peer) + "," +
+                         std::to_string(op.bytes) + "," + std::to_string(op.duration) + "," + std::to_string(op.collective) + ";";
+            for (const auto& deps : job.graph.deps)
+                for (uint32_t d : deps) bytes += std::to_string(d) + ",";
+            bytes += "|mem" + std::to_string(job.memory.worst().total()) + "," + std::to_string(job.memory.available);
+            flows = llm_flows(job, s.workload.llm->collectives.priority);
+        } else {
+            flows = workload_flows(s);
+        }
+        const Batch b = compile_batch({{"e0000", &s, &f, flows}});
+        bytes += batch_bytes(b);
+        return {sha256_hex(bytes), ""};
+    } catch (const InputError& e) {
+        return {"", e.what()};
+    } catch (const std::exception& e) {
+        return {"", std::string("not an input error: ") + e.what()};
+    }
+}
+
+// Other values for a key of the given kind: at least two distinct ones, so one of them differs from
+// whatever the key holds now.
+std::vector<nlohmann::json> candidates(const KeyUse& k) {
+    if (k.kind == "boolean") return {true, false};
+    if (k.kind == "choice") {
+        std::vector<nlohmann::json> out;
+        for (const std::string& c : k.choices) out.push_back(c);
+        return out;
+    }
+    if (k.kind == "integer") {
+        const int64_t lo = int64_t(k.min), hi = k.max < 1e15 ? int64_t(k.max) : int64_t(1) << 50;  // INT64_MAX as a double does not convert back
+        std::set<int64_t> v{lo, lo + 1, lo + 2, lo + 5};
+        if (hi <= 64) v.insert(hi);
+        std::vector<nlohmann::json> out;
+        for (int64_t x : v)
+            if (x <= hi) out.push_back(x);
+        return out;
+    }
+    if (k.kind == "number") {
+        const double hi = std::min(k.max, k.min + 1.0);
+        return {k.min, hi, k.min + (hi - k.min) * 0.37};
+    }
+    if (k.kind == "rate") return {"25Gbps", "400Gbps", "1Gbps"};
+    if (k.kind == "time") return {"2500ns", "3us", "40us"};
+    if (k.kind == "size") return {"1500B", "3000KB", "64KB"};
+    return {"x", "a-string-no-key-takes"};
+}
+
+struct Base {
+    std::string label;
+    nlohmann::json doc;
+};
+
+// Scenarios that between them visit every branch of the reader: each object present (empty where its keys
+// are optional) so that its optional keys are asked for.
+std::vector<Base> bases() {
+    const nlohmann::json network = {{"ecn", nlohmann::json::object()}, {"pfc", nlohmann::json::object()},
+                                    {"ack", nlohmann::json::object()}, {"loss_recovery", nlohmann::json::object()}};
+    const nlohmann::json flows = {{"kind", "flows"},
+                                  {"flows", {{{"src", 0}, {"dst", 5}, {"size", "200KB"}, {"start", "1us"}},
+                                             {{"src", 1}, {"dst", 6}, {"size", "100KB"}}}}};
+    const nlohmann::json output = {{"queue_monitor", {{"start", "0ns"}, {"end", "1ms"}}}, {"hpcc_files", nlohmann::json::object()}};
+    std::vector<Base> out;
+    for (const char* cc : {"dcqcn", "hpcc", "timely", "dctcp"}) {
+        nlohmann::json d = {{"format", "orrery-scenario"}, {"version", 1},
+                            {"topology", {{"generator", "fat-tree"}, {"k", 4}, {"link_defaults", nlohmann::json::object()}}},
+                            {"network", network},
+                            {"cc", {{"algorithm", cc}, {std::string(cc), nlohmann::json::object()}}},
+                            {"workload", flows},
+                            {"output", output},
+                            {"skipping", nlohmann::json::object()}};
+        out.push_back({std::string("fat-tree ") + cc, d});
+    }
+    const std::vector<std::pair<std::string, nlohmann::json>> generators = {
+        {"three-tier", {{"generator", "three-tier"}, {"pods", 2}, {"tors_per_pod", 2}, {"aggs_per_pod", 2}, {"hosts_per_tor", 4}, {"cores", 2}}},
+        {"rail-optimized", {{"generator", "rail-optimized"}, {"gpus", 16}, {"gpus_per_server", 8}}},
+        {"leaf-spine", {{"generator", "leaf-spine"}, {"leaves", 2}, {"spines", 2}, {"hosts_per_leaf", 8}}},
+        {"single-switch", {{"generator", "single-switch"}, {"hosts", 8}}}};
+    for (const auto& [label, topology] : generators) {
+        nlohmann::json d = out[0].doc;
+        d["topology"] = topology;
+        d["topology"]["link_defaults"] = nlohmann::json::object();
+        out.push_back({label, d});
+    }
+    nlohmann::json skip = out[0].doc;
+    skip["skipping"] = {{"enabled", true}};
+    out.push_back({"skipping on", skip});
+    nlohmann::json static_pfc = out[0].doc;
+    static_pfc["network"]["pfc"] = {{"dynamic_threshold", false}};
+    out.push_back({"static PFC threshold", static_pfc});
+    nlohmann::json explicit_fabric = out[0].doc;
+    explicit_fabric["topology"] = {{"nodes", {{{"name", "h0"}, {"kind", "host"}}, {{"name", "h1"}, {"kind", "host"}}, {{"name", "s0"}, {"kind", "switch"}}}},
+                                   {"links", {{{"a", "h0"}, {"b", "s0"}}, {{"a", "h1"}, {"b", "s0"}}}}};
+    explicit_fabric["workload"] = {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 1}, {"size", "100KB"}}}}};
+    out.push_back({"explicit fabric", explicit_fabric});
+    nlohmann::json llm = out[0].doc;
+    llm["topology"] = {{"generator", "single-switch"}, {"hosts", 8}};
+    llm["workload"] = {{"kind", "llm"}, {"network_mode", "packet"},
+                       {"model", {{"layers", 4}, {"hidden", 1024}, {"heads", 16}, {"ffn", 4096}, {"seq", 512}, {"vocab", 1024}}},
+                       {"parallel", {{"tp", 2}, {"dp", 2}, {"pp", 2}, {"micro_batches", 2}}},
+                       {"collectives", nlohmann::json::object()}};
+    out.push_back({"llm", llm});
+    nlohmann::json moe = llm;
+    moe["workload"]["model"] = {{"layers", 4}, {"hidden", 1024}, {"heads", 16}, {"ffn", 4096}, {"seq", 512}, {"vocab", 1024},
+                                {"experts", 8}, {"top_k", 2}, {"moe_every", 1}, {"dense_layers", 1}, {"dense_ffn", 4096}, {"shared_experts", 1}};
+    moe["workload"]["parallel"] = {{"tp", 2}, {"ep", 2}, {"dp", 4}, {"micro_batches", 2}};
+    out.push_back({"llm moe", moe});
+    nlohmann::json rails = llm;
+    rails["topology"] = {{"generator", "rail-optimized"}, {"gpus", 16}, {"gpus_per_server", 8}};
+    rails["workload"]["parallel"] = {{"tp", 1}, {"dp", 16}, {"micro_batches", 1}};
+    out.push_back({"llm on rails", rails});
+    nlohmann::json servers = explicit_fabric;  // explicit nodes grouped into servers, for an LLM job's placement
+    servers["topology"] = {{"nodes", {{{"name", "g0"}, {"kind", "host"}, {"server", 0}}, {{"name", "g1"}, {"kind", "host"}, {"server", 0}},
+                                      {{"name", "g2"}, {"kind", "host"}, {"server", 1}}, {{"name", "g3"}, {"kind", "host"}, {"server", 1}},
+                                      {{"name", "s0"}, {"kind", "switch"}, {"tier", 1}}}},
+                           {"links", {{{"a", "g0"}, {"b", "s0"}}, {{"a", "g1"}, {"b", "s0"}}, {{"a", "g2"}, {"b", "s0"}}, {{"a", "g3"}, {"b", "s0"}}}}};
+    servers["workload"] = llm["workload"];
+    servers["workload"]["parallel"] = {{"tp", 2}, {"dp", 2}, {"micro_batches", 1}};
+    out.push_back({"llm on explicit servers", servers});
+    return out;
+}
+
+}  // namespace
+
+class TestSettings : public QObject {
+    Q_OBJECT
+private slots:
+    void every_key_changes_the_experiment_or_is_refused() {
+        std::map<std::string, std::string> verdict;  // key (no indices) → "live", "refused: ..." or "dead: ..."
+        size_t tried = 0;
+        for (const Base& base : bases()) {
+            const Compiled reference = compile(base.doc);
+            QVERIFY2(reference.refusal.empty(), (base.label + ": " + reference.refusal).c_str());
+            QCOMPARE(compile(base.doc).digest, reference.digest);  // the digest is stable: no stray bytes
+            Diagnostics diags;
+            diags.record_keys(true);
+            const nlohmann::json resolved = resolve_presets(base.doc, kPresets, "settings.json", diags);
+            read_scenario(resolved, {"settings.json", ORRERY_SOURCE_DIR}, diags);
+            QVERIFY(!diags.keys_used().empty());
+            std::set<std::string> seen;
+            for (const KeyUse& k : diags.keys_used()) {
+                const std::string key = without_indices(k.path);
+                if (kNotSettings.count(key) || !seen.insert(k.path).second) continue;
+                if (verdict[key] == "live") continue;
+                std::string outcome = "dead in \"" + base.label + "\": every value compiled to the same experiment";
+                for (const nlohmann::json& value : candidates(k)) {
+                    nlohmann::json doc = base.doc;
+                    std::string why;
+                    if (k.path.rfind("sweep", 0) == 0 || !set_at_path(doc, k.path, value, &why)) continue;
+                    ++tried;
+                    const Compiled c = compile(doc);
+                    if (!c.refusal.empty()) {
+                        QVERIFY2(c.refusal.find("not an input error") == std::string::npos, (k.path + ": " + c.refusal).c_str());
+                        if (outcome.rfind("dead", 0) == 0) outcome = "refused: " + c.refusal;
+                    } else if (c.digest != reference.digest) {
+                        outcome = "live";
+                        break;
+                    }
+                }
+                std::string& v = verdict[key];
+                if (v.empty() || v.rfind("dead", 0) == 0 || outcome == "live") v = outcome;
+            }
+        }
+        QVERIFY(verdict.size() > 60);
+        std::string dead;
+        size_t live = 0;
+        for (const auto& [key, v] : verdict) {
+            if (v == "live") ++live;
+            if (v.rfind("dead", 0) == 0) {
+                dead += " " + key;
+                qWarning("accepted and ignored: %s: %s", key.c_str(), v.c_str());
+            }
+        }
+        qInfo("%zu keys walked (%zu values compiled): %zu change the experiment, %zu refuse every other value", verdict.size(), tried, live,
+              verdict.size() - live);
+        QVERIFY2(dead.empty(), ("keys accepted and ignored:" + dead).c_str());
+    }
+    void every_modelled_hpcc_config_key_changes_the_experiment_data() {
+        QTest::addColumn<QString>("config");
+        for (const char* cc : {"dcqcn", "hpcc", "timely", "dctcp"}) QTest::newRow(cc) << QString("config_incast_%1.txt").arg(cc);
+    }
+    void every_modelled_hpcc_config_key_changes_the_experiment() {
+        // Each key of a reference config.txt (the incast of each CC, every key at the value the reference runs
+        // use) is changed on its own; the converted experiment must change, or the
+        // reader must say on that key's line that it does not model it (or why the value is wrong).
+        const std::filesystem::path ref = std::filesystem::path(ORRERY_TEST_DIR) / "reference/ns3-hpcc";
+        QFETCH(QString, config);
+        std::ifstream in(ref / config.toStdString());
+        std::vector<std::string> lines;
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+        const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("orrery-settings-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir);
+        for (const char* f : {"topology.txt", "flow_incast.txt", "trace.txt"}) std::filesystem::copy_file(ref / f, dir / f, std::filesystem::copy_options::overwrite_existing);
+        auto digest_of = [&](const std::vector<std::string>& text, std::string& said) -> std::string {
+            std::ofstream out(dir / "config.txt");
+            for (const std::string& l : text) out << l << "\n";
+            out.close();
+            Diagnostics warnings;
+            try {
+                auto job = load_hpcc_job(dir / "config.txt", dir, PresetLibrary(), warnings);
+                said = warnings.format();
+                const Batch b = compile_batch({job->input});
+                return sha256_hex(batch_bytes(b) + run_settings(job->loaded.scenarios[0]));
+            } catch (const InputError& e) {
+                said = e.what();
+                return "";
+            }
+        };
+        std::string said;
+        const std::string reference = digest_of(lines, said);
+        QVERIFY2(!reference.empty(), said.c_str());
+        const std::set<std::string> file_keys = {"TOPOLOGY_FILE", "FLOW_FILE", "TRACE_FILE", "TRACE_OUTPUT_FILE", "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE", "QLEN_MON_FILE"};
+        size_t checked = 0;
+        std::string silent;
+        for (size_t i = 0; i < lines.size(); ++i) {
+            std::istringstream words(lines[i]);
+            std::string key, value;
+            if (!(words >> key >> value) || file_keys.count(key)) continue;
+            std::vector<std::string> values;
+            if (key.find("_MAP") != std::string::npos) {
+                // the first rate's value (100G: the rate of this fabric's ports)
+                std::istringstream t(lines[i]);
+                std::vector<std::string> tok{std::istream_iterator<std::string>(t), std::istream_iterator<std::string>()};
+                tok[3] = tok[0] == "PMAX_MAP" ? "0.5" : std::to_string(std::stoi(tok[3]) + (tok[0] == "KMIN_MAP" ? -100 : 100));
+                std::string joined;
+                for (const std::string& w : tok) joined += (joined.empty() ? "" : " ") + w;
+                values = {joined};
+            } else if (value == "0" || value == "1") {
+                values = {key + " " + (value == "0" ? "1" : "0")};
+            } else {
+                const size_t unit = value.find_first_not_of("0123456789.");
+                const double x = std::stod(value.substr(0, unit));
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%.6g", x * 2 + 0.5 * (x == 0));
+                values = {key + " " + buf + (unit == std::string::npos ? "" : value.substr(unit))};
+            }
+            for (const std::string& changed : values) {
+                std::vector<std::string> text = lines;
+                text[i] = changed;
+                std::string message;
+                const std::string d = digest_of(text, message);
+                const bool on_its_line = message.find("config.txt:" + std::to_string(i + 1) + ":") != std::string::npos;
+                if (d == reference && !on_its_line) {
+                    silent += " " + key;
+                    qWarning("config.txt line %zu \"%s\" changed nothing and said nothing", i + 1, changed.c_str());
+                }
+                ++checked;
+            }
+        }
+        std::filesystem::remove_all(dir);
+        qInfo("%zu config.txt keys changed one at a time: each changed the experiment or was reported on its line", checked);
+        QVERIFY(checked > 35);
+        QVERIFY2(silent.empty(), ("keys changed without effect or word:" + silent).c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSettings)
+#include "test_settings.moc"
