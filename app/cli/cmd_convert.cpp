@@ -44,7 +44,7 @@ void write_config_set(const Scenario& scenario, const std::filesystem::path& out
     const std::string config = write_hpcc_config(s, topo_name, flow_name);
     const std::string topology = write_hpcc_topology(f);
     const std::string flows = write_hpcc_flows(workload_flows(s));
-    for (const std::filesystem::path& p : {out, dir / topo_name, dir / flow_name}) refuse_existing(p, force);
+    refuse_outputs({out, dir / topo_name, dir / flow_name}, force);
     write_output(dir / topo_name, topology, force);
     write_output(dir / flow_name, flows, force);
     write_output(out, config, force);

@@ -61,7 +61,9 @@ int export_timeline(const ExportOptions& o) {
     } else {
         files.push_back({out, {-1, title}});
     }
-    for (const auto& [path, window] : files) refuse_existing(path, o.force);
+    std::vector<std::filesystem::path> paths;
+    for (const auto& [path, window] : files) paths.push_back(path);
+    refuse_outputs(paths, o.force);
     for (const auto& [path, window] : files) {
         const std::string text = chrome_trace(rows, ports, window, skipped).dump();
         write_output(path, gzipped(path) ? gzip_compress(text) : text, o.force);

@@ -59,6 +59,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             progress.run(store.run_id(), records.size(), store_path);
         };
         if (base.workload.kind == "llm") {
+            refuse_store_path(store_path, {});
             ResultsStore store(store_path);
             begin_run(store);
             const LlmRunResult r = run_llm_experiments(loaded, fabric_of, presets, store, o->threads, &progress);
@@ -85,9 +86,12 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             if (inputs.size() > 1) p = p.parent_path() / (p.stem().string() + "_" + inputs[e].id + p.extension().string());
             return p;
         };
+        std::vector<std::filesystem::path> files;
         for (size_t e = 0; e < inputs.size(); ++e)
             for (const std::string& file : {out.hpcc_fct_file, out.hpcc_pfc_file, out.hpcc_qlen_file})
-                if (!file.empty()) refuse_existing(output_name(file, e), o->force);
+                if (!file.empty()) files.push_back(output_name(file, e));
+        refuse_outputs(files, o->force);
+        refuse_store_path(store_path, files);
 
         ResultsStore store(store_path);
         begin_run(store);

@@ -41,7 +41,10 @@ Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets) {
         if (!s.output.hpcc_fct_file.empty()) outputs.push_back({s.output.hpcc_fct_file, "fct"});
         if (!s.output.hpcc_pfc_file.empty()) outputs.push_back({s.output.hpcc_pfc_file, "pfc"});
         if (!s.output.hpcc_qlen_file.empty()) outputs.push_back({s.output.hpcc_qlen_file, "qlen"});
-        for (auto& [file, which] : outputs) refuse_existing(file, o->force);
+        std::vector<std::filesystem::path> files;
+        for (auto& [file, which] : outputs) files.push_back(file);
+        refuse_outputs(files, o->force);
+        if (!o->out.empty()) refuse_store_path(o->out, files);
         Batch batch = compile_batch({input});
         std::unique_ptr<ResultsStore> store;
         if (!o->out.empty()) {

@@ -1,6 +1,7 @@
 #include "cli/inputs.h"
 
 #include <fstream>
+#include <map>
 #include <iostream>
 
 #include "io/astra_yaml.h"
@@ -105,8 +106,42 @@ Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const Pres
 
 void refuse_existing(const std::filesystem::path& file, bool force) {
     std::error_code ec;
-    if (std::filesystem::exists(file, ec) && !force)
-        throw InputError(file.string(), "already exists; not overwriting it (pass --force to replace it)");
+    const std::filesystem::file_status link = std::filesystem::symlink_status(file, ec);
+    if (ec || link.type() == std::filesystem::file_type::not_found) return;
+    // --force replaces regular files only: never a device (/dev/null), a pipe, a socket, a folder, or what a
+    // symbolic link points to.
+    const auto kind = [](std::filesystem::file_type t) -> const char* {
+        switch (t) {
+            case std::filesystem::file_type::directory: return "a folder";
+            case std::filesystem::file_type::symlink: return "a symbolic link";
+            case std::filesystem::file_type::character: return "a character device";
+            case std::filesystem::file_type::block: return "a block device";
+            case std::filesystem::file_type::fifo: return "a named pipe";
+            case std::filesystem::file_type::socket: return "a socket";
+            default: return "not a regular file";
+        }
+    };
+    if (link.type() != std::filesystem::file_type::regular)
+        throw InputError(file.string(), std::string("is ") + kind(link.type()) + ", not a regular file: Orrery writes only regular files, even with --force");
+    if (!force) throw InputError(file.string(), "already exists; not overwriting it (pass --force to replace it)");
+}
+
+void refuse_outputs(const std::vector<std::filesystem::path>& files, bool force) {
+    std::map<std::string, std::filesystem::path> seen;
+    for (const std::filesystem::path& f : files) {
+        std::error_code ec;
+        std::filesystem::path same = std::filesystem::weakly_canonical(f, ec);
+        if (ec) same = std::filesystem::absolute(f).lexically_normal();
+        if (auto [it, fresh] = seen.emplace(same.string(), f); !fresh)
+            throw InputError(f.string(), "is named twice among this command's outputs (and the results store): two outputs cannot share a file; give them different names");
+        refuse_existing(f, force);
+    }
+}
+
+void refuse_store_path(const std::filesystem::path& store, const std::vector<std::filesystem::path>& outputs) {
+    std::vector<std::filesystem::path> all = outputs;
+    all.push_back(store);
+    refuse_outputs(all, true);  // an existing store is appended to: only its kind and its name are checked
 }
 
 void write_output(const std::filesystem::path& file, const std::string& text, bool force) {

@@ -2,6 +2,7 @@
 // What the CLI commands share: finding presets, recognizing input files, writing outputs safely.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/diagnostics.h"
 #include "scenario/presets.h"
@@ -30,6 +31,10 @@ Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const Pres
 // Throws, naming the file, when it exists and `force` is not given: commands call it for every output
 // before doing the work, so that a refusal never comes after a long run.
 void refuse_existing(const std::filesystem::path& file, bool force);
+// refuse_existing for each, and two of them naming the same file (after resolving . and ..) are refused.
+void refuse_outputs(const std::vector<std::filesystem::path>& files, bool force);
+// A results store is appended to, so it must be a regular file (or not exist yet), and none of `outputs`.
+void refuse_store_path(const std::filesystem::path& store, const std::vector<std::filesystem::path>& outputs);
 
 // Writes through a temporary file and a rename; refuses to replace an existing file unless `force`.
 void write_output(const std::filesystem::path& file, const std::string& text, bool force);

@@ -300,9 +300,16 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
             {"RP_TIMER", {1}}, {"FAST_RECOVERY_TIMES", {1}}, {"CLAMP_TARGET_RATE", {1}}, {"EWMA_GAIN", {1, 8}},
             {"U_TARGET", {3}}, {"MI_THRESH", {3}}, {"FAST_REACT", {3}}, {"MULTI_RATE", {3}}, {"SAMPLE_FEEDBACK", {3}},
             {"INT_MULTI", {3}}, {"DCTCP_RATE_AI", {8}}};
+        std::map<int, std::string> unused;  // by line: the reference's run.py writes every key for every CC
         for (const auto& [key, modes] : used_by)
-            if (const HpccConfigEntry* e = get(key.c_str()); e && !modes.count(mode))
-                diags.warning(where(e), key + " has no effect with CC_MODE " + std::to_string(mode) + " (" + algorithm + "), in the reference as in Orrery");
+            if (const HpccConfigEntry* e = get(key.c_str()); e && !modes.count(mode)) unused[e->line] = key;
+        if (!unused.empty()) {
+            std::string list;
+            for (const auto& [line, key] : unused) list += (list.empty() ? "" : ", ") + key + " (line " + std::to_string(line) + ")";
+            diags.warning(config.source + ":" + std::to_string(unused.begin()->first),
+                          list + (unused.size() == 1 ? " has" : " have") + " no effect with CC_MODE " + std::to_string(mode) + " (" + algorithm +
+                              "), in the reference as in Orrery");
+        }
         if (flag("VAR_WIN", false) && !flag("HAS_WIN", true))
             diags.warning(where(get("VAR_WIN")), "VAR_WIN 1 has no effect with HAS_WIN 0 (no window at all)");
         if (algorithm == "dcqcn")

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 namespace {
 struct Result {
@@ -290,6 +291,48 @@ private slots:
         QVERIFY(QFile::exists(tmp.filePath("results.sqlite")));
         // Running again refuses to overwrite the outputs.
         QCOMPARE(run({"run-hpcc", "config_ring_dctcp.txt"}, tmp.path()).code, 1);
+    }
+    void force_replaces_regular_files_only() {
+        // FCT_OUTPUT_FILE /dev/null with --force once turned /dev/null into a regular file (as root).
+        QTemporaryDir tmp;
+        const QString ref = QString(ORRERY_TEST_DIR) + "/reference/ns3-hpcc";
+        for (const char* f : {"topology.txt", "flow_ring.txt", "trace.txt"}) QVERIFY(QFile::copy(ref + "/" + f, tmp.filePath(f)));
+        QFile in(ref + "/config_ring_dctcp.txt");
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QString config = QString::fromUtf8(in.readAll());
+        auto write_config = [&](const QString& name, const QString& text) {
+            QFile out(tmp.filePath(name));
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(text.toUtf8());
+        };
+        write_config("to_null.txt", QString(config).replace("FCT_OUTPUT_FILE fct_ring_dctcp.txt", "FCT_OUTPUT_FILE /dev/null"));
+        Result r = run({"run-hpcc", "to_null.txt", "--force"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).startsWith("/dev/null: error: is a character device, not a regular file"), qPrintable(r.err));
+        QVERIFY(QFileInfo("/dev/null").exists() && !QFileInfo("/dev/null").isFile());
+        // Two outputs of one run under one name: refused before the run, and nothing is written.
+        write_config("twice.txt", QString(config).replace("PFC_OUTPUT_FILE pfc_ring_dctcp.txt", "PFC_OUTPUT_FILE fct_ring_dctcp.txt"));
+        r = run({"run-hpcc", "twice.txt", "--force"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("is named twice among this command's outputs"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(tmp.filePath("fct_ring_dctcp.txt")));
+        // The store is appended to, so a device is refused as a store too; so are a pipe and a folder as outputs.
+        QVERIFY(QFile::copy(ref + "/config_ring_dctcp.txt", tmp.filePath("config_ring_dctcp.txt")));
+        r = run({"run-hpcc", "config_ring_dctcp.txt", "--out", "/dev/zero"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).startsWith("/dev/zero: error: is a character device"), qPrintable(r.err));
+        const QByteArray fifo = tmp.filePath("pipe").toUtf8();
+        QCOMPARE(::mkfifo(fifo.constData(), 0600), 0);
+        r = run({"fabric", "fat-tree:k=4", "-o", "pipe", "--force"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("is a named pipe, not a regular file"), qPrintable(r.err));
+        QVERIFY(QDir(tmp.path()).mkdir("folder.json"));
+        r = run({"convert", ref + "/topology.txt", "-o", "folder.json", "--force"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("is a folder, not a regular file"), qPrintable(r.err));
+        // A regular file is still replaced with --force.
+        QVERIFY(QFile::copy(ref + "/topology.txt", tmp.filePath("old.json")));
+        QCOMPARE(run({"convert", ref + "/topology.txt", "-o", "old.json", "--force"}, tmp.path()).code, 0);
     }
     void run_hpcc_seed_draws_another_sample_of_random_marks() {
         // DCQCN incast (marks at random between Kmin and Kmax): the same seed gives the same files, byte for
