@@ -62,6 +62,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             refuse_store_path(store_path, {});
             ResultsStore store(store_path);
             begin_run(store);
+            const FailedRunMark mark_failed(store);
             const LlmRunResult r = run_llm_experiments(loaded, fabric_of, presets, store, o->threads, &progress);
             std::fprintf(stderr, "%s: %zu experiment%s %s; results in %s (run %lld)\n", path.string().c_str(), r.summaries.size(),
                          r.summaries.size() == 1 ? "" : "s", r.cancelled ? "cancelled" : "finished", store_path.string().c_str(), (long long)store.run_id());
@@ -95,6 +96,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
 
         ResultsStore store(store_path);
         begin_run(store);
+        const FailedRunMark mark_failed(store);
 
         Batch batch = compile_batch(inputs);
         const SessionResult session = run_session(batch, inputs, &store, o->threads, {}, &progress);

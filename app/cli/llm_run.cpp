@@ -53,8 +53,8 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
         LlmJob& job = *jobs[i];
         if (!job.oom_message.empty()) {
             store.experiment_started(id);
-            store.experiment_finished(id, "oom", job.oom_message, 0, 0, 0, 0, {}, {}, {});
-            if (progress) progress->done(id, "oom", 0);
+            store.experiment_finished(id, "oom", job.oom_message, 0, 0, 0, 0, {}, {}, {},
+                                      progress ? std::function<void()>([progress, id] { progress->done(id, "oom", 0); }) : nullptr);
             out.summaries[i] = {{"id", id}, {"experiment", id}, {"status", "oom"}, {"message", job.oom_message}};
             std::fprintf(stderr, "[%s] oom: %s\n", id.c_str(), job.oom_message.c_str());
             continue;
@@ -70,7 +70,8 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             auto metrics = llm_metrics(o);
             metrics.emplace_back("wall_time", wall, "s");
             store.timeline(id, timeline_rows(o));
-            store.experiment_finished(id, "ok", "analytic network (no packets)", int64_t(o.iteration_time_s * o.iterations * 1e12), 0, 0, wall, {}, {}, metrics);
+            store.experiment_finished(id, "ok", "analytic network (no packets)", int64_t(o.iteration_time_s * o.iterations * 1e12), 0, 0, wall, {}, {}, metrics,
+                                      progress ? std::function<void()>([progress, id, wall] { progress->done(id, "ok", wall); }) : nullptr);
             nlohmann::json j = llm_summary_json(o);
             j["id"] = id;
             j["experiment"] = id;
@@ -78,7 +79,6 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             j["network_mode"] = "analytic";
             j["wall_time_s"] = wall;
             out.summaries[i] = j;
-            if (progress) progress->done(id, "ok", wall);
             std::fprintf(stderr, "[%s] ok: iteration %.6f s (analytic network), %zu ops, %.3f s wall\n", id.c_str(), o.iteration_time_s, o.ops, wall);
             jobs[i].reset();  // its graph is done with: a sweep of large jobs holds one at a time
             continue;

@@ -123,6 +123,15 @@ void ProgressLines::done(const std::string& experiment, const std::string& statu
     line({{"event", "done"}, {"experiment", experiment}, {"status", status}, {"wall_s", wall_s}});
 }
 
+FailedRunMark::~FailedRunMark() {
+    if (std::uncaught_exceptions() <= exceptions_) return;
+    try {
+        store_.end_run("failed", 0);
+    } catch (const std::exception& e) {  // the store itself failed: the error being thrown already says so
+        std::fprintf(stderr, "warning: could not mark the run failed in the store: %s\n", e.what());
+    }
+}
+
 RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, int threads) {
     RunRecord record;
     record.scenario_name = name;
@@ -197,10 +206,15 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
             if (o.record_pfc)
                 for (const net::PfcEvent& p : r.pfc) pfc.emplace_back(p.time, p.node, p.node_type, p.ifindex, p.pause);
             if (batch.experiments[e].skipping.enabled) store->skipping(r.id, r.skipping);
+            // "done" is announced once the experiment's rows are on disk, so a program that reads the store
+            // on that line finds them.
+            std::function<void()> committed;
+            if (progress) committed = [progress, id = r.id, status, wall] { progress->done(id, status, wall); };
             store->experiment_finished(r.id, status, r.stalled ? "nothing left to happen with flows unfinished" : "", r.end_time,
-                                       r.events, r.packet_hops, wall, std::move(flows), std::move(pfc), sum.metrics);
+                                       r.events, r.packet_hops, wall, std::move(flows), std::move(pfc), sum.metrics, std::move(committed));
+        } else if (progress) {
+            progress->done(r.id, status, wall);
         }
-        if (progress) progress->done(r.id, status, wall);
         std::lock_guard<std::mutex> g(report_lock);
         out.summaries[e] = sum.json;
         ++finished;

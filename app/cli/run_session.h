@@ -2,6 +2,7 @@
 // Running a batch from the command line: the results store attached (when given), one progress line per
 // experiment on stderr, Ctrl-C to stop keeping what finished, and a summary per experiment.
 #include <filesystem>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <map>
@@ -53,6 +54,20 @@ private:
     bool on_;
     std::mutex lock_;
     std::map<std::string, double> last_wall_;
+};
+
+// Ends the store's run as `failed` when the scope is left by an exception (an input error found mid-run, a
+// full disk): the run never stays `running` after its process has given up on it.
+class FailedRunMark {
+public:
+    explicit FailedRunMark(ResultsStore& store) : store_(store), exceptions_(std::uncaught_exceptions()) {}
+    ~FailedRunMark();
+    FailedRunMark(const FailedRunMark&) = delete;
+    FailedRunMark& operator=(const FailedRunMark&) = delete;
+
+private:
+    ResultsStore& store_;
+    int exceptions_;
 };
 
 // `store` may be null (nothing stored). The store's run must have been begun; it is ended here.

@@ -2,7 +2,16 @@
 
 #include <sqlite3.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
 #include <ctime>
 #include <stdexcept>
 #include <tuple>
@@ -72,7 +81,7 @@ void exec(sqlite3* db, const char* sql, const std::filesystem::path& file) {
 struct Statement {
     sqlite3_stmt* s = nullptr;
     Statement(sqlite3* db, const char* sql) {
-        if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db));
+        if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) throw InputError(sqlite3_db_filename(db, "main"), std::string("results store: ") + sqlite3_errmsg(db));
     }
     ~Statement() { sqlite3_finalize(s); }
     Statement& bind(int i, int64_t v) { sqlite3_bind_int64(s, i, v); return *this; }
@@ -80,10 +89,36 @@ struct Statement {
     Statement& bind(int i, const std::string& v) { sqlite3_bind_text(s, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT); return *this; }
     Statement& null(int i) { sqlite3_bind_null(s, i); return *this; }
     void row() {
-        if (sqlite3_step(s) != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(sqlite3_db_handle(s)));
+        if (sqlite3_step(s) != SQLITE_DONE) throw InputError(sqlite3_db_filename(sqlite3_db_handle(s), "main"), std::string("results store: ") + sqlite3_errmsg(sqlite3_db_handle(s)));
         sqlite3_reset(s);
     }
 };
+
+std::string this_host() {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    return name;
+}
+
+// When the process started, in clock ticks since boot (/proc/PID/stat field 22): with the pid it names one
+// process, so a pid reused by another process is not taken for the run's. -1 when unknown.
+int64_t process_start_ticks(int64_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos) return -1;
+    std::istringstream fields(text.substr(close + 2));
+    std::string field;
+    for (int i = 3; i <= 22 && fields >> field; ++i)
+        if (i == 22) return std::stoll(field);
+    return -1;
+}
+
+bool process_alive(int64_t pid, int64_t started) {
+    if (pid <= 0) return false;
+    if (::kill(pid_t(pid), 0) != 0 && errno != EPERM) return false;
+    return started < 0 || process_start_ticks(pid) == started;
+}
 
 std::string utc_now() {
     const std::time_t t = std::time(nullptr);
@@ -125,11 +160,40 @@ ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
         db_ = nullptr;
         throw InputError(file.string(), "is a SQLite database but not an Orrery results store; choose another --out file");
     }
+    if (existing > 0) {
+        // A store written by a newer Orrery may hold what this build would damage: refuse it, never append.
+        sqlite3_stmt* v = nullptr;
+        int version = 0;
+        if (sqlite3_prepare_v2(db_, "SELECT value FROM orrery_store WHERE key = 'schema_version'", -1, &v, nullptr) == SQLITE_OK && sqlite3_step(v) == SQLITE_ROW)
+            version = std::atoi(reinterpret_cast<const char*>(sqlite3_column_text(v, 0)));
+        sqlite3_finalize(v);
+        if (version > schema_version()) {
+            sqlite3_close(db_);
+            db_ = nullptr;
+            throw InputError(file.string(), "was written by a newer Orrery (results store schema version " + std::to_string(version) +
+                                                "; this build knows version " + std::to_string(schema_version()) + "): not appending to it");
+        }
+        // A damaged file is refused before anything is written into it.
+        sqlite3_stmt* check = nullptr;
+        std::string verdict = "ok";
+        if (sqlite3_prepare_v2(db_, "PRAGMA quick_check", -1, &check, nullptr) == SQLITE_OK && sqlite3_step(check) == SQLITE_ROW)
+            verdict = reinterpret_cast<const char*>(sqlite3_column_text(check, 0));
+        else
+            verdict = sqlite3_errmsg(db_);
+        sqlite3_finalize(check);
+        if (verdict != "ok") {
+            sqlite3_close(db_);
+            db_ = nullptr;
+            throw InputError(file.string(), "the results store is damaged (SQLite: " + verdict + "): not appending to it; keep a copy and run 'sqlite3 " +
+                                                file.string() + " .recover' to salvage what it holds");
+        }
+    }
     exec(db_, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", file_);
     exec(db_, kSchema, file_);
     add_missing_columns();
     exec(db_, "INSERT OR IGNORE INTO orrery_store VALUES ('format', 'orrery-results'), ('schema_version', '1');", file_);
     thread_ = std::thread([this] { writer(); });
+    mark_interrupted_runs();
 }
 
 void ResultsStore::add_missing_columns() {
@@ -141,6 +205,14 @@ void ResultsStore::add_missing_columns() {
             if (std::string(reinterpret_cast<const char*>(sqlite3_column_text(info, 1))) == "iteration") has_iteration = true;
     sqlite3_finalize(info);
     if (!has_iteration) exec(db_, "ALTER TABLE timeline ADD COLUMN iteration INTEGER NOT NULL DEFAULT 0;", file_);
+    std::set<std::string> run_columns;
+    if (sqlite3_prepare_v2(db_, "PRAGMA table_info(runs)", -1, &info, nullptr) == SQLITE_OK)
+        while (sqlite3_step(info) == SQLITE_ROW) run_columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
+    sqlite3_finalize(info);
+    // Who runs it: an interrupted run is one whose process is gone (mark_interrupted_runs).
+    if (!run_columns.count("host")) exec(db_, "ALTER TABLE runs ADD COLUMN host TEXT;", file_);
+    if (!run_columns.count("pid")) exec(db_, "ALTER TABLE runs ADD COLUMN pid INTEGER;", file_);
+    if (!run_columns.count("pid_started")) exec(db_, "ALTER TABLE runs ADD COLUMN pid_started INTEGER;", file_);
 }
 
 ResultsStore::~ResultsStore() {
@@ -153,18 +225,18 @@ ResultsStore::~ResultsStore() {
     if (db_) sqlite3_close(db_);
 }
 
-void ResultsStore::post(std::function<void(sqlite3*)> job) {
+void ResultsStore::post(std::function<void(sqlite3*)> job, std::function<void()> committed) {
     {
         std::lock_guard<std::mutex> g(lock_);
         if (!error_.empty()) throw InputError(file_.string(), "results store: " + error_);
-        jobs_.push_back(std::move(job));
+        jobs_.push_back({std::move(job), std::move(committed)});
     }
     wake_.notify_one();
 }
 
 void ResultsStore::writer() {
     for (;;) {
-        std::deque<std::function<void(sqlite3*)>> batch;
+        std::deque<Job> batch;
         {
             std::unique_lock<std::mutex> g(lock_);
             wake_.wait(g, [this] { return stopping_ || !jobs_.empty(); });
@@ -174,9 +246,11 @@ void ResultsStore::writer() {
         }
         // One transaction per batch of jobs: what is committed survives a crash of the run.
         try {
-            sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr);
-            for (auto& job : batch) job(db_);
+            if (sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db_));
+            for (auto& job : batch) job.write(db_);
             if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db_));
+            for (auto& job : batch)
+                if (job.committed) job.committed();
         } catch (const std::exception& e) {
             sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
             std::lock_guard<std::mutex> g(lock_);
@@ -199,9 +273,10 @@ void ResultsStore::flush() {
 int64_t ResultsStore::begin_run(const RunRecord& run, const std::vector<ExperimentRecord>& experiments) {
     // The run row is written synchronously: its id keys everything that follows.
     Statement insert(db_, "INSERT INTO runs (started_utc, scenario_name, scenario_file, scenario_sha256, engine_version, git_revision, "
-                          "backend, device, threads, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')");
+                          "backend, device, threads, status, host, pid, pid_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)");
     insert.bind(1, utc_now()).bind(2, run.scenario_name).bind(3, run.scenario_file).bind(4, run.scenario_sha256).bind(5, version())
-        .bind(6, git_revision()).bind(7, run.backend).bind(8, run.device).bind(9, int64_t(run.threads)).row();
+        .bind(6, git_revision()).bind(7, run.backend).bind(8, run.device).bind(9, int64_t(run.threads)).bind(10, this_host())
+        .bind(11, int64_t(::getpid())).bind(12, process_start_ticks(::getpid())).row();
     run_id_ = sqlite3_last_insert_rowid(db_);
     const int64_t id = run_id_;
     post([id, experiments](sqlite3* db) {
@@ -226,7 +301,8 @@ void ResultsStore::experiment_started(const std::string& experiment) {
 void ResultsStore::experiment_finished(const std::string& experiment, const std::string& status, const std::string& message,
                                        int64_t sim_end_ps, uint64_t events, uint64_t packet_hops, double wall_seconds,
                                        std::vector<FlowRow> flows, std::vector<std::tuple<int64_t, uint32_t, uint32_t, uint32_t, uint32_t>> pfc,
-                                       std::vector<std::tuple<std::string, double, std::string>> metrics) {
+                                       std::vector<std::tuple<std::string, double, std::string>> metrics,
+                                       std::function<void()> committed) {
     const int64_t id = run_id_;
     post([=, flows = std::move(flows), pfc = std::move(pfc), metrics = std::move(metrics)](sqlite3* db) {
         Statement(db, "UPDATE experiments SET status = ?, message = ?, sim_end_ps = ?, events = ?, packet_hops = ?, wall_seconds = ? "
@@ -251,7 +327,7 @@ void ResultsStore::experiment_finished(const std::string& experiment, const std:
                 .bind(7, int64_t(pause)).row();
         Statement m(db, "INSERT INTO metrics VALUES (?, ?, ?, ?, ?)");
         for (const auto& [name, value, unit] : metrics) m.bind(1, id).bind(2, experiment).bind(3, name).bind(4, value).bind(5, unit).row();
-    });
+    }, std::move(committed));
 }
 
 void ResultsStore::samples(const std::string& experiment, int64_t time_ps, std::vector<QueueSample> queues, std::vector<TierSample> tiers,
@@ -299,8 +375,33 @@ void ResultsStore::end_run(const std::string& status, double wall_seconds) {
     const int64_t id = run_id_;
     post([=](sqlite3* db) {
         Statement(db, "UPDATE runs SET status = ?, wall_seconds = ? WHERE run_id = ?").bind(1, status).bind(2, wall_seconds).bind(3, id).row();
+        if (status != "finished")
+            Statement(db, "UPDATE experiments SET status = ? WHERE run_id = ? AND status IN ('pending', 'running')").bind(1, status).bind(2, id).row();
     });
     flush();
+}
+
+int ResultsStore::mark_interrupted_runs() {
+    flush();
+    const std::string host = this_host();
+    std::vector<int64_t> gone;
+    {
+        Statement q(db_, "SELECT run_id, host, pid, pid_started FROM runs WHERE status = 'running'");
+        while (sqlite3_step(q.s) == SQLITE_ROW) {
+            const char* h = reinterpret_cast<const char*>(sqlite3_column_text(q.s, 1));
+            // A run from before these columns, or from another host, is left as it is: nothing says it ended.
+            if (!h || host != h || sqlite3_column_type(q.s, 2) == SQLITE_NULL) continue;
+            const int64_t pid = sqlite3_column_int64(q.s, 2), started = sqlite3_column_int64(q.s, 3);
+            if (!process_alive(pid, started)) gone.push_back(sqlite3_column_int64(q.s, 0));
+        }
+    }
+    exec(db_, "BEGIN", file_);
+    for (int64_t id : gone) {
+        Statement(db_, "UPDATE runs SET status = 'interrupted' WHERE run_id = ?").bind(1, id).row();
+        Statement(db_, "UPDATE experiments SET status = 'interrupted' WHERE run_id = ? AND status IN ('pending', 'running')").bind(1, id).row();
+    }
+    exec(db_, "COMMIT", file_);
+    return int(gone.size());
 }
 
 }  // namespace orrery

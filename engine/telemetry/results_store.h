@@ -79,13 +79,18 @@ public:
     void experiment_finished(const std::string& experiment, const std::string& status, const std::string& message, int64_t sim_end_ps,
                              uint64_t events, uint64_t packet_hops, double wall_seconds, std::vector<FlowRow> flows,
                              std::vector<std::tuple<int64_t, uint32_t, uint32_t, uint32_t, uint32_t>> pfc,
-                             std::vector<std::tuple<std::string, double, std::string>> metrics);
+                             std::vector<std::tuple<std::string, double, std::string>> metrics,
+                             std::function<void()> committed = {});  // called on the writer thread once it is on disk
     void samples(const std::string& experiment, int64_t time_ps, std::vector<QueueSample> queues, std::vector<TierSample> tiers,
                  std::vector<RateSample> rates);
     void timeline(const std::string& experiment, std::vector<TimelineRow> rows);
     // Steady-state skipping of an experiment: every skip and every memo lookup (tables skips, memo_events).
     void skipping(const std::string& experiment, const wormhole::SkipReport& report);
+    // finished, cancelled or failed; experiments still pending or running take the run's status.
     void end_run(const std::string& status, double wall_seconds);
+    // Marks `running` runs whose process is gone (this host, pid and process start time recorded at
+    // begin_run) as `interrupted`, with their unfinished experiments; returns how many. Called on open.
+    int mark_interrupted_runs();
 
     // Waits until every queued write is committed.
     void flush();
@@ -94,7 +99,7 @@ public:
 
 private:
     void add_missing_columns();
-    void post(std::function<void(sqlite3*)> job);
+    void post(std::function<void(sqlite3*)> job, std::function<void()> committed = {});
     void writer();
 
     sqlite3* db_ = nullptr;
@@ -102,7 +107,11 @@ private:
     int64_t run_id_ = 0;
     std::mutex lock_;
     std::condition_variable wake_, drained_;
-    std::deque<std::function<void(sqlite3*)>> jobs_;
+    struct Job {
+        std::function<void(sqlite3*)> write;
+        std::function<void()> committed;
+    };
+    std::deque<Job> jobs_;
     bool stopping_ = false;
     size_t in_flight_ = 0;
     std::string error_;

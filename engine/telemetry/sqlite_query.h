@@ -8,6 +8,8 @@
 
 #include <sqlite3.h>
 
+#include "common/diagnostics.h"
+
 namespace orrery {
 
 class SqlQuery {
@@ -32,8 +34,22 @@ public:
         if (s_) sqlite3_bind_text(s_, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT);
         return *this;
     }
-    bool next() { return s_ && sqlite3_step(s_) == SQLITE_ROW; }  // the next row; false at the end
-    bool run() { return s_ && sqlite3_step(s_) == SQLITE_DONE; }   // a statement that returns no rows
+    // The next row; false at the end. Any other outcome (a damaged file, a full disk, a lock held too long)
+    // throws InputError naming the database file: a damaged store must never read as a short one.
+    bool next() {
+        if (!s_) return false;
+        const int rc = sqlite3_step(s_);
+        if (rc == SQLITE_ROW) return true;
+        if (rc == SQLITE_DONE) return false;
+        fail();
+    }
+    // A statement that returns no rows; true when it ran (throws like next() when SQLite fails).
+    bool run() {
+        if (!s_) return false;
+        const int rc = sqlite3_step(s_);
+        if (rc != SQLITE_DONE && rc != SQLITE_ROW) fail();
+        return true;
+    }
     int64_t integer(int c) const { return sqlite3_column_int64(s_, c); }
     double real(int c) const { return sqlite3_column_double(s_, c); }
     bool is_null(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
@@ -43,6 +59,12 @@ public:
     }
 
 private:
+    [[noreturn]] void fail() const {
+        sqlite3* db = sqlite3_db_handle(s_);
+        const char* file = sqlite3_db_filename(db, "main");
+        throw InputError(file && *file ? file : "(SQLite database)",
+                         std::string("SQLite: ") + sqlite3_errmsg(db) + " (" + sqlite3_errstr(sqlite3_extended_errcode(db)) + ")");
+    }
     sqlite3_stmt* s_ = nullptr;
     std::string error_;
 };

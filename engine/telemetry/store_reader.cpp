@@ -1,4 +1,7 @@
 #include "telemetry/store_reader.h"
+#include "telemetry/results_store.h"
+
+#include <cstdlib>
 
 #include <map>
 #include <set>
@@ -40,6 +43,16 @@ StoreReader::StoreReader(const std::filesystem::path& file) : file_(file) {
         db_ = nullptr;
         throw InputError(file.string(), "is not an Orrery results store (written by `orrery-cli run --out`)");
     }
+    int version = 0;
+    if (sqlite3_prepare_v2(db_, "SELECT value FROM orrery_store WHERE key = 'schema_version'", -1, &check, nullptr) == SQLITE_OK && sqlite3_step(check) == SQLITE_ROW)
+        version = std::atoi(reinterpret_cast<const char*>(sqlite3_column_text(check, 0)));
+    sqlite3_finalize(check);
+    if (version > ResultsStore::schema_version()) {
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw InputError(file.string(), "was written by a newer Orrery (results store schema version " + std::to_string(version) +
+                                            "; this build reads version " + std::to_string(ResultsStore::schema_version()) + ")");
+    }
 }
 
 StoreReader::~StoreReader() {
@@ -47,10 +60,20 @@ StoreReader::~StoreReader() {
 }
 
 int64_t StoreReader::find_run(const std::string& experiment, int64_t run) const {
+    // Without a run number: the newest run in which the experiment came to an end with results (not one still
+    // running, interrupted, cancelled before it or failed).
     Query q(db_, run > 0 ? "SELECT run_id FROM experiments WHERE experiment = ? AND run_id = ?"
-                         : "SELECT max(run_id) FROM experiments WHERE experiment = ? AND run_id > ?");
+                         : "SELECT max(run_id) FROM experiments WHERE experiment = ? AND run_id > ? "
+                           "AND status NOT IN ('pending', 'running', 'interrupted', 'cancelled', 'failed')");
     q.bind(1, experiment).bind(2, run);
     if (q.next() && !q.is_null(0)) return q.integer(0);
+    if (run <= 0) {
+        Query unfinished(db_, "SELECT run_id, status FROM experiments WHERE experiment = ? ORDER BY run_id DESC LIMIT 1");
+        unfinished.bind(1, experiment);
+        if (unfinished.next())
+            throw InputError(file_.string(), "experiment \"" + experiment + "\" has no finished run: in run " + std::to_string(unfinished.integer(0)) +
+                                                 ", its newest, it is " + unfinished.text(1));
+    }
     std::set<std::string> known;
     Query all(db_, run > 0 ? "SELECT experiment FROM experiments WHERE run_id = ?" : "SELECT experiment FROM experiments WHERE run_id > ?");
     all.bind(1, run);

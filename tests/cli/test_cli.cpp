@@ -334,6 +334,98 @@ private slots:
         QVERIFY(QFile::copy(ref + "/topology.txt", tmp.filePath("old.json")));
         QCOMPARE(run({"convert", ref + "/topology.txt", "-o", "old.json", "--force"}, tmp.path()).code, 0);
     }
+    void damaged_and_newer_stores_are_refused() {
+        QTemporaryDir tmp;
+        nlohmann::json doc = {
+            {"format", "orrery-scenario"}, {"version", 1}, {"name", "timeline"},
+            {"topology", {{"generator", "single-switch"}, {"hosts", 16}}},
+            {"cc", {{"algorithm", "dcqcn"}}},
+            {"workload", {{"kind", "llm"}, {"network_mode", "analytic"},
+                          {"model", {{"layers", 8}, {"hidden", 1024}, {"heads", 16}, {"ffn", 4096}, {"seq", 512}, {"vocab", 1000}}},
+                          {"parallel", {{"tp", 4}, {"pp", 2}, {"dp", 2}, {"micro_batches", 8}}}, {"iterations", 4}}}};
+        std::ofstream(tmp.filePath("llm.json").toStdString()) << doc.dump(1);
+        QCOMPARE(run({"run", "llm.json", "--out", "r.sqlite"}, tmp.path()).code, 0);
+        QCOMPARE(run({"export", "timeline", "r.sqlite", "--experiment", "e0000", "-o", "whole.json"}, tmp.path()).code, 0);
+        // A damaged store: its middle third overwritten. Export must fail (not write a short trace), and a run
+        // must not append to it.
+        QVERIFY(QFile::copy(tmp.filePath("r.sqlite"), tmp.filePath("damaged.sqlite")));
+        {
+            QFile f(tmp.filePath("damaged.sqlite"));
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            const qint64 size = f.size();
+            QVERIFY(size > 100000);
+            QVERIFY(f.seek(size / 3));
+            f.write(QByteArray(int(size / 3), char(0xA5)));
+        }
+        Result r = run({"export", "timeline", "damaged.sqlite", "--experiment", "e0000", "-o", "short.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("damaged.sqlite: error: SQLite: "), qPrintable(r.err));
+        QVERIFY(!QFile::exists(tmp.filePath("short.json")));
+        const qint64 damaged_size = QFileInfo(tmp.filePath("damaged.sqlite")).size();
+        r = run({"run", "llm.json", "--out", "damaged.sqlite"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("the results store is damaged"), qPrintable(r.err));
+        QCOMPARE(QFileInfo(tmp.filePath("damaged.sqlite")).size(), damaged_size);
+        // A store from a newer Orrery: refused by both, not appended to.
+        QVERIFY(QFile::copy(tmp.filePath("r.sqlite"), tmp.filePath("newer.sqlite")));
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(tmp.filePath("newer.sqlite").toUtf8().constData(), &db), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "UPDATE orrery_store SET value = '2' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
+        sqlite3_close(db);
+        r = run({"run", "llm.json", "--out", "newer.sqlite"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("was written by a newer Orrery (results store schema version 2"), qPrintable(r.err));
+        r = run({"export", "timeline", "newer.sqlite", "--experiment", "e0000", "-o", "newer.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("was written by a newer Orrery"), qPrintable(r.err));
+    }
+    void runs_that_end_badly_are_marked() {
+        QTemporaryDir tmp;
+        auto statuses = [&](const QString& store) {
+            std::vector<std::string> out;
+            sqlite3* db = nullptr;
+            sqlite3_open_v2(tmp.filePath(store).toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
+            sqlite3_stmt* q = nullptr;
+            sqlite3_prepare_v2(db, "SELECT r.status || '/' || group_concat(e.status) FROM runs r JOIN experiments e USING (run_id) GROUP BY r.run_id ORDER BY r.run_id", -1, &q, nullptr);
+            while (sqlite3_step(q) == SQLITE_ROW) out.push_back(reinterpret_cast<const char*>(sqlite3_column_text(q, 0)));
+            sqlite3_finalize(q);
+            sqlite3_close(db);
+            return out;
+        };
+        // A long packet-level run, killed with SIGKILL once its experiment has started.
+        nlohmann::json flows = nlohmann::json::array();
+        for (int i = 0; i < 128; ++i) flows.push_back({{"src", i}, {"dst", (i + 1) % 128}, {"size", "20MB"}});
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"name", "long"},
+                              {"topology", {{"generator", "fat-tree"}, {"k", 8}}}, {"cc", {{"algorithm", "dcqcn"}}},
+                              {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+        std::ofstream(tmp.filePath("long.json").toStdString()) << doc.dump(1);
+        QProcess p;
+        p.setWorkingDirectory(tmp.path());
+        p.start(ORRERY_CLI, {"run", "long.json", "--out", "s.sqlite", "--progress-json"});
+        QVERIFY(p.waitForStarted());
+        QByteArray err;
+        while (!err.contains("\"event\":\"progress\"") && p.state() == QProcess::Running) {
+            p.waitForReadyRead(100);
+            err += p.readAllStandardError();
+        }
+        QVERIFY2(err.contains("\"event\":\"progress\""), err.constData());
+        p.kill();  // SIGKILL: nothing of the process runs after it
+        QVERIFY(p.waitForFinished());
+        QCOMPARE(statuses("s.sqlite"), std::vector<std::string>{"running/running"});
+        // Without --run, export does not pick the killed run.
+        Result r = run({"export", "timeline", "s.sqlite", "--experiment", "e0000", "-o", "t.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("has no finished run: in run 1, its newest, it is running"), qPrintable(r.err));
+        // The next process to open the store finds its process gone and marks it. This run fails at the end
+        // (its FCT file cannot be written: no such folder), and is marked failed.
+        doc["workload"]["flows"] = {{{"src", 0}, {"dst", 1}, {"size", "10KB"}}};
+        doc["output"] = {{"hpcc_files", {{"fct", "no/such/folder/fct.txt"}}}};
+        std::ofstream(tmp.filePath("fails.json").toStdString()) << doc.dump(1);
+        r = run({"run", "fails.json", "--out", "s.sqlite"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("no/such/folder/fct.txt: error: cannot write here"), qPrintable(r.err));
+        QCOMPARE(statuses("s.sqlite"), (std::vector<std::string>{"interrupted/interrupted", "failed/finished"}));
+    }
     void run_hpcc_seed_draws_another_sample_of_random_marks() {
         // DCQCN incast (marks at random between Kmin and Kmax): the same seed gives the same files, byte for
         // byte; another seed another sample. The seed is stored with the run.
