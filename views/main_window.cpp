@@ -30,6 +30,8 @@
 #include "scenario/load.h"
 #include "scenario/scenario.h"
 #include "scenario/sweep.h"
+#include "telemetry/results_store.h"
+#include "telemetry/store_reader.h"
 #include "views/inspector_view.h"
 #include "views/network_editor.h"
 #include "views/results_view.h"
@@ -104,19 +106,21 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
     });
     connect(feed_, &TelemetryFeed::chunk, this, [this](std::shared_ptr<const TelemetryChunk> c) { inspector_->add(*c); });
     connect(runner_, &RunController::started, this, [this](qint64 run, int experiments) {
-        log(QString("Run %1 started: %2 experiments").arg(run).arg(experiments));
+        log(QString("Run started: %1 experiments").arg(experiments));
         inspector_->state().clear();
-        feed_->watch(project_path(), run);
+        feed_->watch(runner_->staging_store(), run);  // live telemetry from the child's own store
     });
     connect(runner_, &RunController::progressed, this, &MainWindow::refresh_run_table);
     connect(runner_, &RunController::logLine, this, &MainWindow::log);
     connect(runner_, &RunController::finished, this, [this](bool ok, QString message) {
         feed_->stop();
         set_locked(false);
+        // The child has exited: its run is copied into the project on the project's own connection.
+        const std::vector<int64_t> imported = import_staged_run(runner_->staging_store(), runner_->unfinished_status());
         run_status_->setText(ok ? "Run finished" : "<span style='color:#b00'>" + message.toHtmlEscaped().replace("\n", "<br>") + "</span>");
-        log(ok ? QString("Run %1 finished").arg(runner_->run_id()) : message);
+        log(ok && !imported.empty() ? QString("Run %1 finished").arg(imported.back()) : message);
         results_->set_store(project_path());
-        if (runner_->run_id() > 0) results_->show_run(runner_->run_id());
+        if (!imported.empty()) results_->show_run(imported.back());
         refresh_project_tree();
         emit runFinished(ok, message);
     });
@@ -407,6 +411,40 @@ void MainWindow::update_title() {
     setWindowTitle(QString("%1%2 — %3 — Orrery").arg(file, dirty_ ? "*" : "", QString::fromStdString(scenario_name_)));
 }
 
+std::vector<int64_t> MainWindow::import_staged_run(const QString& staging, const QString& unfinished_status) {
+    if (staging.isEmpty() || !QFileInfo::exists(staging)) return {};
+    if (!project_) return {};
+    try {
+        const std::vector<int64_t> ids = project_->import_runs(staging.toStdString(), unfinished_status.toStdString());
+        for (const QString& f : {staging, staging + "-wal", staging + "-shm"}) QFile::remove(f);
+        return ids;
+    } catch (const InputError& e) {
+        // The staging store is kept: nothing of the run is lost, and the next open tries again.
+        log(QString("The run could not be copied into the project (kept in %1): %2").arg(staging, e.what()));
+        return {};
+    }
+}
+
+void MainWindow::import_leftover_runs() {
+    // Runs whose workbench went away before copying them in (killed, crashed): their staging stores are
+    // beside the project. One still being written by a live process is left for later.
+    const QDir dir = QFileInfo(project_path()).absoluteDir();
+    for (const QString& name : dir.entryList({".orrery-run-*.sqlite"}, QDir::Files | QDir::Hidden)) {
+        const QString staging = dir.filePath(name);
+        if (runner_->running() && staging == runner_->staging_store()) continue;
+        try {
+            { ResultsStore marks(staging.toStdString()); }  // a run whose process is gone becomes interrupted
+            if (StoreReader(staging.toStdString()).has_running_run()) continue;
+        } catch (const InputError& e) {
+            log(QString("%1 is left as it is: %2").arg(name, e.what()));
+            continue;
+        }
+        const std::vector<int64_t> ids = import_staged_run(staging, "interrupted");
+        if (!ids.empty()) log(QString("Copied %1 run(s) left in %2 into the project").arg(ids.size()).arg(name));
+        QFile::remove(dir.filePath(name.chopped(7) + ".json"));
+    }
+}
+
 bool MainWindow::open_project(const QString& file, QString* why) {
     if (!QFileInfo::exists(file)) {
         *why = file + ": no such file";
@@ -416,6 +454,7 @@ bool MainWindow::open_project(const QString& file, QString* why) {
         auto project = std::make_unique<ProjectFile>(file.toStdString());
         std::vector<StoredScenario> scenarios = project->scenarios();
         project_ = std::move(project);
+        import_leftover_runs();
         if (scenarios.empty()) {
             load_scenario("scenario", starter_scenario());
             log(file + " holds results but no scenario yet: a starter scenario is shown");

@@ -80,6 +80,9 @@ private:
     void refresh_run_table();
     void set_locked(bool locked);
     void log(const QString& line);
+    // Copies the runs of a child's staging store into the project and removes it; the new run ids.
+    std::vector<int64_t> import_staged_run(const QString& staging, const QString& unfinished_status);
+    void import_leftover_runs();
     void add_recent(const QString& file);
     void update_title();
     bool maybe_save();

@@ -4,6 +4,7 @@
 
 #include "common/diagnostics.h"
 #include "telemetry/results_store.h"
+#include "telemetry/store_import.h"
 #include "telemetry/sqlite_query.h"
 
 namespace orrery::views {
@@ -73,9 +74,21 @@ void ProjectFile::write_scenario(const char* sql, const StoredScenario& s, int i
 }
 
 void ProjectFile::save_scenario(const StoredScenario& s) {
-    write_scenario("INSERT OR REPLACE INTO workbench_scenarios (name, document, positions, saved_utc) VALUES (?, ?, ?, datetime('now'))", s, 2,
-                   "save the scenario");
-    clear_autosave(s.name);
+    // One transaction: a kill between the two statements leaves the old scenario and its autosave, or the new one.
+    exec("BEGIN IMMEDIATE");
+    try {
+        write_scenario("INSERT OR REPLACE INTO workbench_scenarios (name, document, positions, saved_utc) VALUES (?, ?, ?, datetime('now'))", s, 2,
+                       "save the scenario");
+        clear_autosave(s.name);
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
+std::vector<int64_t> ProjectFile::import_runs(const std::filesystem::path& staging, const std::string& unfinished_status) {
+    return orrery::import_runs(db_, path_, staging, unfinished_status);
 }
 
 void ProjectFile::remove_scenario(const std::string& name) {

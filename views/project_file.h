@@ -8,6 +8,13 @@
 //                     saved_utc)
 // workbench_autosave (same columns): the edits not yet saved, written every minute; offered back on open
 // workbench_settings (key PRIMARY KEY, value)
+//
+// One writer per project: while the workbench has a project open, only this class writes it, through one
+// SQLite connection and in transactions. Runs are written by their `orrery-cli` child into a staging store
+// beside the project (.orrery-run-*.sqlite) and copied in when they end (import_runs). Another process
+// writing the open project is what once corrupted it: a file dialog that reads the project's bytes to
+// guess its type closes a descriptor of the file, which drops every POSIX lock the workbench held on it, and
+// the child then took itself for the last user and deleted the WAL the workbench was still writing.
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -45,6 +52,9 @@ public:
     void clear_autosave(const std::string& name);
     std::optional<std::string> setting(const std::string& key) const;
     void set_setting(const std::string& key, const std::string& value);
+    // Copies the runs of a staging store (written by an `orrery-cli run` child) into the project in one
+    // transaction on this connection; runs still `running` there take `unfinished_status`. Returns the new ids.
+    std::vector<int64_t> import_runs(const std::filesystem::path& staging, const std::string& unfinished_status);
 
 private:
     void exec(const std::string& sql) const;

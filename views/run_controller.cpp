@@ -33,6 +33,7 @@ bool RunController::start(const nlohmann::json& document, const QString& project
     }
     scenario_file_->write(QByteArray::fromStdString(document.dump(2)));
     scenario_file_->flush();
+    staging_ = scenario_file_->fileName().chopped(5) + ".sqlite";  // .orrery-run-XXXXXX.sqlite, named like its scenario
     progress_.clear();
     tail_.clear();
     pending_.clear();
@@ -40,7 +41,7 @@ bool RunController::start(const nlohmann::json& document, const QString& project
     cancelling_ = false;
     process_ = new QProcess(this);
     process_->setProgram(cli_);
-    process_->setArguments({"run", scenario_file_->fileName(), "--out", QFileInfo(project_file).absoluteFilePath(), "--threads",
+    process_->setArguments({"run", scenario_file_->fileName(), "--out", staging_, "--threads",
                             QString::number(threads), "--progress-json"});
     process_->setProcessChannelMode(QProcess::SeparateChannels);
     // The engine runs niced: on a machine with few cores the workbench keeps its frame rate while it streams.

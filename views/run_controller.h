@@ -1,5 +1,5 @@
 #pragma once
-// Runs the scenario in a child `orrery-cli run … --progress-json` process, so a crash or a cancel never takes
+// Runs the scenario in a child `orrery-cli run … --out STAGING --progress-json` process, so a crash or a cancel never takes
 // the workbench down: progress per experiment (fraction of flows done, ETA), the run id in the project's
 // store, the log, and Cancel (SIGINT, which the CLI turns into "stop and keep what finished"; killed if it
 // has not exited within 0.9 s).
@@ -38,6 +38,11 @@ public:
     double overall_fraction() const;
     double overall_eta_s() const;  // -1 when unknown
     const QString& cli_path() const { return cli_; }
+    // The store the child writes (beside the project, .orrery-run-*.sqlite): the project itself is written
+    // by the workbench alone, which copies the run in when it ends (ProjectFile::import_runs).
+    const QString& staging_store() const { return staging_; }
+    // What a run the child left `running` ended as: it was cancelled, or it failed or crashed.
+    QString unfinished_status() const { return cancelling_ ? "cancelled" : "failed"; }
 
 signals:
     void started(qint64 run_id, int experiments);
@@ -53,6 +58,7 @@ private:
     QString cli_;
     QProcess* process_ = nullptr;
     std::unique_ptr<QTemporaryFile> scenario_file_;
+    QString staging_;
     QByteArray pending_;
     QStringList tail_;
     std::map<QString, ExperimentProgress> progress_;

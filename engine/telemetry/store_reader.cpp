@@ -90,6 +90,11 @@ int64_t StoreReader::find_run(const std::string& experiment, int64_t run) const 
     throw InputError(file_.string(), "experiment \"" + experiment + "\" is not in " + where + (list.empty() ? " (the store is empty)" : "; it has " + list));
 }
 
+bool StoreReader::has_running_run() const {
+    Query q(db_, "SELECT count(*) FROM runs WHERE status = 'running'");
+    return q.next() && q.integer(0) > 0;
+}
+
 std::string StoreReader::experiment_status(int64_t run, const std::string& experiment) const {
     Query q(db_, "SELECT status FROM experiments WHERE run_id = ? AND experiment = ?");
     q.bind(1, run).bind(2, experiment);

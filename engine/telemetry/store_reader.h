@@ -37,6 +37,7 @@ public:
     // listing the experiments there are when it is not found.
     int64_t find_run(const std::string& experiment, int64_t run = 0) const;
     std::string experiment_status(int64_t run, const std::string& experiment) const;
+    bool has_running_run() const;  // a run still marked running (its process may be alive)
     std::vector<TimelineRow> timeline(int64_t run, const std::string& experiment) const;
     // The `count` ports with the highest peak occupancy, each with a value at every sample time.
     std::vector<PortSeries> busiest_ports(int64_t run, const std::string& experiment, size_t count) const;
