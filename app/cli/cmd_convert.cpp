@@ -1,10 +1,12 @@
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "cli/commands.h"
 #include "cli/inputs.h"
 #include "common/quantity.h"
 #include "io/hpcc_config.h"
+#include "runtime/hpcc_job.h"
 #include "io/hpcc_flows.h"
 #include "io/hpcc_topology.h"
 #include "scenario/build.h"
@@ -75,11 +77,12 @@ Runner add_convert(CLI::App& app, const PresetLibrary& presets) {
         if (kind == InputKind::hpcc_config || kind == InputKind::scenario) {
             std::filesystem::path out_dir = out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path();
             nlohmann::json doc;
+            std::optional<HpccConfig> config;
             std::string source = in.filename().string();
             std::filesystem::path base = in.parent_path().empty() ? std::filesystem::path(".") : in.parent_path();
             if (kind == InputKind::hpcc_config) {
-                HpccConfig config = read_hpcc_config(read_text_file(in), in.string(), base, warnings);
-                doc = scenario_from_hpcc_config(config, std::filesystem::current_path(), out_dir, warnings);
+                config = read_hpcc_config(read_text_file(in), in.string(), base, warnings);
+                doc = scenario_from_hpcc_config(*config, std::filesystem::current_path(), out_dir, warnings);
                 if (warnings.has_errors()) throw InputError(warnings);
                 base = out_dir;  // the document's file names are now relative to the output
             } else {
@@ -87,7 +90,7 @@ Runner add_convert(CLI::App& app, const PresetLibrary& presets) {
                 doc = parse_json_text(read_text_file(in), source, diags);
                 if (diags.has_errors()) throw InputError(diags);
             }
-            LoadedScenario s = load_scenario_document(doc, source, base, presets);
+            LoadedScenario s = config ? load_config_scenario(*config, doc, source, base, presets) : load_scenario_document(doc, source, base, presets);
             warnings.append(s.warnings);
             print_diagnostics(warnings);
             const bool to_orrery = o->to == "orrery" || (o->to.empty() && ext == ".json");

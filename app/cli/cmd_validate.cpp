@@ -9,6 +9,7 @@
 #include "imports/msccl.h"
 #include "imports/simai_workload.h"
 #include "io/hpcc_config.h"
+#include "runtime/hpcc_job.h"
 #include "io/hpcc_flows.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
@@ -56,7 +57,7 @@ Runner add_validate(CLI::App& app, const PresetLibrary& presets) {
                 HpccConfig config = read_hpcc_config(read_text_file(path), path.string(), path.parent_path().empty() ? "." : path.parent_path(), diags);
                 nlohmann::json doc = scenario_from_hpcc_config(config, std::filesystem::current_path(), config.folder, diags);
                 if (diags.has_errors()) throw InputError(diags);
-                LoadedScenario s = load_scenario_document(doc, path.string(), config.folder, presets);
+                LoadedScenario s = load_config_scenario(config, doc, path.string(), config.folder, presets);
                 return validate_loaded(path, s, diags);
             }
             case InputKind::simai_workload: {

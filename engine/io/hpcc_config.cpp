@@ -2,6 +2,8 @@
 // read_hpcc_config() (shape checks) → scenario_from_hpcc_config() (meaning).
 #include "io/hpcc_config.h"
 
+#include <cstring>
+
 #include <cmath>
 #include <map>
 #include <set>
@@ -88,7 +90,12 @@ const KeyInfo* key_info(const std::string& key) {
     return nullptr;
 }
 
-bool is_uint(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+// Digits only, and small enough for a signed 64-bit integer (what the reference's readers hold them in).
+bool is_uint(const std::string& s) {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    const std::string digits = s.substr(std::min(s.find_first_not_of('0'), s.size() - 1));
+    return digits.size() < 19 || (digits.size() == 19 && digits <= "9223372036854775807");
+}
 bool is_number(const std::string& s) {
     char* end = nullptr;
     double v = std::strtod(s.c_str(), &end);
@@ -102,7 +109,7 @@ std::string check_shape(const KeyInfo& k, const std::vector<std::string>& v) {
     switch (k.shape) {
         case Shape::uint:
             if (!(why = count(1)).empty()) return why;
-            return is_uint(v[0]) ? "" : "expected a non-negative integer, found \"" + v[0] + "\"";
+            return is_uint(v[0]) ? "" : "expected a non-negative integer below 2^63, found \"" + v[0] + "\"";
         case Shape::number:
             if (!(why = count(1)).empty()) return why;
             return is_number(v[0]) ? "" : "expected a number, found \"" + v[0] + "\"";
@@ -117,6 +124,7 @@ std::string check_shape(const KeyInfo& k, const std::vector<std::string>& v) {
             return "";
         case Shape::map: {
             if (v.empty() || !is_uint(v[0])) return "expected a count then that many \"rate_bps value\" pairs";
+            if (std::stoull(v[0]) > v.size()) return "the count " + v[0] + " announces more rate/value pairs than the line holds (" + std::to_string(v.size() - 1) + " values)";
             size_t n = std::stoul(v[0]);
             if (v.size() != 1 + 2 * n)
                 return "the count " + v[0] + " announces " + std::to_string(2 * n) + " values after it (rate/value pairs), found " + std::to_string(v.size() - 1);
@@ -131,6 +139,56 @@ std::string check_shape(const KeyInfo& k, const std::vector<std::string>& v) {
 }
 
 }  // namespace
+
+Diagnostics in_config_terms(const HpccConfig& config, const std::string& scenario_source, const Diagnostics& d) {
+    // Scenario fields written by scenario_from_hpcc_config, and the key each came from (longest prefix wins).
+    static const std::pair<const char*, const char*> kFieldKeys[] = {
+        {"network.packet_payload", "PACKET_PAYLOAD_SIZE"}, {"network.buffer_per_switch", "BUFFER_SIZE"},
+        {"network.ecn.enabled", "ENABLE_QCN"}, {"network.ecn.thresholds", "KMAX_MAP"}, {"cc.ecn", "KMAX_MAP"},
+        {"network.ack.interval_packets", "L2_ACK_INTERVAL"}, {"network.loss_recovery.chunk", "L2_CHUNK_SIZE"},
+        {"network.loss_recovery.back_to_zero", "L2_BACK_TO_ZERO"}, {"network.error_rate_per_link", "ERROR_RATE_PER_LINK"},
+        {"cc.algorithm", "CC_MODE"}, {"cc.min_rate", "MIN_RATE"}, {"cc.rate_bound", "RATE_BOUND"}, {"cc.window", "HAS_WIN"},
+        {"cc.variable_window", "VAR_WIN"}, {"cc.global_base_rtt", "GLOBAL_T"}, {"cc.ack_high_priority", "ACK_HIGH_PRIO"},
+        {"cc.dcqcn.rate_ai", "RATE_AI"}, {"cc.dcqcn.rate_hai", "RATE_HAI"}, {"cc.dcqcn.alpha_resume_interval", "ALPHA_RESUME_INTERVAL"},
+        {"cc.dcqcn.rate_decrease_interval", "RATE_DECREASE_INTERVAL"}, {"cc.dcqcn.rp_timer", "RP_TIMER"}, {"cc.dcqcn.g", "EWMA_GAIN"},
+        {"cc.dcqcn.fast_recovery_times", "FAST_RECOVERY_TIMES"}, {"cc.dcqcn.clamp_target_rate", "CLAMP_TARGET_RATE"},
+        {"cc.hpcc.eta", "U_TARGET"}, {"cc.hpcc.mi_thresh", "MI_THRESH"}, {"cc.hpcc.rate_ai", "RATE_AI"}, {"cc.hpcc.fast_react", "FAST_REACT"},
+        {"cc.hpcc.multi_rate", "MULTI_RATE"}, {"cc.hpcc.sample_feedback", "SAMPLE_FEEDBACK"}, {"cc.hpcc.int_multi", "INT_MULTI"},
+        {"cc.timely.rate_ai", "RATE_AI"}, {"cc.timely.rate_hai", "RATE_HAI"}, {"cc.dctcp.rate_ai", "DCTCP_RATE_AI"}, {"cc.dctcp.g", "EWMA_GAIN"},
+        {"workload.stop_time", "SIMULATOR_STOP_TIME"}, {"workload.file", "FLOW_FILE"}, {"workload", "FLOW_FILE"}, {"topology", "TOPOLOGY_FILE"},
+        {"output.queue_monitor.start", "QLEN_MON_START"}, {"output.queue_monitor.end", "QLEN_MON_END"}};
+    Diagnostics out;
+    const std::string prefix = scenario_source + ": ";
+    for (const Diagnostic& item : d.items()) {
+        Diagnostic t = item;
+        if (item.where.rfind(prefix, 0) == 0) {
+            const std::string path = item.where.substr(prefix.size());
+            const char* key = nullptr;
+            size_t best = 0;
+            for (const auto& [field, k] : kFieldKeys) {
+                const size_t n = std::strlen(field);
+                if (n > best && path.compare(0, n, field) == 0 && (path.size() == n || path[n] == '.' || path[n] == '[')) {
+                    key = k;
+                    best = n;
+                }
+            }
+            std::string name = key ? key : "";
+            if (name == "KMAX_MAP" && path.find("kmin") != std::string::npos) name = "KMIN_MAP";
+            if (name == "KMAX_MAP" && path.find("pmax") != std::string::npos) name = "PMAX_MAP";
+            if (!name.empty()) {
+                // Advice given in scenario JSON reads, in a config, as the keys to change.
+                if (const size_t json_advice = t.message.find("; add {\"rate\""); json_advice != std::string::npos)
+                    t.message = t.message.substr(0, json_advice) + "; add that rate (in bit/s) to KMIN_MAP, KMAX_MAP and PMAX_MAP";
+                const HpccConfigEntry* e = config.find(name);
+                t.where = config.source + (e ? ":" + std::to_string(e->line) : "");
+                t.message = name + ": " + t.message + (e ? "" : " (the key is absent: this is the default)");
+            }
+        }
+        if (t.severity == Diagnostic::Severity::error) out.error(t.where, t.message);
+        else out.warning(t.where, t.message);
+    }
+    return out;
+}
 
 std::vector<std::string> known_hpcc_config_keys() {
     std::vector<std::string> out;
@@ -243,6 +301,18 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
         diags.error(config.source, "no TOPOLOGY_FILE: the reference reads the fabric from it (SimAI passes it with -n instead)");
     }
 
+    // Values the conversion scales must fit what they scale into: refused here with their line, never wrapped.
+    const auto at_most = [&](const char* key, double limit, const std::string& why) {
+        if (const HpccConfigEntry* e = get(key); e && std::stod(e->values[0]) > limit) diags.error(where(e), std::string(key) + " " + e->values[0] + ": " + why);
+    };
+    at_most("BUFFER_SIZE", 4095, "at most 4095 (MiB): the switch buffer model counts bytes in 32 bits");
+    at_most("SIMULATOR_STOP_TIME", 9.2e6, "at most 9.2e6 (seconds): time is counted in 64-bit picoseconds");
+    at_most("QLEN_MON_START", 9.2e15, "at most 9.2e15 (ns): time is counted in 64-bit picoseconds");
+    at_most("QLEN_MON_END", 9.2e15, "at most 9.2e15 (ns): time is counted in 64-bit picoseconds");
+    at_most("PACKET_PAYLOAD_SIZE", 65536, "at most 65536 bytes");
+    at_most("L2_CHUNK_SIZE", 1e15, "at most 1e15 bytes");
+    if (diags.has_errors()) return {};
+
     // Network.
     nlohmann::json thresholds = nlohmann::json::array();
     std::map<uint64_t, nlohmann::json> by_rate;
@@ -262,8 +332,11 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
     for (auto& [r, t] : by_rate) {
         for (const char* part : {"kmin", "kmax", "pmax"})
             if (!t.contains(part))
-                diags.error(config.source, "the ECN maps give " + std::string(part) + " no value for " + t["rate"].get<std::string>() +
-                                               " links: KMIN_MAP, KMAX_MAP and PMAX_MAP must name the same rates");
+            {
+                const char* key = std::string(part) == "kmin" ? "KMIN_MAP" : std::string(part) == "kmax" ? "KMAX_MAP" : "PMAX_MAP";
+                diags.error(where(get(key)), std::string(key) + ": no value for " + t["rate"].get<std::string>() +
+                                                 " links, which another ECN map names: KMIN_MAP, KMAX_MAP and PMAX_MAP must name the same rates");
+            }
         thresholds.push_back(t);
     }
     nlohmann::json network = {
@@ -275,7 +348,16 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
         {"error_rate_per_link", d("ERROR_RATE_PER_LINK", 0.0)},
     };
     if (u("L2_ACK_INTERVAL", 1) == 0) diags.error(where(get("L2_ACK_INTERVAL")), "L2_ACK_INTERVAL 0 would acknowledge nothing; use 1 or more");
-    if (u("L2_CHUNK_SIZE", 4000) == 0) network["loss_recovery"].erase("chunk");
+    if (const HpccConfigEntry* e = get("L2_CHUNK_SIZE"); e && u("L2_CHUNK_SIZE", 4000) == 0) {
+        // 0 turns chunk ACKs off (RdmaHw's L2ChunkSize: "disable chunk mode if equals to 0"), but the reference
+        // then divides by it wherever it rounds to a chunk: in go-back-to-zero and below an ACK milestone.
+        if (flag("L2_BACK_TO_ZERO", false) || u("L2_ACK_INTERVAL", 1) > 1)
+            diags.error(where(e), "L2_CHUNK_SIZE 0 with " + std::string(flag("L2_BACK_TO_ZERO", false) ? "L2_BACK_TO_ZERO 1" : "L2_ACK_INTERVAL above 1") +
+                                      ": the reference divides by the chunk size there (RdmaHw::ReceiverCheckSeq), a division by zero; give a chunk size");
+        else
+            diags.warning(where(e), "L2_CHUNK_SIZE 0: no chunk ACKs (each data packet is ACKed as L2_ACK_INTERVAL says); "
+                                    "the reference would divide by zero with L2_BACK_TO_ZERO 1 or L2_ACK_INTERVAL above 1");
+    }
     s["network"] = network;
 
     // Congestion control.

@@ -37,6 +37,10 @@ std::filesystem::path resolve_config_file(const HpccConfig& config, const HpccCo
 nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::filesystem::path& working_dir,
                                          const std::filesystem::path& scenario_dir, Diagnostics& diags);
 
+// The scenario's diagnostics in the config's terms: one about a scenario field that a config key set
+// ("SOURCE: network.packet_payload") is given that key's line ("config.txt:5: PACKET_PAYLOAD_SIZE: ...").
+Diagnostics in_config_terms(const HpccConfig& config, const std::string& scenario_source, const Diagnostics& d);
+
 // All keys the reader knows, for help texts and suggestions.
 std::vector<std::string> known_hpcc_config_keys();
 

@@ -5,6 +5,17 @@
 
 namespace orrery {
 
+LoadedScenario load_config_scenario(const HpccConfig& config, const nlohmann::json& doc, const std::string& source,
+                                    const std::filesystem::path& base_dir, const PresetLibrary& presets) {
+    try {
+        LoadedScenario loaded = load_scenario_document(doc, source, base_dir, presets);
+        loaded.warnings = in_config_terms(config, source, loaded.warnings);
+        return loaded;
+    } catch (const InputError& e) {
+        throw InputError(in_config_terms(config, source, e.diagnostics()));
+    }
+}
+
 std::unique_ptr<HpccJob> load_hpcc_job(const std::filesystem::path& config, const std::filesystem::path& working_dir,
                                        const PresetLibrary& presets, Diagnostics& warnings, uint64_t seed) {
     Diagnostics diags;
@@ -15,7 +26,7 @@ std::unique_ptr<HpccJob> load_hpcc_job(const std::filesystem::path& config, cons
     warnings.append(diags);
     doc["seed"] = seed;
     auto job = std::make_unique<HpccJob>();
-    job->loaded = load_scenario_document(doc, config.string(), working_dir, presets);
+    job->loaded = load_config_scenario(parsed, doc, config.string(), working_dir, presets);
     warnings.append(job->loaded.warnings);
     const Scenario& s = job->loaded.scenarios.at(0);
     job->fabric = std::make_unique<Fabric>(build_fabric(s.topology));

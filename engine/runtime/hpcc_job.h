@@ -16,6 +16,13 @@ struct HpccJob {
     ExperimentInput input;  // points into loaded and fabric
 };
 
+struct HpccConfig;
+
+// load_scenario_document for a scenario made from a config (scenario_from_hpcc_config): its errors and
+// warnings name the config's keys and lines, not the scenario's fields.
+LoadedScenario load_config_scenario(const HpccConfig& config, const nlohmann::json& doc, const std::string& source,
+                                    const std::filesystem::path& base_dir, const PresetLibrary& presets);
+
 // Throws InputError with every problem; warnings (keys not modelled) go to `warnings`. `seed` is the
 // experiment's seed (its random ECN marks): the counterpart of the reference's RngRun, not a replay of it.
 std::unique_ptr<HpccJob> load_hpcc_job(const std::filesystem::path& config, const std::filesystem::path& working_dir,
