@@ -23,7 +23,8 @@ void list_scenarios(const PresetLibrary& presets) {
             if (!seen.insert(f.stem().string()).second) continue;
             std::string about;
             try {
-                const nlohmann::json j = nlohmann::json::parse(read_text_file(f));
+                Diagnostics unread;
+                const nlohmann::json j = parse_json_text(read_text_file(f), f.string(), unread);
                 about = j.contains("description") && j["description"].is_string() ? j["description"].get<std::string>()
                         : j.contains("name") && j["name"].is_string()               ? j["name"].get<std::string>()
                                                                                     : "";

@@ -44,11 +44,9 @@ InputKind detect_input(const std::filesystem::path& file, const std::string& fro
     if (ext == ".et" || (ext == ".gz" && file.stem().extension() == ".et")) return InputKind::chakra_trace;
     if (ext == ".json") {
         // An MSCCL++ execution plan is JSON too: a top-level "gpus" and "collective" and no "format".
-        try {
-            const nlohmann::json j = nlohmann::json::parse(read_text_file(file));
-            if (j.is_object() && j.contains("gpus") && j.contains("collective") && !j.contains("format")) return InputKind::mscclpp_json;
-        } catch (const nlohmann::json::parse_error&) {
-        }
+        Diagnostics unread;  // text that is not JSON is reported by the scenario reader, with its line
+        const nlohmann::json j = parse_json_text(read_text_file(file), name, unread);
+        if (j.is_object() && j.contains("gpus") && j.contains("collective") && !j.contains("format")) return InputKind::mscclpp_json;
         return InputKind::scenario;
     }
     if (ext == ".xml" && read_text_file(file).find("<algo") != std::string::npos) return InputKind::msccl_xml;

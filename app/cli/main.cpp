@@ -1,5 +1,6 @@
 // orrery-cli: Orrery without the workbench. Map: main() builds the CLI11 app from one add_* per command
 // (cmd_*.cpp), parses, runs the chosen command and turns every InputError into exit code 1.
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -57,6 +58,11 @@ int main(int argc, char** argv) {
             return run();
         } catch (const InputError& e) {
             cli::print_diagnostics(e.diagnostics());
+            return cli::kInvalidInput;
+        } catch (const std::filesystem::filesystem_error& e) {
+            // A path the system refuses (too long, not a folder on the way, no permission): the user's input.
+            const std::string path = e.path1().empty() ? std::string("(file)") : e.path1().string();
+            std::cerr << (path.size() > 120 ? path.substr(0, 117) + "..." : path) << ": error: " << e.code().message() << "\n";
             return cli::kInvalidInput;
         } catch (const std::exception& e) {
             std::cerr << "orrery-cli: internal error: " << e.what() << "\n";

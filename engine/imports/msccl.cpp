@@ -1,5 +1,8 @@
 #include "imports/msccl.h"
 
+#include "common/nesting.h"
+#include "scenario/load.h"
+
 #include <map>
 #include <set>
 #include <tuple>
@@ -61,6 +64,7 @@ struct XmlStep {
 }  // namespace
 
 CustomAlgorithm read_msccl_xml(const std::string& text, const std::string& source, Diagnostics& warnings) {
+    if (const auto deep = xml_too_deep(text)) throw InputError(source + ":" + std::to_string(deep->line), too_deep_message("XML"));
     tinyxml2::XMLDocument doc;
     if (doc.Parse(text.c_str(), text.size()) != tinyxml2::XML_SUCCESS)
         throw InputError(source + ":" + std::to_string(doc.ErrorLineNum()), std::string("not valid XML (") + doc.ErrorName() + ")");
@@ -171,13 +175,27 @@ CustomAlgorithm read_msccl_xml(const std::string& text, const std::string& sourc
 }
 
 // ---- MSCCL++ execution plan ----------------------------------------------------------------------------------
+namespace {
+CustomAlgorithm read_mscclpp_plan(const std::string& text, const std::string& source, Diagnostics& warnings);
+}
+
 CustomAlgorithm read_mscclpp_json(const std::string& text, const std::string& source, Diagnostics& warnings) {
-    nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw InputError(source, std::string("not valid JSON: ") + e.what());
+        return read_mscclpp_plan(text, source, warnings);
+    } catch (const nlohmann::json::exception& e) {
+        // A field of another type than the plan format gives it (a null where a number goes, say).
+        const std::string what = e.what();
+        const size_t tail = what.find("] ");
+        throw InputError(source, "not a usable MSCCL++ execution plan: a field has the wrong type (" +
+                                     (tail == std::string::npos ? what : what.substr(tail + 2)) + ")");
     }
+}
+
+namespace {
+CustomAlgorithm read_mscclpp_plan(const std::string& text, const std::string& source, Diagnostics& warnings) {
+    Diagnostics parse_errors;
+    const nlohmann::json doc = parse_json_text(text, source, parse_errors);
+    if (parse_errors.has_errors()) throw InputError(parse_errors);
     auto need = [&](const nlohmann::json& j, const char* key, const std::string& path) -> const nlohmann::json& {
         if (!j.is_object() || !j.contains(key)) throw InputError(source + ": " + path, std::string("missing \"") + key + "\"");
         return j[key];
@@ -315,6 +333,7 @@ CustomAlgorithm read_mscclpp_json(const std::string& text, const std::string& so
     }
     return checked(std::move(a));
 }
+}  // namespace
 
 CustomAlgorithm read_custom_algorithm(const std::filesystem::path& file, Diagnostics& warnings) {
     const std::string text = read_text_file(file);

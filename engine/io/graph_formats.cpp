@@ -1,5 +1,7 @@
 #include "io/graph_formats.h"
 
+#include "common/nesting.h"
+
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -155,6 +157,7 @@ Fabric read_graphml(const std::string& text, const std::string& source) {
     Graph g;
     boost::dynamic_properties dp(boost::ignore_other_properties);
     register_properties(g, dp, false);
+    if (const auto deep = xml_too_deep(text)) throw InputError(source + ":" + std::to_string(deep->line), too_deep_message("GraphML"));
     std::istringstream in(text);
     try {
         boost::read_graphml(in, g, dp);
@@ -168,6 +171,7 @@ Fabric read_dot(const std::string& text, const std::string& source) {
     Graph g;
     boost::dynamic_properties dp(boost::ignore_other_properties);
     register_properties(g, dp, true);
+    if (const auto deep = braces_too_deep(text)) throw InputError(source + ":" + std::to_string(deep->line), too_deep_message("DOT file"));
     try {
         if (!boost::read_graphviz(text, g, dp, "node_id")) throw std::runtime_error("the reader gave up");
     } catch (const std::exception& e) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "common/nesting.h"
 #include "common/quantity.h"
 #include "scenario/json_reader.h"
 
@@ -225,6 +226,10 @@ HpccConfig read_hpcc_config(const std::string& text, const std::string& source, 
         }
         if (tokens.empty()) continue;
         const std::string where = source + ":" + std::to_string(line_number);
+        if (!valid_utf8(line)) {
+            diags.error(where, "not valid UTF-8 text (a file name or value with bytes of another encoding)");
+            continue;
+        }
         const KeyInfo* info = key_info(tokens[0]);
         if (!info) {
             std::string hint = closest_match(tokens[0], known_hpcc_config_keys());

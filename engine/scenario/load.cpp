@@ -1,5 +1,7 @@
 #include "scenario/load.h"
 
+#include "common/nesting.h"
+
 #include <fstream>
 #include <map>
 #include <set>
@@ -56,6 +58,10 @@ struct DuplicateKeyCheck {
 }  // namespace
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& source, Diagnostics& diags) {
+    if (const auto deep = json_too_deep(text)) {
+        diags.error(source + ":" + std::to_string(deep->line) + ":" + std::to_string(deep->column), too_deep_message("JSON"));
+        return nullptr;
+    }
     DuplicateKeyCheck check;
     auto callback = [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
         using E = nlohmann::json::parse_event_t;
@@ -94,6 +100,23 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
         size_t colon = what.find(": ", what.find("parse error"));
         diags.error(source + ":" + std::to_string(line) + ":" + std::to_string(column),
                     "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
+        return nullptr;
+    } catch (const nlohmann::json::exception& e) {
+        // A number beyond a double's range (1e400) is reported after the text, with the number but no place:
+        // find the number's first occurrence for the line.
+        std::string what = e.what();
+        const size_t quote = what.find('\''), end = what.rfind('\'');
+        std::string where = source;
+        if (quote != std::string::npos && end > quote) {
+            const size_t at = text.find(what.substr(quote + 1, end - quote - 1));
+            if (at != std::string::npos) {
+                size_t line = 1, column = 1;
+                for (size_t i = 0; i < at; ++i) text[i] == '\n' ? (++line, column = 1) : ++column;
+                where += ":" + std::to_string(line) + ":" + std::to_string(column);
+            }
+        }
+        const size_t tail = what.find("] ");
+        diags.error(where, "not a usable JSON value: " + (tail == std::string::npos ? what : what.substr(tail + 2)) + " (beyond the range of a double)");
         return nullptr;
     }
 }

@@ -1,5 +1,7 @@
 #include "scenario/presets.h"
 
+#include "scenario/load.h"
+
 #include <cstdlib>
 
 #include <fstream>
@@ -50,8 +52,8 @@ std::vector<PresetInfo> PresetLibrary::list(const std::string& section) const {
         for (const auto& file : files) {
             if (!seen.insert(file.stem().string()).second) continue;  // an earlier root wins
             PresetInfo info{section, file.stem().string(), "", file};
-            std::ifstream in(file);
-            nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+            Diagnostics ignored;  // a damaged preset is reported when it is loaded; listing only wants its description
+            nlohmann::json doc = parse_json_text(read_text_file(file), file.string(), ignored);
             if (doc.is_object() && doc.contains("description") && doc["description"].is_string())
                 info.description = doc["description"].get<std::string>();
             out.push_back(std::move(info));
@@ -65,14 +67,9 @@ std::optional<nlohmann::json> PresetLibrary::load(const std::string& section, co
     std::vector<PresetInfo> all = list(section);
     for (const PresetInfo& p : all) {
         if (p.name != name) continue;
-        std::ifstream in(p.file);
-        nlohmann::json doc;
-        try {
-            doc = nlohmann::json::parse(in);
-        } catch (const nlohmann::json::parse_error& e) {
-            diags.error(p.file.string(), std::string("preset is not valid JSON: ") + e.what());
-            return std::nullopt;
-        }
+        const size_t errors = diags.error_count();
+        nlohmann::json doc = parse_json_text(read_text_file(p.file), p.file.string(), diags);
+        if (diags.error_count() != errors) return std::nullopt;
         if (!doc.is_object() || doc.value("format", "") != "orrery-preset" || doc.value("section", "") != section ||
             !doc.contains("value") || !doc["value"].is_object()) {
             diags.error(p.file.string(), "expected a preset {\"format\": \"orrery-preset\", \"section\": \"" + section +
@@ -113,7 +110,8 @@ nlohmann::json resolve_presets(const nlohmann::json& document, const PresetLibra
         std::string dotted;
         for (const char* key : keys) {
             at = at && at->is_object() && at->contains(key) ? &(*at)[key] : nullptr;
-            dotted += (dotted.empty() ? "" : ".") + std::string(key);
+            if (!dotted.empty()) dotted += '.';
+            dotted += key;
         }
         if (!at || !at->is_object() || !at->contains("preset")) continue;
         nlohmann::json& part = *at;

@@ -50,7 +50,9 @@ bool set_at_path(nlohmann::json& doc, const std::string& path, const nlohmann::j
     return true;
 }
 
-std::string canonical_json(const nlohmann::json& doc) { return doc.dump(); }
+// Invalid UTF-8 can only come from text a reader let through (a file name in a config, say): it is hashed
+// as U+FFFD rather than stopping the run with an exception.
+std::string canonical_json(const nlohmann::json& doc) { return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 std::vector<Experiment> expand_sweep(const nlohmann::json& raw_document, const SweepSpec& sweep) {
     std::vector<std::vector<size_t>> combinations;

@@ -1,5 +1,7 @@
 #include "workload/tables.h"
 
+#include "scenario/load.h"
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -28,13 +30,9 @@ namespace {
 nlohmann::json read_table(const PresetLibrary& presets, const std::string& name, const std::string& format) {
     const auto file = presets.data_file(name);
     if (!file) throw InputError("data/" + name, "calibration table not found (searched beside every presets folder)");
-    std::ifstream in(*file);
-    nlohmann::json doc;
-    try {
-        doc = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw InputError(file->string(), std::string("not valid JSON: ") + e.what());
-    }
+    Diagnostics parse_errors;
+    const nlohmann::json doc = parse_json_text(read_text_file(*file), file->string(), parse_errors);
+    if (parse_errors.has_errors()) throw InputError(parse_errors);
     if (!doc.is_object() || doc.value("format", "") != format)
         throw InputError(file->string(), "expected a table with \"format\": \"" + format + "\"");
     return doc;

@@ -1,0 +1,102 @@
+#include "common/nesting.h"
+
+namespace orrery {
+namespace {
+
+TooDeep position(std::string_view text, size_t at) {
+    TooDeep p;
+    for (size_t i = 0; i < at && i < text.size(); ++i) {
+        if (text[i] == '\n') ++p.line, p.column = 1;
+        else ++p.column;
+    }
+    return p;
+}
+
+// Brackets outside double-quoted strings (with backslash escapes); `comments` also skips // and /* */ and #.
+std::optional<TooDeep> brackets_too_deep(std::string_view text, size_t limit, bool comments) {
+    size_t depth = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '"') {
+            for (++i; i < text.size() && text[i] != '"'; ++i)
+                if (text[i] == '\\') ++i;
+        } else if (comments && c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+            while (i < text.size() && text[i] != '\n') ++i;
+        } else if (comments && c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+            const size_t end = text.find("*/", i + 2);
+            i = end == std::string_view::npos ? text.size() : end + 1;
+        } else if (c == '{' || c == '[') {
+            if (++depth > limit) return position(text, i);
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            --depth;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<TooDeep> json_too_deep(std::string_view text, size_t limit) { return brackets_too_deep(text, limit, false); }
+
+std::optional<TooDeep> braces_too_deep(std::string_view text, size_t limit) { return brackets_too_deep(text, limit, true); }
+
+std::optional<TooDeep> xml_too_deep(std::string_view text, size_t limit) {
+    size_t depth = 0;
+    for (size_t i = text.find('<'); i != std::string_view::npos && i < text.size(); i = text.find('<', i + 1)) {
+        const std::string_view rest = text.substr(i);
+        const auto skip_to = [&](std::string_view end) {
+            const size_t at = text.find(end, i);
+            i = at == std::string_view::npos ? text.size() : at + end.size() - 1;
+        };
+        if (rest.starts_with("<!--")) skip_to("-->");
+        else if (rest.starts_with("<![CDATA[")) skip_to("]]>");
+        else if (rest.starts_with("<?")) skip_to("?>");
+        else if (rest.starts_with("<!")) skip_to(">");
+        else if (rest.starts_with("</")) {
+            if (depth > 0) --depth;
+            skip_to(">");
+        } else {
+            const size_t start = i;
+            // The tag's end, outside quoted attribute values; "/>" closes it at once.
+            char quote = 0;
+            size_t j = i + 1;
+            for (; j < text.size(); ++j) {
+                if (quote) {
+                    if (text[j] == quote) quote = 0;
+                } else if (text[j] == '"' || text[j] == '\'') {
+                    quote = text[j];
+                } else if (text[j] == '>') {
+                    break;
+                }
+            }
+            const bool self_closing = j < text.size() && j > 0 && text[j - 1] == '/';
+            if (!self_closing && ++depth > limit) return position(text, start);
+            i = j;
+        }
+    }
+    return std::nullopt;
+}
+
+bool valid_utf8(std::string_view text) {
+    for (size_t i = 0; i < text.size();) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        size_t continuation;
+        if (c < 0x80) continuation = 0;
+        else if (c >= 0xC2 && c <= 0xDF) continuation = 1;
+        else if (c >= 0xE0 && c <= 0xEF) continuation = 2;
+        else if (c >= 0xF0 && c <= 0xF4) continuation = 3;
+        else return false;
+        if (i + continuation >= text.size() && continuation > 0) return false;
+        for (size_t k = 1; k <= continuation; ++k)
+            if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
+        i += continuation + 1;
+    }
+    return true;
+}
+
+std::string too_deep_message(const char* format) {
+    return std::string("this ") + format + " is nested more than " + std::to_string(kMaxNesting) +
+           " levels deep here; no file Orrery reads needs that many (refused before parsing, which would exhaust the stack)";
+}
+
+}  // namespace orrery
