@@ -1,5 +1,7 @@
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/inputs.h"
@@ -12,7 +14,11 @@
 #include "runtime/hpcc_job.h"
 #include "io/hpcc_flows.h"
 #include "scenario/build.h"
+#include "runtime/batch.h"
 #include "scenario/load.h"
+#include "scenario/sweep.h"
+#include "workload/llm_job.h"
+#include "workload/tables.h"
 
 namespace orrery::cli {
 namespace {
@@ -29,9 +35,49 @@ int report(const std::filesystem::path& file, const Diagnostics& warnings, const
     return kOk;
 }
 
-int validate_loaded(const std::filesystem::path& file, const LoadedScenario& s, Diagnostics warnings) {
+// What `run` checks before it simulates, for each distinct experiment: a workload to run, the compiled
+// network tables (link delays, NIC ports, ECN thresholds, buffers), and an LLM job's task graph (imported
+// traces that agree, custom algorithms that fit). validate reports what run would refuse, not less.
+void check_runnable(const LoadedScenario& s, const PresetLibrary& presets, Diagnostics& problems, Diagnostics& warnings) {
+    std::map<std::string, size_t> seen;  // canonical document → first experiment with it
+    std::optional<WorkloadTables> tables;
+    for (size_t i = 0; i < s.scenarios.size(); ++i) {
+        const Scenario& x = s.scenarios[i];
+        nlohmann::json doc = x.document;
+        doc.erase("seed");
+        if (!seen.emplace(canonical_json(doc), i).second) continue;
+        const std::string id = s.experiments[i].id;
+        try {
+            const Fabric f = build_fabric(x.topology);
+            if (x.workload.llm) {
+                if (!tables) tables = load_workload_tables(presets);
+                LlmWorkload w = *x.workload.llm;
+                Diagnostics job_warnings;
+                const LlmJob job = prepare_any_llm_job(w, f, *tables, job_warnings);
+                warnings.append(job_warnings);
+                if (!job.oom_message.empty()) warnings.warning(x.source + ": workload", "experiment " + id + " does not fit: " + job.oom_message);
+                else if (w.network_mode == NetworkMode::packet && !job.transfers.empty())
+                    compile_batch({{id, &x, &f, llm_flows(job, w.collectives.priority)}});
+            } else {
+                const std::vector<FlowSpec> flows = workload_flows(x);
+                if (flows.empty()) problems.error(x.source + ": workload", "experiment " + id + " has no flows to run");
+                else compile_batch({{id, &x, &f, flows}});
+            }
+        } catch (const InputError& e) {
+            problems.append(e.diagnostics());
+        }
+    }
+}
+
+int validate_loaded(const std::filesystem::path& file, const LoadedScenario& s, const PresetLibrary& presets, Diagnostics warnings) {
     warnings.append(s.warnings);
     if (s.base.workload.llm) check_workload_files(*s.base.workload.llm, warnings);  // imported traces, custom algorithms
+    Diagnostics problems;
+    check_runnable(s, presets, problems, warnings);
+    if (problems.has_errors()) {
+        print_diagnostics(warnings);
+        throw InputError(problems);
+    }
     const Fabric f = build_fabric(s.base.topology);
     const size_t flows = workload_flows(s.base).size();
     return report(file, warnings, std::to_string(s.experiments.size()) + " experiment" + (s.experiments.size() == 1 ? "" : "s") +
@@ -51,14 +97,14 @@ Runner add_validate(CLI::App& app, const PresetLibrary& presets) {
         const InputKind kind = detect_input(path, *from);
         Diagnostics warnings;
         switch (kind) {
-            case InputKind::scenario: return validate_loaded(path, load_scenario_file(path, presets), warnings);
+            case InputKind::scenario: return validate_loaded(path, load_scenario_file(path, presets), presets, warnings);
             case InputKind::hpcc_config: {
                 Diagnostics diags;
                 HpccConfig config = read_hpcc_config(read_text_file(path), path.string(), path.parent_path().empty() ? "." : path.parent_path(), diags);
                 nlohmann::json doc = scenario_from_hpcc_config(config, std::filesystem::current_path(), config.folder, diags);
                 if (diags.has_errors()) throw InputError(diags);
                 LoadedScenario s = load_config_scenario(config, doc, path.string(), config.folder, presets);
-                return validate_loaded(path, s, diags);
+                return validate_loaded(path, s, presets, diags);
             }
             case InputKind::simai_workload: {
                 const SimaiWorkload w = read_simai_workload(read_text_file(path), path.string(), warnings);

@@ -19,7 +19,10 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version",
                          [] {
                              std::string why;
-                             std::string cuda = cuda::built_with_cuda() ? "CUDA backend compiled" : "no CUDA backend in this build";
+                             // Say exactly what exists: simulation runs on CPU threads only; a CUDA build compiles the
+                             // engine's per-node systems for the GPU and can list GPUs, but does not simulate on them.
+                             std::string cuda = cuda::built_with_cuda() ? "simulation on CPU; CUDA device code compiled (GPU listing and a hash check, no GPU simulation)"
+                                                                        : "simulation on CPU; no CUDA in this build";
                              return "orrery-cli " + version() + " (git " + git_revision() + ", " + cuda + ")";
                          },
                          "Print the version and git revision, then exit");

@@ -3,6 +3,7 @@
 #include "common/nesting.h"
 #include "scenario/load.h"
 
+#include <charconv>
 #include <map>
 #include <set>
 #include <tuple>
@@ -49,7 +50,10 @@ int attr_int(const tinyxml2::XMLElement* e, const char* name, const std::string&
         throw InputError(where, "<" + std::string(e->Name()) + "> has no attribute \"" + name + "\"");
     }
     int out = 0;
-    if (e->QueryIntAttribute(name, &out) != tinyxml2::XML_SUCCESS)
+    // The whole value: tinyxml2 reads "24xyz" as 24.
+    const std::string text = v;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    if (ec != std::errc() || end != text.data() + text.size())
         throw InputError(where, "attribute " + std::string(name) + "=\"" + v + "\" of <" + e->Name() + "> is not an integer");
     return out;
 }

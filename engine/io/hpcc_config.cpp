@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include <cerrno>
 #include <cmath>
 #include <map>
 #include <set>
@@ -97,10 +98,13 @@ bool is_uint(const std::string& s) {
     const std::string digits = s.substr(std::min(s.find_first_not_of('0'), s.size() - 1));
     return digits.size() < 19 || (digits.size() == 19 && digits <= "9223372036854775807");
 }
+// A number std::stod reads back: finite, and neither overflowing nor underflowing a double (1e-400 is refused:
+// stod throws on it).
 bool is_number(const std::string& s) {
     char* end = nullptr;
+    errno = 0;
     double v = std::strtod(s.c_str(), &end);
-    return !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
+    return !s.empty() && end == s.c_str() + s.size() && std::isfinite(v) && errno != ERANGE;
 }
 
 // Checks one entry's values against its shape; returns an error message or "".
@@ -113,7 +117,7 @@ std::string check_shape(const KeyInfo& k, const std::vector<std::string>& v) {
             return is_uint(v[0]) ? "" : "expected a non-negative integer below 2^63, found \"" + v[0] + "\"";
         case Shape::number:
             if (!(why = count(1)).empty()) return why;
-            return is_number(v[0]) ? "" : "expected a number, found \"" + v[0] + "\"";
+            return is_number(v[0]) ? "" : "expected a number within a double's range, found \"" + v[0] + "\"";
         case Shape::rate:
             if (!(why = count(1)).empty()) return why;
             return parse_rate(v[0], &why) ? "" : "expected an ns-3 data rate like 1000Mb/s, found \"" + v[0] + "\": " + why;

@@ -213,8 +213,12 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
         // Lookahead: the smallest delay of a link that carries packets.
         const int64_t lookahead = lookahead_of(f);
         if (lookahead == INT64_MAX) throw InputError(where, "the fabric has no network link");
-        if (lookahead <= 0)
-            throw InputError(where, "a network link has zero propagation delay; the packet engine needs every link's delay > 0 (its lookahead)");
+        if (lookahead <= 0) {
+            LinkId zero = 0;
+            while (zero + 1 < f.link_count() && f.link_delay[zero].count > 0) ++zero;
+            throw InputError(where, "link " + std::to_string(zero) + " (node " + std::to_string(f.link_a[zero]) + " – node " + std::to_string(f.link_b[zero]) +
+                                        ", the fabric's link " + std::to_string(zero + 1) + " in file order) has zero propagation delay; the packet engine needs every link's delay > 0 (its lookahead)");
+        }
         slice.lookahead = lookahead;
 
         // ---- nodes and ports ----

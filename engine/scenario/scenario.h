@@ -1,5 +1,5 @@
 #pragma once
-// The Scenario: one typed model shared by the CLI, the workbench and the tests (DESIGN.md §Scenario).
+// The Scenario: one typed model shared by the CLI, the workbench and the tests (engine/scenario/README.md).
 // Every field carries its unit in its type; defaults are the reference model's (reference/ns3-hpcc) and
 // are written next to each field.
 #include <cstdint>

@@ -279,8 +279,9 @@ private slots:
               ensemble(ref_runs, run_last), 100 * last_error, 100 * rank_error_mean, 100 * rank_error_max, ensemble(our_runs, run_pfc),
               ensemble(ref_runs, run_pfc), 100 * pfc_error, 100 * ours_meeting, 100 * reruns_meeting);
         // Measured: mean −0.00 %, last +0.04 %, 0.21 % by rank (worst 0.97 %), PFC +0.8 %, single runs 35 % against 24 %.
-        // The standard error of the mean difference is about 0.2 %, so 2 % is far outside the sampling noise.
-        QVERIFY(std::abs(mean_error) <= 0.02);
+        // The README's claim: the mean FCT within 0.2 % of the reference's over its reruns (seeds 1..192 are fixed,
+        // so this is deterministic; the standard error of the difference is itself about 0.2 %).
+        QVERIFY(std::abs(mean_error) <= 0.002);
         QVERIFY(std::abs(last_error) <= 0.02);
         QVERIFY(rank_error_mean <= 0.02);
         QVERIFY(rank_error_max <= 0.05);

@@ -154,7 +154,9 @@ private slots:
             QVERIFY(on.fct_us[f] > 0);
             worst = std::max(worst, relative(on.fct_us[f], off.fct_us[f]));
         }
-        QVERIFY2(worst < 0.05, qPrintable(QString("worst per-flow FCT error %1 above theta = 5%").arg(worst)));
+        qInfo("%s ring: worst per-flow FCT error with skipping %.3f %%", qPrintable(cc), 100 * worst);
+        // The README's claim (engine/wormhole/README.md): within 0.01-0.3 % of the packet level on the reference ring.
+        QVERIFY2(worst < 0.003, qPrintable(QString("worst per-flow FCT error %1 above the README's 0.3%").arg(worst)));
     }
 
     void two_flow_incast_within_theta_under_every_cc_data() {
@@ -181,9 +183,16 @@ private slots:
                      qPrintable(QString("flow %1: %2 us skipping, %3 us packet level").arg(i).arg(runs[1].fct_us[i]).arg(runs[0].fct_us[i])));
     }
 
-    void skipping_off_changes_nothing() {
-        // enabled: false with every other setting changed gives the engine's results bit for bit.
+    void skipping_changes_nothing_it_does_not_skip() {
+        // On, on an incast that ends before any partition is steady: nothing is skipped, and the results are the
+        // packet level's bit for bit (the skipper only watches until it freezes something).
         const Outcome plain = run_reference("config_incast_hpcc.txt", false);
+        const Outcome watching = run_reference("config_incast_hpcc.txt", true);
+        QVERIFY(watching.result.skipping.skips.empty());
+        QCOMPARE(watching.finish, plain.finish);
+        QCOMPARE(watching.result.events, plain.result.events);
+        QCOMPARE(watching.result.packet_hops, plain.result.packet_hops);
+        // Off, with every other skipping setting changed: also the packet level bit for bit.
         const Outcome off = run_reference("config_incast_hpcc.txt", false, [](Scenario& s) {
             s.skipping.theta = 0.3;
             s.skipping.window = 5;
