@@ -1,5 +1,7 @@
 #include "io/hpcc_flows.h"
 
+#include "common/memory_budget.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -16,6 +18,7 @@ std::vector<FlowSpec> read_hpcc_flows(const std::string& text, const std::string
     TokenStream in(text, source);
     const uint64_t count = in.unsigned_integer("the flow count", 1 << 28);
     std::vector<FlowSpec> flows;
+    refuse_beyond_memory(source, "reading " + std::to_string(count) + " flows", count * (sizeof(FlowSpec) + source.size() + 48));
     flows.reserve(count);
     std::map<std::pair<NodeId, NodeId>, uint16_t> next_port;
     double previous_start = 0;

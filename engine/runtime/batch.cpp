@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/diagnostics.h"
+#include "common/memory_budget.h"
 #include "common/quantity.h"
 #include "net/ns3_arith.h"
 #include "topology/routing.h"
@@ -184,6 +185,25 @@ struct FabricFacts {
 };
 
 Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
+    {   // What the tables will take, before any is built: a flow's rows in every flow column, a port's in every
+        // port column (its ring and queues start small and grow with what the run brings).
+        constexpr uint64_t per_flow = sizeof(FlowInfo) + sizeof(QpState) + sizeof(RxState) + sizeof(DcqcnState) + sizeof(HpccState) +
+                                      sizeof(TimelyState) + sizeof(DctcpState) + 16 * sizeof(uint16_t) + 2 * sizeof(uint32_t);
+        constexpr uint64_t per_port = sizeof(PortInfo) + sizeof(double) + sizeof(Ring) + sizeof(RingTail) + sizeof(RingHead) + sizeof(PortTx) +
+                                      sizeof(PortQueues) + sizeof(PortMmu) + 3 * sizeof(int64_t) + 2 * sizeof(PortEvent) + 64 * sizeof(Packet);
+        uint64_t flows = 0, ports = 0;
+        for (const ExperimentInput& in : inputs) {
+            flows += in.flows.size();
+            ports += in.fabric->port_begin.empty() ? 0 : in.fabric->port_begin.back();
+            for (const FlowSpec& fs : in.flows)
+                if (uint64_t(fs.size.count) >= (1ull << 32))
+                    throw InputError(fs.where, "a flow of " + std::to_string(fs.size.count) + " bytes: the packet model's sequence numbers are 32-bit, as "
+                                               "the reference's are, so a flow carries less than 4 GiB; split it");
+        }
+        refuse_beyond_memory(inputs.empty() || inputs[0].scenario->source.empty() ? "batch" : inputs[0].scenario->source,
+                             "the engine's tables for " + std::to_string(flows) + " flows and " + std::to_string(ports) + " ports",
+                             flows * per_flow + ports * per_port);
+    }
     Batch b;
     std::map<std::pair<const Fabric*, uint32_t>, FabricFacts> facts_cache;
     for (uint32_t e = 0; e < inputs.size(); ++e) {

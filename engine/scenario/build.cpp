@@ -77,6 +77,22 @@ void check_against_fabric(const Scenario& s, const Fabric& f, Diagnostics& diags
                         "no ECN threshold for " + describe_rate(BitsPerSecond(rate)) + " switch ports; add {\"rate\": \"" +
                             format_rate(BitsPerSecond(rate)) + "\", \"kmin\": ..., \"kmax\": ..., \"pmax\": ...}");
     }
+    // A run with no stop time lasts until its last flow ends: say so when that is far away. A flow needs at
+    // least its bytes at its host's link rate; each packet is a few events per hop.
+    if (!s.workload.stop_time && !flows.empty() && !diags.has_errors()) {
+        double longest_s = 0, packets = 0;
+        std::string longest_where;
+        for (const FlowSpec& flow : flows) {
+            const int64_t rate = f.port_begin[flow.src + 1] > f.port_begin[flow.src] ? f.link_rate[f.port_link[f.port_begin[flow.src]]].count : 0;
+            packets += double(flow.size.count) / double(std::max<int64_t>(1, s.network.packet_payload.count));
+            const double seconds = rate > 0 ? double(flow.size.count) * 8.0 / double(rate) : 0;
+            if (seconds > longest_s) longest_s = seconds, longest_where = flow.where;
+        }
+        if (longest_s > 1.0 || packets > 1e9)
+            diags.warning(s.source + ": workload", "no stop time (workload.stop_time) and the flows carry about " + std::to_string((long long)packets) +
+                                                       " packets; " + longest_where + " alone needs at least " + std::to_string(longest_s) +
+                                                       " s of simulated time at its link's rate: this run may take very long (the engine handles some 10 million packet hops a second per core)");
+    }
     // Steady-state skipping fast-forwards sending rates of a lossless fabric: it cannot know which packets
     // random loss or a full buffer would have taken, nor the go-back-N retransmissions that follow.
     if (s.skipping.enabled) {

@@ -1,5 +1,6 @@
 #include "scenario/load.h"
 
+#include "common/memory_budget.h"
 #include "common/nesting.h"
 
 #include <fstream>
@@ -151,6 +152,16 @@ LoadedScenario load_scenario_document(const nlohmann::json& document, const std:
 
     LoadedScenario out;
     out.base = std::move(*base);
+    {   // Each experiment keeps its document, a resolved copy and a typed scenario: estimate before expanding.
+        const SweepSpec& sw = out.base.sweep;
+        long double count = std::max<size_t>(1, sw.seeds.size());
+        for (const SweepParameter& p : sw.parameters) count *= sw.zip ? 1.0L : (long double)p.values.size();
+        if (sw.zip && !sw.parameters.empty()) count *= (long double)sw.parameters[0].values.size();
+        const long double bytes = count * (long double)(3 * document.dump().size() + 4096);
+        if (count > 1e8L) throw InputError(source + ": sweep", "the sweep makes " + std::to_string((unsigned long long)std::min(count, 1.8e19L)) +
+                                                                  " experiments; at most 100,000,000 are expanded (split the sweep)");
+        refuse_beyond_memory(source + ": sweep", "expanding the sweep's " + std::to_string((unsigned long long)count) + " experiments", uint64_t(bytes));
+    }
     out.experiments = expand_sweep(document, out.base.sweep);
     std::map<std::string, std::vector<std::string>> fabric_problems;  // by canonical topology JSON
     for (Experiment& e : out.experiments) {
@@ -179,12 +190,14 @@ LoadedScenario load_scenario_document(const nlohmann::json& document, const std:
                     } catch (const InputError& error) {
                         fabric_diags.append(error.diagnostics());
                     }
-                    for (const Diagnostic& d : fabric_diags.items()) problems.push_back(d.where + "\x1f" + d.message);
+                    for (const Diagnostic& d : fabric_diags.items())
+                        problems.push_back(std::string(d.severity == Diagnostic::Severity::error ? "E" : "W") + d.where + "\x1f" + d.message);
                     it = fabric_problems.emplace(key, problems).first;
                 }
                 for (const std::string& p : it->second) {
-                    size_t sep = p.find('\x1f');
-                    local.error(p.substr(0, sep), p.substr(sep + 1));
+                    const size_t sep = p.find('\x1f');
+                    if (p[0] == 'E') local.error(p.substr(1, sep - 1), p.substr(sep + 1));
+                    else local.warning(p.substr(1, sep - 1), p.substr(sep + 1));
                 }
             }
             out.scenarios.push_back(std::move(*s));

@@ -1,5 +1,7 @@
 #include "topology/routing.h"
 
+#include "common/memory_budget.h"
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -49,6 +51,10 @@ Routes build_routes(const Fabric& f) {
         if (inserted) anchors.push_back(key);
         r.host_group[h] = it->second;
     }
+    // The tables hold a hop count and a next-hop set per (forwarder, destination group).
+    refuse_beyond_memory("fabric " + f.name, "routing tables for " + std::to_string(forwarders.size()) + " forwarding nodes × " +
+                                                 std::to_string(anchors.size()) + " destination groups",
+                         uint64_t(forwarders.size()) * uint64_t(anchors.size()) * (sizeof(uint8_t) + sizeof(uint32_t)));
     r.group_count = static_cast<uint32_t>(anchors.size());
     const size_t G = r.group_count;
     r.hops.assign(size_t(r.forwarder_count) * G, Routes::kUnreachable);

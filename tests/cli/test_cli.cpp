@@ -1,6 +1,7 @@
 // orrery-cli end to end: exit codes, every malformed input's exact error, stats, conversions that
 // never overwrite what the user had.
 #include <QtTest>
+#include <QElapsedTimer>
 
 #include <algorithm>
 #include <fstream>
@@ -425,6 +426,42 @@ private slots:
         QCOMPARE(r.code, 1);
         QVERIFY2(first_error_line(r.err).contains("no/such/folder/fct.txt: error: cannot write here"), qPrintable(r.err));
         QCOMPARE(statuses("s.sqlite"), (std::vector<std::string>{"interrupted/interrupted", "failed/finished"}));
+    }
+    void inputs_too_big_for_the_machine_are_refused_at_once() {
+        QTemporaryDir tmp;
+        auto write = [&](const char* name, const nlohmann::json& doc) { std::ofstream(tmp.filePath(name).toStdString()) << doc.dump(); };
+        const nlohmann::json base = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
+                                     {"workload", {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 5}, {"size", "1MB"}}}}}}};
+        // A sweep of 10^9 experiments: refused before expanding (it once spent 16-40 s and 5-7 GB on the way to bad_alloc).
+        nlohmann::json sweep = base;
+        for (const char* path : {"workload.flows[0].size", "cc.dcqcn.rate_ai", "network.buffer_per_switch"}) {
+            nlohmann::json values = nlohmann::json::array();
+            for (int i = 1; i <= 1000; ++i) values.push_back(std::to_string(i) + (std::string(path) == "cc.dcqcn.rate_ai" ? "Mbps" : "KB"));
+            sweep["sweep"]["parameters"].push_back({{"path", path}, {"values", values}});
+        }
+        write("sweep.json", sweep);
+        QElapsedTimer t;
+        t.start();
+        Result r = run({"validate", "sweep.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("the sweep makes 1000000000 experiments"), qPrintable(r.err));
+        // A 65,536-leaf leaf-spine: its routing tables are estimated (20 GiB) and refused when they exceed
+        // three quarters of this machine's memory (on a machine with more, it would be built).
+        nlohmann::json wide = base;
+        wide["topology"] = {{"generator", "leaf-spine"}, {"leaves", 65536}, {"spines", 2}, {"hosts_per_leaf", 2}};
+        write("wide.json", wide);
+        r = run({"validate", "wide.json"}, tmp.path());
+        if (r.code == 1) QVERIFY2(first_error_line(r.err).contains("routing tables for 65538 forwarding nodes × 65536 destination groups would need about 20.0 GiB"), qPrintable(r.err));
+        else qInfo("this machine has memory for the 65,536-leaf fabric's routing tables");
+        QVERIFY2(t.elapsed() < 20000, qPrintable(QString::number(t.elapsed()) + " ms"));
+        // A 10^18-byte flow: beyond the 32-bit sequence numbers, and a warning that no stop time ends the run.
+        nlohmann::json huge = base;
+        huge["workload"]["flows"][0]["size"] = "1000000000000000000B";
+        write("huge.json", huge);
+        r = run({"validate", "huge.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("huge.json: workload: warning: no stop time (workload.stop_time)"), qPrintable(r.err));
+        QVERIFY2(first_error_line(r.err).contains("the packet model's sequence numbers are 32-bit"), qPrintable(r.err));
     }
     void run_hpcc_seed_draws_another_sample_of_random_marks() {
         // DCQCN incast (marks at random between Kmin and Kmax): the same seed gives the same files, byte for
