@@ -18,7 +18,10 @@ namespace {
 // The store's own tables: a statement that cannot be prepared means the file is not what it claims.
 struct Query : SqlQuery {
     Query(sqlite3* db, const char* sql) : SqlQuery(db, sql) {
-        if (!ok()) throw std::runtime_error("results store: " + error());
+        if (!ok()) {
+            const char* file = sqlite3_db_filename(db, "main");
+            throw InputError(file && *file ? file : "results store", "not a complete Orrery results store (" + error() + ")");
+        }
     }
 };
 

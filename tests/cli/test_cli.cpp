@@ -379,6 +379,14 @@ private slots:
         r = run({"export", "timeline", "newer.sqlite", "--experiment", "e0000", "-o", "newer.json"}, tmp.path());
         QCOMPARE(r.code, 1);
         QVERIFY2(first_error_line(r.err).contains("was written by a newer Orrery"), qPrintable(r.err));
+        // A store missing a table (exit 3 "internal error" once): an input error naming the file.
+        QVERIFY(QFile::copy(tmp.filePath("r.sqlite"), tmp.filePath("partial.sqlite")));
+        QCOMPARE(sqlite3_open(tmp.filePath("partial.sqlite").toUtf8().constData(), &db), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "DROP TABLE timeline", nullptr, nullptr, nullptr), SQLITE_OK);
+        sqlite3_close(db);
+        r = run({"export", "timeline", "partial.sqlite", "--experiment", "e0000", "-o", "partial.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("partial.sqlite: error: not a complete Orrery results store (no such table: timeline)"), qPrintable(r.err));
     }
     void runs_that_end_badly_are_marked() {
         QTemporaryDir tmp;
