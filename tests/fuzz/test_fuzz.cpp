@@ -98,11 +98,25 @@ private slots:
             {ref + "/formats/msccl/custom_allreduce.xml", "msccl"},
             {ref + "/formats/msccl/allreduce_packet.json", "mscclpp"},
             {QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json", "orrery"},
-            {QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/wormhole-moe.json", "orrery"},
         };
         for (const auto& [file, from] : files) samples.push_back({QFileInfo(file).fileName(), from, read_all(file)});
         // The config names its topology and flows: they sit beside the mutants, unmutated.
         for (const char* f : {"topology.txt", "flow_incast.txt", "trace.txt"}) QVERIFY(QFile::copy(ref + "/ns3-hpcc/" + f, dir.filePath(f)));
+        // A small MoE training job with a sweep (the bundled Wormhole MoE rows take seconds to prepare: too slow
+        // to validate hundreds of times, and they exercise the same readers).
+        const QByteArray moe = R"({"format": "orrery-scenario", "version": 1, "name": "small moe",
+  "topology": {"generator": "rail-optimized", "gpus": 16, "gpus_per_server": 8, "tiers": 2,
+               "link_defaults": {"all": {"rate": "400Gbps", "delay": "1us"}}},
+  "network": {"preset": "reference-400g"}, "cc": {"preset": "dcqcn-400g"},
+  "workload": {"kind": "llm", "network_mode": "packet", "gpu": "H100",
+               "model": {"layers": 4, "hidden": 1024, "heads": 16, "ffn": 4096, "seq": 512, "vocab": 1000, "experts": 8, "top_k": 2},
+               "parallel": {"tp": 2, "ep": 4, "dp": 4, "pp": 2, "micro_batches": 2},
+               "collectives": {"algorithm": "ring", "channels": 2}},
+  "skipping": {"enabled": true, "theta": 0.05},
+  "output": {"record": ["fct", "queues"], "sample_interval": "10us"},
+  "sweep": {"parameters": [{"path": "cc.algorithm", "values": ["dcqcn", "hpcc"]}], "seeds": [1, 2]}}
+)";
+        samples.push_back({"moe.json", "orrery", moe});
         // GraphML and DOT as the CLI writes them.
         for (const char* ext : {"graphml", "dot"}) {
             QProcess p;
