@@ -170,11 +170,12 @@ bool carries_packets(const Fabric& f, LinkId l) {
     return f.node_kind[f.link_a[l]] != NodeKind::nvswitch && f.node_kind[f.link_b[l]] != NodeKind::nvswitch;
 }
 
-int64_t lookahead_of(const Fabric& f) {
-    int64_t lookahead = INT64_MAX;
+// The packet-carrying link of the smallest delay (its delay is the lookahead), kNone when there is none.
+LinkId shortest_link(const Fabric& f) {
+    LinkId shortest = kNone;
     for (LinkId l = 0; l < f.link_count(); ++l)
-        if (carries_packets(f, l)) lookahead = std::min(lookahead, f.link_delay[l].count);
-    return lookahead;
+        if (carries_packets(f, l) && (shortest == kNone || f.link_delay[l].count < f.link_delay[shortest].count)) shortest = l;
+    return shortest;
 }
 
 // Routes and the reference's max RTT / BDP depend only on the fabric and the payload size: experiments of a
@@ -231,14 +232,13 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
         const uint32_t node0 = slice.node_begin, port0 = slice.port_begin;
 
         // Lookahead: the smallest delay of a link that carries packets.
-        const int64_t lookahead = lookahead_of(f);
-        if (lookahead == INT64_MAX) throw InputError(where, "the fabric has no network link");
-        if (lookahead <= 0) {
-            LinkId zero = 0;
-            while (zero + 1 < f.link_count() && f.link_delay[zero].count > 0) ++zero;
-            throw InputError(where, "link " + std::to_string(zero) + " (node " + std::to_string(f.link_a[zero]) + " – node " + std::to_string(f.link_b[zero]) +
-                                        ", the fabric's link " + std::to_string(zero + 1) + " in file order) has zero propagation delay; the packet engine needs every link's delay > 0 (its lookahead)");
-        }
+        const LinkId shortest = shortest_link(f);
+        if (shortest == kNone) throw InputError(where, "the fabric has no network link");
+        const int64_t lookahead = f.link_delay[shortest].count;
+        if (lookahead <= 0)
+            throw InputError(where, "link " + std::to_string(shortest) + " (node " + std::to_string(f.link_a[shortest]) + " – node " +
+                                        std::to_string(f.link_b[shortest]) + ", the fabric's link " + std::to_string(shortest + 1) +
+                                        " in file order) has zero propagation delay; the packet engine needs every link's delay > 0 (its lookahead)");
         slice.lookahead = lookahead;
 
         // ---- nodes and ports ----
