@@ -1,16 +1,22 @@
 #include "common/nesting.h"
 
 namespace orrery {
-namespace {
 
-TooDeep position(std::string_view text, size_t at) {
-    TooDeep p;
-    for (size_t i = 0; i < at && i < text.size(); ++i) {
+TextPosition text_position(std::string_view text, size_t offset) {
+    TextPosition p;
+    for (size_t i = 0; i < offset && i < text.size(); ++i) {
         if (text[i] == '\n') ++p.line, p.column = 1;
         else ++p.column;
     }
     return p;
 }
+
+std::string text_location(const std::string& source, std::string_view text, size_t offset) {
+    const TextPosition p = text_position(text, offset);
+    return source + ":" + std::to_string(p.line) + ":" + std::to_string(p.column);
+}
+
+namespace {
 
 // Brackets outside double-quoted strings (with backslash escapes); `comments` also skips // and /* */ and #.
 std::optional<TooDeep> brackets_too_deep(std::string_view text, size_t limit, bool comments) {
@@ -26,7 +32,7 @@ std::optional<TooDeep> brackets_too_deep(std::string_view text, size_t limit, bo
             const size_t end = text.find("*/", i + 2);
             i = end == std::string_view::npos ? text.size() : end + 1;
         } else if (c == '{' || c == '[') {
-            if (++depth > limit) return position(text, i);
+            if (++depth > limit) return text_position(text, i);
         } else if ((c == '}' || c == ']') && depth > 0) {
             --depth;
         }
@@ -70,7 +76,7 @@ std::optional<TooDeep> xml_too_deep(std::string_view text, size_t limit) {
                 }
             }
             const bool self_closing = j < text.size() && j > 0 && text[j - 1] == '/';
-            if (!self_closing && ++depth > limit) return position(text, start);
+            if (!self_closing && ++depth > limit) return text_position(text, start);
             i = j;
         }
     }

@@ -11,9 +11,15 @@ namespace orrery {
 
 inline constexpr size_t kMaxNesting = 256;
 
-struct TooDeep {
-    size_t line = 1, column = 1;  // where the text first goes deeper than the limit
+struct TextPosition {
+    size_t line = 1, column = 1;
 };
+// Line and column (1-based) of byte `offset` of `text`.
+TextPosition text_position(std::string_view text, size_t offset);
+// "source:line:column" of byte `offset`.
+std::string text_location(const std::string& source, std::string_view text, size_t offset);
+
+using TooDeep = TextPosition;  // where the text first goes deeper than the limit
 
 // JSON: arrays and objects, outside strings.
 std::optional<TooDeep> json_too_deep(std::string_view text, size_t limit = kMaxNesting);

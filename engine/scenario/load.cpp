@@ -92,14 +92,9 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
         if (!check.duplicates.empty()) return nullptr;
         return doc;
     } catch (const nlohmann::json::parse_error& e) {
-        size_t line = 1, column = 1;
-        for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-            if (text[i] == '\n') ++line, column = 1;
-            else ++column;
-        }
         std::string what = e.what();
         size_t colon = what.find(": ", what.find("parse error"));
-        diags.error(source + ":" + std::to_string(line) + ":" + std::to_string(column),
+        diags.error(text_location(source, text, e.byte > 0 ? e.byte - 1 : 0),
                     "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
         return nullptr;
     } catch (const nlohmann::json::exception& e) {
@@ -110,11 +105,7 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
         std::string where = source;
         if (quote != std::string::npos && end > quote) {
             const size_t at = text.find(what.substr(quote + 1, end - quote - 1));
-            if (at != std::string::npos) {
-                size_t line = 1, column = 1;
-                for (size_t i = 0; i < at; ++i) text[i] == '\n' ? (++line, column = 1) : ++column;
-                where += ":" + std::to_string(line) + ":" + std::to_string(column);
-            }
+            if (at != std::string::npos) where = text_location(source, text, at);
         }
         const size_t tail = what.find("] ");
         diags.error(where, "not a usable JSON value: " + (tail == std::string::npos ? what : what.substr(tail + 2)) + " (beyond the range of a double)");
