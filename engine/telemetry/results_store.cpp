@@ -162,16 +162,10 @@ ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
     }
     if (existing > 0) {
         // A store written by a newer Orrery may hold what this build would damage: refuse it, never append.
-        sqlite3_stmt* v = nullptr;
-        int version = 0;
-        if (sqlite3_prepare_v2(db_, "SELECT value FROM orrery_store WHERE key = 'schema_version'", -1, &v, nullptr) == SQLITE_OK && sqlite3_step(v) == SQLITE_ROW)
-            version = std::atoi(reinterpret_cast<const char*>(sqlite3_column_text(v, 0)));
-        sqlite3_finalize(v);
-        if (version > schema_version()) {
+        if (const std::string newer = newer_schema_problem(db_); !newer.empty()) {
             sqlite3_close(db_);
             db_ = nullptr;
-            throw InputError(file.string(), "was written by a newer Orrery (results store schema version " + std::to_string(version) +
-                                                "; this build knows version " + std::to_string(schema_version()) + "): not appending to it");
+            throw InputError(file.string(), newer + ": not appending to it");
         }
         // A damaged file is refused before anything is written into it.
         sqlite3_stmt* check = nullptr;
@@ -194,6 +188,17 @@ ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
     exec(db_, "INSERT OR IGNORE INTO orrery_store VALUES ('format', 'orrery-results'), ('schema_version', '1');", file_);
     thread_ = std::thread([this] { writer(); });
     mark_interrupted_runs();
+}
+
+std::string ResultsStore::newer_schema_problem(sqlite3* db) {
+    sqlite3_stmt* v = nullptr;
+    int version = 0;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM orrery_store WHERE key = 'schema_version'", -1, &v, nullptr) == SQLITE_OK && sqlite3_step(v) == SQLITE_ROW)
+        version = std::atoi(reinterpret_cast<const char*>(sqlite3_column_text(v, 0)));
+    sqlite3_finalize(v);
+    if (version <= schema_version()) return "";
+    return "was written by a newer Orrery (results store schema version " + std::to_string(version) + "; this build knows version " +
+           std::to_string(schema_version()) + ")";
 }
 
 void ResultsStore::add_missing_columns() {

@@ -96,6 +96,9 @@ public:
     void flush();
     int64_t run_id() const { return run_id_; }
     static int schema_version() { return 1; }
+    // Empty when the open database `db` is of a schema version this build knows; otherwise why not (a newer
+    // Orrery wrote it). The reader and the writer both refuse such a store.
+    static std::string newer_schema_problem(sqlite3* db);
 
 private:
     void add_missing_columns();

@@ -46,15 +46,10 @@ StoreReader::StoreReader(const std::filesystem::path& file) : file_(file) {
         db_ = nullptr;
         throw InputError(file.string(), "is not an Orrery results store (written by `orrery-cli run --out`)");
     }
-    int version = 0;
-    if (sqlite3_prepare_v2(db_, "SELECT value FROM orrery_store WHERE key = 'schema_version'", -1, &check, nullptr) == SQLITE_OK && sqlite3_step(check) == SQLITE_ROW)
-        version = std::atoi(reinterpret_cast<const char*>(sqlite3_column_text(check, 0)));
-    sqlite3_finalize(check);
-    if (version > ResultsStore::schema_version()) {
+    if (const std::string newer = ResultsStore::newer_schema_problem(db_); !newer.empty()) {
         sqlite3_close(db_);
         db_ = nullptr;
-        throw InputError(file.string(), "was written by a newer Orrery (results store schema version " + std::to_string(version) +
-                                            "; this build reads version " + std::to_string(ResultsStore::schema_version()) + ")");
+        throw InputError(file.string(), newer);
     }
 }
 
