@@ -39,9 +39,12 @@ struct Emitter {
 
     uint32_t join(const std::vector<uint32_t>& after, uint32_t rank) { return g.add(make(OpKind::join, rank, rank, 0), after); }
 
-    uint32_t local(CollectiveKind kind, int members, uint32_t rank, uint32_t peer, int64_t bytes, const std::vector<uint32_t>& after) {
-        Op op = make(OpKind::local, rank, peer, bytes);
-        op.duration = intra_collective_ps(c.tables, c.gpu, kind, members, bytes);
+    // An intra-server collective among `members` (their first is the op's rank), or a copy between two GPUs.
+    uint32_t local(CollectiveKind kind, const std::vector<uint32_t>& members, int64_t bytes, const std::vector<uint32_t>& after) {
+        Op op = make(OpKind::local, members[0], kind == CollectiveKind::send_recv ? members.back() : members[0], bytes);
+        op.duration = intra_collective_ps(c.tables, c.gpu, kind, int(members.size()), bytes);
+        op.local_kind = kind;
+        op.members = g.intern_members(members);
         return g.add(op, after);
     }
 
@@ -49,13 +52,13 @@ struct Emitter {
     uint32_t move(uint32_t src, uint32_t dst, int64_t bytes, const std::vector<uint32_t>& after) {
         const Placement& p = c.place;
         if (bytes <= 0) return join(after, src);
-        if (p.server[src] == p.server[dst]) return local(CollectiveKind::send_recv, 2, src, dst, bytes, after);
+        if (p.server[src] == p.server[dst]) return local(CollectiveKind::send_recv, {src, dst}, bytes, after);
         uint32_t from = src;
         std::vector<uint32_t> before = after;
         if (c.spec.pxn && p.local[src] != p.local[dst]) {
             const uint32_t mid = p.rank_on(p.server[src], p.local[dst]);
             if (mid != UINT32_MAX && mid != src) {
-                before = {local(CollectiveKind::send_recv, 2, src, mid, bytes, after)};
+                before = {local(CollectiveKind::send_recv, {src, mid}, bytes, after)};
                 from = mid;
             }
         }
@@ -251,7 +254,7 @@ uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKin
     } else if (custom) {
         finals = e.custom(*custom, ranks, bytes, start);
     } else if (one_server) {
-        finals = {e.local(kind, int(n), ranks[0], ranks[0], bytes, {start})};
+        finals = {e.local(kind, ranks, bytes, {start})};
     } else {
         CollectiveAlgorithm algo = c.spec.algorithm;
         // NCCL runs trees for all-reduce only; all-to-all is always direct.
@@ -281,7 +284,7 @@ uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKin
                     std::vector<uint32_t> local_done;
                     for (const auto& [s, list] : by_server)
                         local_done.push_back(kind == CollectiveKind::all_gather ? start
-                                                                                 : e.local(CollectiveKind::reduce_scatter, int(per), list[0], list[0], data, {start}));
+                                                                                 : e.local(CollectiveKind::reduce_scatter, list, data, {start}));
                     std::vector<uint32_t> received(servers, kNoOp);
                     std::vector<std::vector<uint32_t>> into_server(servers);
                     for (size_t pos = 0; pos < per; ++pos) {
@@ -295,7 +298,7 @@ uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKin
                     size_t s = 0;
                     for (const auto& [server, list] : by_server) {
                         out.push_back(kind == CollectiveKind::reduce_scatter ? e.join(into_server[s], list[0])
-                                                                             : e.local(CollectiveKind::all_gather, int(per), list[0], list[0], data, into_server[s]));
+                                                                             : e.local(CollectiveKind::all_gather, list, data, into_server[s]));
                         ++s;
                     }
                 }

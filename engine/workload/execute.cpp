@@ -26,7 +26,8 @@ void Executor::launch(uint32_t id, int64_t t) {
         case OpKind::local:
             ++comm_in_flight_[op.rank];
             if (op.peer != op.rank) ++comm_in_flight_[op.peer];
-            events_.push({t + op.duration, id});
+            if (start_local_) start_local_(id, t);
+            else events_.push({t + op.duration, id});
             break;
         case OpKind::compute: {
             int64_t d = op.duration;

@@ -20,9 +20,12 @@ public:
     // `start_transfer(op, t)` is called when a transfer may start at t; it returns when the transfer really
     // starts (≥ t) and reports its end later through transfer_done (analytic networks may call it at once).
     Executor(const TaskGraph& g, double overlap_slowdown, std::function<int64_t(uint32_t op, int64_t t)> start_transfer);
+    // Local (intra-server) ops go to `start_local` as transfers go to start_transfer (the flow network shares
+    // NVLink among them); without one a local op takes its α-β duration.
+    void set_start_local(std::function<void(uint32_t op, int64_t t)> start_local) { start_local_ = std::move(start_local); }
 
     void begin(int64_t t0);                      // starts every op that waits on nothing
-    void transfer_done(uint32_t op, int64_t t);  // a transfer ended at t (≥ its start)
+    void transfer_done(uint32_t op, int64_t t);  // a transfer or network-timed local op ended at t (≥ its start)
     void advance(int64_t now);                   // handles every end at or before `now`, in (time, op) order
     int64_t next_time() const;                   // the next end it knows of; kNoTime when none
     bool finished() const { return finished_ops_ == graph_.size(); }
@@ -40,6 +43,7 @@ private:
     const TaskGraph& graph_;
     double slowdown_;
     std::function<int64_t(uint32_t, int64_t)> start_transfer_;
+    std::function<void(uint32_t, int64_t)> start_local_;
     std::vector<std::vector<uint32_t>> succ_;
     std::vector<uint32_t> waiting_;
     std::vector<int64_t> ready_, start_, end_;

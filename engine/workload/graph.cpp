@@ -35,4 +35,10 @@ uint32_t TaskGraph::name(const std::string& s) {
     return uint32_t(names.size() - 1);
 }
 
+uint32_t TaskGraph::intern_members(const std::vector<uint32_t>& ranks) {
+    auto [it, fresh] = member_index.emplace(ranks, uint32_t(member_sets.size()));
+    if (fresh) member_sets.push_back(ranks);
+    return it->second;
+}
+
 }  // namespace orrery

@@ -4,6 +4,7 @@
 // decomposed into transfers (between servers: network flows; inside a server: α-β timed copies) and
 // zero-time joins that mark where a collective starts and ends.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct Op {
     uint32_t name = 0;             // index into TaskGraph::names
     uint32_t collective = UINT32_MAX;  // the collective a transfer/local/join belongs to
     uint16_t iteration = 0;        // the training iteration the op belongs to
+    CollectiveKind local_kind = CollectiveKind::send_recv;  // local: the intra-server collective it times
+    uint32_t members = UINT32_MAX; // local: index into TaskGraph::member_sets (the GPUs whose NVLink it loads)
 };
 
 struct CollectiveRecord {
@@ -45,10 +48,13 @@ struct TaskGraph {
     std::vector<std::vector<uint32_t>> deps;  // per op: the ops it waits on
     std::vector<std::string> names;
     std::vector<CollectiveRecord> collectives;
+    std::vector<std::vector<uint32_t>> member_sets;  // interned: the GPUs of local ops
+    std::map<std::vector<uint32_t>, uint32_t> member_index;
 
     uint32_t add(const Op& op, const std::vector<uint32_t>& after);
     void add_dep(uint32_t op, uint32_t after);  // UINT32_MAX: nothing
     uint32_t name(const std::string& s);
+    uint32_t intern_members(const std::vector<uint32_t>& ranks);
     size_t size() const { return ops.size(); }
 };
 

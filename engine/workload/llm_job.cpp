@@ -44,26 +44,30 @@ LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const Workloa
 
 void index_transfers(LlmJob& job) {
     job.transfers.clear();
+    job.source_port.clear();
     job.flow_of_op.assign(job.graph.size(), UINT32_MAX);
-    for (uint32_t op = 0; op < job.graph.size(); ++op)
-        if (job.graph.ops[op].kind == OpKind::transfer) {
-            job.flow_of_op[op] = uint32_t(job.transfers.size());
-            job.transfers.push_back(op);
-        }
+    std::map<std::pair<uint32_t, uint32_t>, uint16_t> next_port;
+    for (uint32_t op = 0; op < job.graph.size(); ++op) {
+        const Op& o = job.graph.ops[op];
+        if (o.kind != OpKind::transfer) continue;
+        job.flow_of_op[op] = uint32_t(job.transfers.size());
+        job.transfers.push_back(op);
+        auto [it, fresh] = next_port.emplace(std::make_pair(job.place.host[o.rank], job.place.host[o.peer]), uint16_t(10000));
+        job.source_port.push_back(it->second++);
+        if (it->second == 0) it->second = 10000;  // 55,536 flows of one pair: wrap (ECMP only mixes the hash)
+    }
 }
 
 std::vector<FlowSpec> llm_flows(const LlmJob& job, int priority) {
     std::vector<FlowSpec> flows;
-    std::map<std::pair<uint32_t, uint32_t>, uint16_t> next_port;
-    for (uint32_t op : job.transfers) {
-        const Op& o = job.graph.ops[op];
+    for (size_t i = 0; i < job.transfers.size(); ++i) {
+        const Op& o = job.graph.ops[job.transfers[i]];
         FlowSpec f;
         f.src = job.place.host[o.rank];
         f.dst = job.place.host[o.peer];
         f.priority = priority;
-        auto [it, fresh] = next_port.emplace(std::make_pair(f.src, f.dst), uint16_t(10000));
-        f.sport = it->second++;
-        if (it->second == 0) it->second = 10000;  // 55,536 flows of one pair: wrap (ECMP only mixes the hash)
+        f.sport = job.source_port[i];
+        f.dport = kLlmDestinationPort;
         f.size = Bytes(o.bytes);
         f.start = Picoseconds(net::kNever);
         f.where = "workload: " + job.graph.names[o.name];

@@ -28,7 +28,11 @@ struct LlmJob {
     std::string oom_message;                 // non-empty: the job does not fit, is not run, and has no graph
     std::vector<uint32_t> transfers;         // ops that cross the network, in op order (flow i of the experiment)
     std::vector<uint32_t> flow_of_op;        // per op: its flow index, or UINT32_MAX
+    std::vector<uint16_t> source_port;       // per flow: 10000 + n for the n-th flow of its host pair (the reference's)
 };
+
+// Every transfer's flow goes to this port (FlowSpec's default, the reference's).
+inline constexpr uint16_t kLlmDestinationPort = 100;
 
 // The workload's GPU from data/gpus.json; throws InputError naming workload.gpu when it is unknown.
 const GpuSpec& workload_gpu(const LlmWorkload& w, const WorkloadTables& t);
@@ -36,7 +40,7 @@ const GpuSpec& workload_gpu(const LlmWorkload& w, const WorkloadTables& t);
 // Throws InputError when the job is inconsistent (check_llm_workload) or names an unknown GPU.
 LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t);
 
-// Fills job.transfers and job.flow_of_op from job.graph (prepare_llm_job does; for hand-built graphs).
+// Fills job.transfers, job.flow_of_op and job.source_port from job.graph (prepare_llm_job does; for hand-built graphs).
 void index_transfers(LlmJob& job);
 
 // The network flows of the job, not yet started (start = kNever): one per transfer, in `transfers` order.

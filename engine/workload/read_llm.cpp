@@ -65,7 +65,8 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
         if (auto m = r.object("model", Need::required)) w.model = read_model(*m);
     w.gpu = r.string("gpu", Need::optional).value_or(w.gpu);
     w.iterations = int(r.integer("iterations", Need::optional, 1, 1000).value_or(1));
-    if (auto mode = r.choice("network_mode", Need::optional, {"packet", "analytic"})) w.network_mode = *mode == "analytic" ? NetworkMode::analytic : NetworkMode::packet;
+    if (auto mode = r.choice("network_mode", Need::optional, {"packet", "flow", "analytic"}))
+        w.network_mode = *mode == "analytic" ? NetworkMode::analytic : *mode == "flow" ? NetworkMode::flow : NetworkMode::packet;
     if (auto f = r.size("framework_overhead", Need::optional)) w.framework_overhead = *f;
     if (auto p = r.object("parallel", w.trace ? Need::optional : Need::required)) {
         ParallelSpec& s = w.parallel;

@@ -71,7 +71,9 @@ struct ComputeSpec {
     Picoseconds launch_overhead{0};            // per compute task
 };
 
-enum class NetworkMode { packet, analytic };
+// analytic: α-β, every transfer alone on its path (the contention-free bound); flow: fluid flows, max-min
+// fair over links and NVLink ports (workload/flow_mode.h); packet: the packet-level engine.
+enum class NetworkMode { packet, analytic, flow };
 
 // A workload recorded by another tool instead of a model: the task graph comes from the file
 // (engine/imports/), the rest of LlmWorkload (GPU, collectives, network mode) still applies.

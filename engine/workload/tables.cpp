@@ -62,11 +62,15 @@ AlphaBeta WorkloadTables::intra_fit(const std::string& gpu, CollectiveKind kind,
 int64_t intra_collective_ps(const WorkloadTables& t, const std::string& gpu, CollectiveKind kind, int group, int64_t bytes) {
     if (group <= 1 || bytes <= 0) return 0;
     const AlphaBeta ab = t.intra_fit(gpu, kind, group);
+    return int64_t(std::llround((ab.alpha_s + double(bytes) * bus_factor(kind, group) / ab.bus_bytes_per_s) * 1e12));
+}
+
+double bus_factor(CollectiveKind kind, int group) {
     const double n = group;
-    double factor = 1;
-    if (kind == CollectiveKind::all_reduce) factor = 2 * (n - 1) / n;
-    else if (kind == CollectiveKind::all_gather || kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_to_all) factor = (n - 1) / n;
-    return int64_t(std::llround((ab.alpha_s + double(bytes) * factor / ab.bus_bytes_per_s) * 1e12));
+    if (group <= 1) return 0;
+    if (kind == CollectiveKind::all_reduce) return 2 * (n - 1) / n;
+    if (kind == CollectiveKind::all_gather || kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_to_all) return (n - 1) / n;
+    return 1;
 }
 
 WorkloadTables load_workload_tables(const PresetLibrary& presets) {

@@ -45,6 +45,10 @@ WorkloadTables load_workload_tables(const PresetLibrary& presets);
 // Adds a measured operator table (CSV with header "operator,shape,gpu,time_us"); errors name file:line.
 void load_operator_table(WorkloadTables& t, const std::filesystem::path& csv);
 
+// NCCL's bus-bandwidth factor: the bytes each GPU sends (and receives) per byte of buffer, as nccl-tests
+// defines busbw — all-reduce 2(n−1)/n; all-gather, reduce-scatter, all-to-all (n−1)/n; send/recv, broadcast 1.
+double bus_factor(CollectiveKind kind, int group);
+
 // The time of one intra-server collective of `bytes` (per rank) among `group` GPUs, in ps.
 int64_t intra_collective_ps(const WorkloadTables& t, const std::string& gpu, CollectiveKind kind, int group, int64_t bytes);
 

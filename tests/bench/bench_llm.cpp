@@ -19,6 +19,7 @@
 #include "scenario/load.h"
 #include "scenario/presets.h"
 #include "topology/routing.h"
+#include "workload/flow_mode.h"
 #include "workload/llm_job.h"
 
 using namespace orrery;
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
     const WorkloadTables tables = load_workload_tables(presets);
 
     // 1. GPT-3 13B on roft-128.
-    for (const char* mode : {"analytic", "packet"}) {
+    for (const char* mode : {"analytic", "flow", "packet"}) {
         if (skip_packet && std::string(mode) == "packet") continue;
         const LoadedScenario sc = load_scenario_document(scenario("roft-128", "gpt3-13b", 8, 4, 4, 4, mode), "bench", ".", presets, LoadOptions{false});
         const Scenario& s = sc.scenarios[0];
@@ -79,6 +80,8 @@ int main(int argc, char** argv) {
         LlmOutcome o;
         if (std::string(mode) == "analytic") {
             o = run_llm_analytic(job, f, build_routes(f), uint32_t(s.network.packet_payload.count));
+        } else if (std::string(mode) == "flow") {
+            o = run_llm_flow(job, f, build_routes(f), wire_format(s), tables);
         } else {
             const bench::LlmPacketRun run = bench::run_llm_packet(s, f, job, threads);
             if (run.unfinished) {
@@ -113,6 +116,9 @@ int main(int argc, char** argv) {
             const auto t1 = std::chrono::steady_clock::now();
             const LlmOutcome o = run_llm_analytic(job, f, build_routes(f), uint32_t(s.network.packet_payload.count));
             print_outcome("GPT-3 175B 1,024 analytic", o, seconds_since(t1));
+            const auto t2 = std::chrono::steady_clock::now();
+            const LlmOutcome of = run_llm_flow(job, f, build_routes(f), wire_format(s), tables);
+            print_outcome("GPT-3 175B 1,024 flow", of, seconds_since(t2));
         }
     }
     std::printf("peak memory %.0f MiB\n", peak_rss_mib());

@@ -1,0 +1,75 @@
+#pragma once
+// The flow-level network of an LLM job (network_mode "flow"): every network transfer is a fluid flow on
+// the path the packet level routes it (ECMP by the same 5-tuple hash, source ports as llm_flows assigns
+// them), its ACKs a flow on the reverse path; every intra-server op loads the NVLink ports of its GPUs
+// (the host–NVSwitch links of the fabric, whose rate is the scenario's nvlink.rate). Rates are max-min
+// fair over all of it (workload/fluid.h).
+//
+// What a transfer costs: its wire bytes (payload + the data header per packet, as the packet level
+// sends them) on every port of its path, ACK bytes on the reverse path, then the path's base latency
+// (propagation both ways + one packet's serialization per hop) once it has drained — alone on its path
+// it takes exactly the reference's standalone FCT. An intra-server op of n GPUs puts its bus bytes
+// (NCCL's busbw factor × bytes) on each member's NVLink out and in ports, weighted by NVLink rate /
+// calibrated bus bandwidth (data/intra_server.json), then adds the calibrated α: alone on its GPUs it
+// takes exactly its α-β time, and concurrent ops on the same GPUs share the ports.
+//
+// The packet driver uses the same class for intra-server ops only (network = false).
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "topology/fabric.h"
+#include "topology/routing.h"
+#include "workload/execute.h"
+#include "workload/fluid.h"
+#include "workload/llm_job.h"
+
+namespace orrery {
+
+// Per-packet overheads of the congestion control in use (net/packet.h): data header, ACK size.
+struct WireFormat {
+    uint32_t mtu = 1000;                  // payload bytes per packet
+    uint32_t data_header = 48;
+    uint32_t ack_bytes = 60;
+    uint32_t ack_interval = 1;            // packets per ACK
+};
+
+// The scenario's payload size, ACK interval and its congestion control's header sizes.
+WireFormat wire_format(const Scenario& s);
+
+class FlowTimer {
+public:
+    // `network`: time transfers too (flow mode); otherwise only local ops (the packet driver).
+    FlowTimer(const LlmJob& job, const Fabric& fabric, const Routes* routes, const WireFormat& wire, const WorkloadTables& tables, bool network);
+
+    void start_transfer(uint32_t op, int64_t t);
+    void start_local(uint32_t op, int64_t t);
+    // The next time a drained flow hands an op back (ps), kNoTime when none.
+    int64_t next_time();
+    // Every flow that drains at next_time() is reported to `x` as done (after its latency tail).
+    void complete_next(Executor& x);
+    // Rates follow the flows started and finished so far; call after the executor has run up to `now`.
+    void settle(int64_t now) { net_.settle(now); }
+
+    const FluidNetwork& network() const { return net_; }
+
+private:
+    const LlmJob& job_;
+    const Fabric& fabric_;
+    const Routes* routes_;
+    WireFormat wire_;
+    const WorkloadTables& tables_;
+    FluidNetwork net_;
+    std::vector<uint32_t> nvlink_out_, nvlink_in_;  // per rank: its NVLink port resources
+    std::vector<double> nvlink_rate_;               // per rank: bytes/s of its NVLink port
+    std::vector<int64_t> tail_;                     // per op started: the latency after it drains (ps)
+    std::map<std::pair<uint32_t, uint32_t>, int64_t> base_latency_;  // per host pair (ps)
+    std::vector<FluidUse> uses_;
+    std::vector<uint32_t> done_;
+    uint32_t next_sport_key_ = 0;
+};
+
+// Runs the job with every transfer and intra-server op on the flow-level network.
+LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables);
+
+}  // namespace orrery
