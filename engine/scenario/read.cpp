@@ -128,7 +128,15 @@ std::optional<TopologySpec> read_rail_optimized(JsonReader& r, const LinkDefault
         per_pod.reset();
     }
     if (!per_pod) return std::nullopt;
-    auto per_leaf = r.integer("hosts_per_leaf", Need::optional, 1, 4096).value_or(std::min<int64_t>(*per_pod, 32));
+    // Default: the largest divisor of the servers per rail (per pod) that a 64-port leaf can take with
+    // as many uplinks as downlinks (≤ 32), so 48 servers get leaves of 24, not a refusal.
+    int64_t default_per_leaf = 1;
+    for (int64_t d = std::min<int64_t>(*per_pod, 32); d >= 1; --d)
+        if (*per_pod % d == 0) {
+            default_per_leaf = d;
+            break;
+        }
+    auto per_leaf = r.integer("hosts_per_leaf", Need::optional, 1, 4096).value_or(default_per_leaf);
     if (*per_pod % per_leaf != 0) {
         r.error("hosts_per_leaf", "expected a divisor of the " + std::to_string(*per_pod) +
                                       " servers per rail" + (tiers == 3 ? " in a pod" : "") + ", found " + std::to_string(per_leaf));

@@ -96,6 +96,11 @@ Placement place_ranks(const ParallelSpec& p, const Fabric& f) {
         pl.local.push_back(seen_in_server[server]++);
         max_server = std::max(max_server, server);
     }
+    for (size_t i = 0; i < f.port_link.size(); ++i)  // the NVLink delay of the first host–NVSwitch link
+        if (f.node_kind[f.link_a[f.port_link[i]]] == NodeKind::nvswitch || f.node_kind[f.link_b[f.port_link[i]]] == NodeKind::nvswitch) {
+            pl.nvlink_hop_ps = 2 * f.link_delay[f.port_link[i]].count;
+            break;
+        }
     pl.rank_at.assign(size_t(max_server + 1) * size_t(pl.gpus_per_server), UINT32_MAX);
     for (size_t r = 0; r < pl.host.size(); ++r)
         if (pl.local[r] < pl.gpus_per_server) pl.rank_at[size_t(pl.server[r]) * size_t(pl.gpus_per_server) + size_t(pl.local[r])] = uint32_t(r);

@@ -48,17 +48,30 @@ struct Emitter {
         return g.add(op, after);
     }
 
+    // A move between two GPUs of one server inside a collective that spans servers: the collective was
+    // launched once, so the move costs NVLink's propagation and its bytes at the calibrated send/recv
+    // bandwidth, not the table's per-call α (7 µs on H100, which a 128-GPU ring would pay 254 times).
+    uint32_t step(uint32_t src, uint32_t dst, int64_t bytes, const std::vector<uint32_t>& after) {
+        Op op = make(OpKind::local, src, dst, bytes);
+        const AlphaBeta fit = c.tables.intra_fit(c.gpu, CollectiveKind::send_recv, 2);
+        op.duration = c.place.nvlink_hop_ps + int64_t(std::llround(double(bytes) / fit.bus_bytes_per_s * 1e12));
+        op.local_kind = CollectiveKind::send_recv;
+        op.members = g.intern_members({src, dst});
+        op.step = true;
+        return g.add(op, after);
+    }
+
     // One point-to-point move of `bytes` from src to dst after `after`.
     uint32_t move(uint32_t src, uint32_t dst, int64_t bytes, const std::vector<uint32_t>& after) {
         const Placement& p = c.place;
         if (bytes <= 0) return join(after, src);
-        if (p.server[src] == p.server[dst]) return local(CollectiveKind::send_recv, {src, dst}, bytes, after);
+        if (p.server[src] == p.server[dst]) return step(src, dst, bytes, after);
         uint32_t from = src;
         std::vector<uint32_t> before = after;
         if (c.spec.pxn && p.local[src] != p.local[dst]) {
             const uint32_t mid = p.rank_on(p.server[src], p.local[dst]);
             if (mid != UINT32_MAX && mid != src) {
-                before = {local(CollectiveKind::send_recv, {src, mid}, bytes, after)};
+                before = {step(src, mid, bytes, after)};
                 from = mid;
             }
         }
@@ -232,6 +245,32 @@ struct Emitter {
     }
 };
 
+// NCCL builds each channel's ring from the topology, not from the rank list: the members of a server are
+// visited together, and each channel enters a server at another GPU, so the channels leave every server
+// through different NICs (rails). Channel ch rotates every server's members by ch; groups whose servers
+// hold different numbers of members keep their order.
+std::vector<uint32_t> channel_ring(const Placement& p, const std::vector<uint32_t>& ranks, int channel) {
+    std::vector<int32_t> servers;
+    std::map<int32_t, std::vector<uint32_t>> by_server;
+    for (uint32_t r : ranks) {
+        auto& list = by_server[p.server[r]];
+        if (list.empty()) servers.push_back(p.server[r]);
+        list.push_back(r);
+    }
+    const size_t per = by_server.begin()->second.size();
+    bool even = servers.size() > 1 && per > 1;
+    for (const auto& [s, list] : by_server) even = even && list.size() == per;
+    if (!even) return ranks;
+    std::vector<uint32_t> order;
+    order.reserve(ranks.size());
+    const size_t shift = size_t(channel) % per;
+    for (int32_t s : servers) {
+        const auto& list = by_server[s];
+        for (size_t i = 0; i < per; ++i) order.push_back(list[(i + shift) % per]);
+    }
+    return order;
+}
+
 }  // namespace
 
 uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKind kind, Group group, const std::vector<uint32_t>& ranks,
@@ -303,8 +342,9 @@ uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKin
                     }
                 }
             } else if (algo == CollectiveAlgorithm::ring) {
+                const std::vector<uint32_t> order = channel_ring(p, ranks, ch);  // a broadcast keeps its root first
                 out = kind == CollectiveKind::broadcast ? e.chain(ranks, data, entry)
-                                                        : e.ring(ranks, data / int64_t(n), kind == CollectiveKind::all_reduce ? 2 * int(n - 1) : int(n - 1), entry);
+                                                        : e.ring(order, data / int64_t(n), kind == CollectiveKind::all_reduce ? 2 * int(n - 1) : int(n - 1), entry);
             } else if (algo == CollectiveAlgorithm::tree) {
                 out = kind == CollectiveKind::broadcast ? e.chain(ranks, data, entry) : e.trees(ranks, data, entry);
             } else if (algo == CollectiveAlgorithm::halving_doubling) {
@@ -328,7 +368,9 @@ uint32_t emit_send(TaskGraph& g, const CollectiveContext& c, Group group, uint32
     g.collectives[coll].start = start;
     std::vector<uint32_t> parts;
     const int channels = c.place.server[from] == c.place.server[to] ? 1 : std::max(1, c.spec.channels);
-    for (int ch = 0; ch < channels; ++ch) parts.push_back(e.move(from, to, bytes / channels + (ch < bytes % channels ? 1 : 0), {start}));
+    if (c.place.server[from] == c.place.server[to] && bytes > 0) parts.push_back(e.local(CollectiveKind::send_recv, {from, to}, bytes, {start}));  // a call of its own: α
+    else
+        for (int ch = 0; ch < channels; ++ch) parts.push_back(e.move(from, to, bytes / channels + (ch < bytes % channels ? 1 : 0), {start}));
     g.collectives[coll].end = e.join(parts, to);
     return g.collectives[coll].end;
 }

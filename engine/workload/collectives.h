@@ -22,6 +22,7 @@ struct Placement {
     std::vector<int32_t> local;     // per rank: position inside its server (its rail)
     int gpus_per_server = 1;
     std::vector<uint32_t> rank_at;  // [server · gpus_per_server + local] → rank, UINT32_MAX where no rank sits
+    int64_t nvlink_hop_ps = 50'000; // GPU → NVSwitch → GPU propagation (two NVLink link delays; SimAI's 25 ns each)
     uint32_t rank_on(int32_t server, int32_t local) const;
 };
 

@@ -21,15 +21,13 @@ WireFormat wire_format(const Scenario& s) {
 }
 
 FlowTimer::FlowTimer(const LlmJob& job, const Fabric& fabric, const Routes* routes, const WireFormat& wire, const WorkloadTables& tables, bool network)
-    : job_(job), fabric_(fabric), routes_(routes), wire_(wire), tables_(tables), tail_(job.graph.size(), 0) {
+    : job_(job), fabric_(fabric), routes_(routes), wire_(wire), tables_(tables), gpu_(workload_gpu(*job.workload, tables)), tail_(job.graph.size(), 0) {
     if (network && !routes) throw std::invalid_argument("FlowTimer: flow mode needs the fabric's routes");
     // Resource id = global port index: every directed port of the fabric, NVLink ports included.
     for (size_t p = 0; p < fabric.port_link.size(); ++p) net_.add_resource(double(fabric.link_rate[fabric.port_link[p]].count) / 8);
     const uint32_t world = job.graph.world;
     nvlink_out_.assign(world, kNone);
     nvlink_in_.assign(world, kNone);
-    nvlink_rate_.assign(world, 0);
-    const GpuSpec& gpu = workload_gpu(*job.workload, tables);
     for (uint32_t r = 0; r < world && r < job.place.host.size(); ++r) {
         const NodeId h = job.place.host[r];
         for (uint32_t i = fabric.port_begin[h]; i < fabric.port_begin[h + 1]; ++i) {
@@ -38,13 +36,11 @@ FlowTimer::FlowTimer(const LlmJob& job, const Fabric& fabric, const Routes* rout
             nvlink_out_[r] = i;
             for (uint32_t j = fabric.port_begin[sw]; j < fabric.port_begin[sw + 1]; ++j)
                 if (fabric.port_peer[j] == h) nvlink_in_[r] = j;
-            nvlink_rate_[r] = double(fabric.link_rate[fabric.port_link[i]].count) / 8;
             break;
         }
         if (nvlink_out_[r] == kNone) {  // a fabric without NVSwitches: the GPU's own NVLink bandwidth
-            nvlink_rate_[r] = gpu.nvlink_bytes_per_s;
-            nvlink_out_[r] = net_.add_resource(gpu.nvlink_bytes_per_s);
-            nvlink_in_[r] = net_.add_resource(gpu.nvlink_bytes_per_s);
+            nvlink_out_[r] = net_.add_resource(gpu_.nvlink_bytes_per_s);
+            nvlink_in_[r] = net_.add_resource(gpu_.nvlink_bytes_per_s);
         }
     }
 }
@@ -80,14 +76,16 @@ void FlowTimer::start_local(uint32_t id, int64_t t) {
     const std::vector<uint32_t>& members = job_.graph.member_sets[op.members];
     const int n = int(members.size());
     const AlphaBeta fit = tables_.intra_fit(job_.workload->gpu, op.local_kind, n);
-    tail_[id] = int64_t(std::llround(fit.alpha_s * 1e12));
+    tail_[id] = op.step ? job_.place.nvlink_hop_ps : int64_t(std::llround(fit.alpha_s * 1e12));
     const double bus_bytes = double(op.bytes) * bus_factor(op.local_kind, n);
     uses_.clear();
     const bool copy = op.local_kind == CollectiveKind::send_recv;
     for (size_t i = 0; i < members.size(); ++i) {
         const uint32_t r = members[i];
-        // Each port carries rate × (its rate / calibrated busbw): alone, the op runs at the calibrated busbw.
-        const double weight = nvlink_rate_[r] / fit.bus_bytes_per_s;
+        // The calibrated busbw is a fraction of the GPU's NVLink bandwidth (data/gpus.json); the port loads
+        // bus bytes ÷ that fraction, so alone on a port of the GPU's own rate the op runs at the calibrated
+        // busbw, and a faster or slower nvlink.rate scales it.
+        const double weight = gpu_.nvlink_bytes_per_s / fit.bus_bytes_per_s;
         if (!copy || i == 0) uses_.push_back({nvlink_out_[r], weight});
         if (!copy || i + 1 == members.size()) uses_.push_back({nvlink_in_[r], weight});
     }

@@ -9,9 +9,12 @@
 // sends them) on every port of its path, ACK bytes on the reverse path, then the path's base latency
 // (propagation both ways + one packet's serialization per hop) once it has drained — alone on its path
 // it takes exactly the reference's standalone FCT. An intra-server op of n GPUs puts its bus bytes
-// (NCCL's busbw factor × bytes) on each member's NVLink out and in ports, weighted by NVLink rate /
-// calibrated bus bandwidth (data/intra_server.json), then adds the calibrated α: alone on its GPUs it
-// takes exactly its α-β time, and concurrent ops on the same GPUs share the ports.
+// (NCCL's busbw factor × bytes) on each member's NVLink out and in ports, weighted by the GPU's NVLink
+// bandwidth (data/gpus.json) / calibrated bus bandwidth (data/intra_server.json), then adds the calibrated
+// α (a move inside a larger collective: NVLink propagation instead): alone on GPUs whose nvlink.rate is
+// the GPU's own it takes exactly its α-β time, concurrent ops on the same GPUs share the ports, and
+// another nvlink.rate scales the bandwidth. The scenario's default nvlink.rate is 900 GB/s (NVLink 4:
+// H100, H200): set it for A100 (600 GB/s) or B200 (1,800 GB/s).
 //
 // The packet driver uses the same class for intra-server ops only (network = false).
 #include <cstdint>
@@ -59,9 +62,9 @@ private:
     const Routes* routes_;
     WireFormat wire_;
     const WorkloadTables& tables_;
+    const GpuSpec& gpu_;
     FluidNetwork net_;
     std::vector<uint32_t> nvlink_out_, nvlink_in_;  // per rank: its NVLink port resources
-    std::vector<double> nvlink_rate_;               // per rank: bytes/s of its NVLink port
     std::vector<int64_t> tail_;                     // per op started: the latency after it drains (ps)
     std::map<std::pair<uint32_t, uint32_t>, int64_t> base_latency_;  // per host pair (ps)
     std::vector<FluidUse> uses_;

@@ -30,6 +30,7 @@ struct Op {
     uint32_t collective = UINT32_MAX;  // the collective a transfer/local/join belongs to
     uint16_t iteration = 0;        // the training iteration the op belongs to
     CollectiveKind local_kind = CollectiveKind::send_recv;  // local: the intra-server collective it times
+    bool step = false;             // local: one move of a larger collective (NVLink latency, not a launch α)
     uint32_t members = UINT32_MAX; // local: index into TaskGraph::member_sets (the GPUs whose NVLink it loads)
 };
 
