@@ -26,7 +26,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
     app.add_option("--out", o->out, "Results store (SQLite); default: the scenario's output.store beside the scenario. An existing "
                                     "store keeps its runs and gains this one");
     app.add_option("--threads", o->threads, "CPU threads (results are identical for any number)")->check(CLI::Range(1, 1024));
-    app.add_flag("--json", o->json, "Print a summary per experiment as JSON on stdout");
+    app.add_flag("--json", o->json, "Print each experiment's summary on stdout as it finishes: one JSON object per line");
     app.add_flag("--progress-json", o->progress_json, "Also report progress as one JSON object per line on stderr (run, start, progress, done)");
     app.add_flag("--force", o->force, "Replace reference-format output files (output.hpcc_files) that exist");
     return [&presets, o]() -> int {
@@ -50,7 +50,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
         const std::filesystem::path store_path = !o->out.empty() ? std::filesystem::path(o->out)
                                                : std::filesystem::path(base.output.store).is_absolute() ? std::filesystem::path(base.output.store)
                                                                                                         : base.base_dir / base.output.store;
-        ProgressLines progress(o->progress_json);
+        ProgressLines progress(o->progress_json, o->json);
         auto begin_run = [&](ResultsStore& store) {
             std::vector<ExperimentRecord> records;
             for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
@@ -66,7 +66,6 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             const LlmRunResult r = run_llm_experiments(loaded, fabric_of, presets, store, o->threads, &progress);
             std::fprintf(stderr, "%s: %zu experiment%s %s; results in %s (run %lld)\n", path.string().c_str(), r.summaries.size(),
                          r.summaries.size() == 1 ? "" : "s", r.cancelled ? "cancelled" : "finished", store_path.string().c_str(), (long long)store.run_id());
-            if (o->json) std::cout << nlohmann::json(r.summaries).dump(2) << "\n";
             return r.cancelled ? 130 : kOk;
         }
         std::vector<ExperimentInput> inputs;
@@ -109,7 +108,6 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
         std::fprintf(stderr, "%s: %zu experiment%s %s in %.3f s; results in %s (run %lld)\n", path.string().c_str(), results.size(),
                      results.size() == 1 ? "" : "s", session.cancelled ? "cancelled" : "finished", session.wall_seconds,
                      store_path.string().c_str(), (long long)store.run_id());
-        if (o->json) std::cout << nlohmann::json(session.summaries).dump(2) << "\n";
         return session.cancelled ? 130 : kOk;  // 130: interrupted, as shells report it
     };
 }

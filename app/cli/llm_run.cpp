@@ -9,6 +9,7 @@
 #include "runtime/batch.h"
 #include "imports/import_job.h"
 #include "workload/flow_mode.h"
+#include "workload/llm_driver.h"
 #include "workload/llm_job.h"
 
 namespace orrery::cli {
@@ -57,6 +58,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             store.experiment_finished(id, "oom", job.oom_message, 0, 0, 0, 0, {}, {}, {},
                                       progress ? std::function<void()>([progress, id] { progress->done(id, "oom", 0); }) : nullptr);
             out.summaries[i] = {{"id", id}, {"experiment", id}, {"status", "oom"}, {"message", job.oom_message}};
+            if (progress) progress->summary(out.summaries[i]);
             std::fprintf(stderr, "[%s] oom: %s\n", id.c_str(), job.oom_message.c_str());
             continue;
         }
@@ -90,6 +92,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             j["notes"] = note;
             j["wall_time_s"] = wall;
             out.summaries[i] = j;
+            if (progress) progress->summary(j);
             std::fprintf(stderr, "[%s] ok: iteration %.6f s (%s network), %zu ops, %.3f s wall\n", id.c_str(), o.iteration_time_s, mode.c_str(), o.ops, wall);
             jobs[i].reset();  // its graph is done with: a sweep of large jobs holds one at a time
             continue;
@@ -103,7 +106,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
     }
     Batch batch = compile_batch(packet_inputs);
     std::vector<std::unique_ptr<LlmDriver>> drivers;
-    for (size_t e = 0; e < packet_inputs.size(); ++e) drivers.push_back(std::make_unique<LlmDriver>(*jobs[packet_index[e]], batch, uint32_t(e)));
+    for (size_t e = 0; e < packet_inputs.size(); ++e) drivers.push_back(std::make_unique<LlmDriver>(*jobs[packet_index[e]], batch, uint32_t(e), *fabrics[packet_index[e]], tables));
     SessionWorkload hooks;
     hooks.drive = [&](uint32_t e, int64_t now, uint32_t done) { return drivers[e]->drive(now, done); };
     hooks.on_done = [&](uint32_t e, std::string& status, nlohmann::json& summary, std::vector<std::tuple<std::string, double, std::string>>& metrics) {

@@ -96,6 +96,14 @@ void ProgressLines::line(const nlohmann::json& j) {
     std::fflush(stderr);
 }
 
+void ProgressLines::summary(const nlohmann::json& j) {
+    if (!summaries_) return;
+    std::lock_guard<std::mutex> g(lock_);
+    const std::string text = j.dump() + "\n";
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+}
+
 void ProgressLines::run(int64_t run_id, size_t experiments, const std::filesystem::path& store) {
     if (!on_) return;
     std::lock_guard<std::mutex> g(lock_);
@@ -217,6 +225,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
         }
         std::lock_guard<std::mutex> g(report_lock);
         out.summaries[e] = sum.json;
+        if (progress) progress->summary(sum.json);
         ++finished;
         if (workload.on_done) {
             std::fprintf(stderr, "[%zu/%zu] %s %s: iteration %.6f s, %zu network flows, %.3f s wall\n", finished, inputs.size(), r.id.c_str(),

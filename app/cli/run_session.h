@@ -39,10 +39,14 @@ struct SessionWorkload {
 // (the workbench): {"event": "run", "run_id", "experiments", "store"}, {"event": "start", "experiment"},
 // {"event": "progress", "experiment", "sim_time_ps", "flows_done", "flows", "wall_s"} every 1000 steps, at
 // most every 0.2 s of wall time per experiment, {"event": "done", "experiment", "status", "wall_s"}. Off: every call is a no-op.
+//
+// `--json` (summaries = true): each experiment's summary as one JSON object per line on stdout as soon as it
+// has finished (completion order; every object carries its "experiment" id).
 class ProgressLines {
 public:
-    explicit ProgressLines(bool on) : on_(on) {}
+    explicit ProgressLines(bool on, bool summaries = false) : on_(on), summaries_(summaries) {}
     bool on() const { return on_; }
+    void summary(const nlohmann::json& j);
     void run(int64_t run_id, size_t experiments, const std::filesystem::path& store);
     void start(const std::string& experiment);
     // Returns without printing when the experiment's previous progress line is younger than 0.2 s.
@@ -51,7 +55,7 @@ public:
 
 private:
     void line(const nlohmann::json& j);
-    bool on_;
+    bool on_, summaries_;
     std::mutex lock_;
     std::map<std::string, double> last_wall_;
 };

@@ -1,7 +1,7 @@
 #pragma once
 // One LLM experiment end to end: the job's placement, task graph and memory check (prepare_llm_job), its
-// run on the analytic network (run_llm_analytic) or the packet engine (LlmDriver, one per experiment of a
-// batch: it releases a flow per network transfer and feeds completions back to the executor), and what
+// run on the analytic network (run_llm_analytic; the flow level and the packet engine: flow_mode.h,
+// llm_driver.h), and what
 // users ask for afterwards (summarize_llm): the iteration time, per rank the time in compute, exposed
 // communication per group and pipeline bubble, and the timeline of compute and communication spans.
 #include <cstdint>
@@ -82,24 +82,5 @@ nlohmann::json llm_summary_json(const LlmOutcome& o);
 // Every transfer as α + size/β on its path, no packets: the reference's standalone FCT of a flow of its size
 // (base RTT of the path + wire bytes at the path's bottleneck rate).
 LlmOutcome run_llm_analytic(const LlmJob& job, const Fabric& fabric, const Routes& routes, uint32_t mtu);
-
-// Drives one experiment of a batch through RunOptions::drive.
-class LlmDriver {
-public:
-    LlmDriver(const LlmJob& job, Batch& batch, uint32_t experiment);
-    DriverStatus drive(int64_t now, uint32_t flows_done);
-    const Executor& executor() const { return exec_; }
-
-private:
-    const LlmJob& job_;
-    Batch& batch_;
-    uint32_t experiment_;
-    Executor exec_;
-    std::vector<uint32_t> in_flight_;        // flow rows released, not yet seen finished
-    uint32_t seen_done_ = 0;
-    int64_t now_ = 0;
-    int64_t min_release_ = INT64_MAX;
-    bool begun_ = false;
-};
 
 }  // namespace orrery

@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
         } else if (std::string(mode) == "flow") {
             o = run_llm_flow(job, f, build_routes(f), wire_format(s), tables);
         } else {
-            const bench::LlmPacketRun run = bench::run_llm_packet(s, f, job, threads);
+            const bench::LlmPacketRun run = bench::run_llm_packet(s, f, job, tables, threads);
             if (run.unfinished) {
                 std::printf("GPT-3 13B packet run did not finish: %zu tasks left\n", run.unfinished);
                 return 1;

@@ -132,7 +132,7 @@ Run run_llm(const PresetLibrary& presets, const WorkloadTables& tables, const nl
         const auto t0 = std::chrono::steady_clock::now();
         const LlmJob job = prepare_llm_job(*s.workload.llm, f, tables);
         const double prepare = seconds_since(t0);
-        const bench::LlmPacketRun run = bench::run_llm_packet(s, f, job, threads, memo);
+        const bench::LlmPacketRun run = bench::run_llm_packet(s, f, job, tables, threads, memo);
         const double wall = seconds_since(t0);
         if (wall < r.wall) r.wall = wall, r.prepare = prepare;
         record(r, run.batch, run.results[0]);

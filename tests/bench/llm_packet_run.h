@@ -5,7 +5,7 @@
 
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
-#include "workload/llm_job.h"
+#include "workload/llm_driver.h"
 
 namespace orrery::bench {
 
@@ -16,11 +16,12 @@ struct LlmPacketRun {
     LlmOutcome outcome;       // set when every task finished
 };
 
-inline LlmPacketRun run_llm_packet(const Scenario& s, const Fabric& f, const LlmJob& job, int threads, const wormhole::MemoTable* memo = nullptr) {
+inline LlmPacketRun run_llm_packet(const Scenario& s, const Fabric& f, const LlmJob& job, const WorkloadTables& tables, int threads,
+                                   const wormhole::MemoTable* memo = nullptr) {
     LlmPacketRun r;
     std::vector<ExperimentInput> in{{"llm", &s, &f, llm_flows(job, s.workload.llm->collectives.priority)}};
     r.batch = compile_batch(in);
-    LlmDriver driver(job, r.batch, 0);
+    LlmDriver driver(job, r.batch, 0, f, tables);
     RunOptions ro;
     ro.threads = threads;
     ro.memo = memo;

@@ -27,6 +27,14 @@ Result run(const QStringList& args, const QString& dir = ORRERY_TEST_DIR) {
             QString::fromUtf8(p.readAllStandardError())};
 }
 
+// `run --json` prints one summary per line as each experiment finishes; ordered here by experiment id.
+nlohmann::json summary_lines(const QString& out) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const QString& line : out.split('\n', Qt::SkipEmptyParts)) all.push_back(nlohmann::json::parse(line.toStdString()));
+    std::sort(all.begin(), all.end(), [](const nlohmann::json& a, const nlohmann::json& b) { return a["experiment"] < b["experiment"]; });
+    return all;
+}
+
 QString first_error_line(const QString& err) {
     for (const QString& line : err.split('\n'))
         if (line.contains(": error: ")) return line;
@@ -119,7 +127,8 @@ private slots:
         const QString store = tmp.filePath("demo.sqlite");
         Result r = run({"run", QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json", "--out", store, "--threads", "2", "--json"});
         QCOMPARE(r.code, 0);
-        nlohmann::json summary = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(r.out.count('\n'), 4);  // one line per experiment
+        nlohmann::json summary = summary_lines(r.out);
         QCOMPARE(summary.size(), size_t(4));
         for (const auto& e : summary) {
             QCOMPARE(e["status"].get<std::string>(), std::string("finished"));
@@ -175,7 +184,7 @@ private slots:
         std::ofstream(tmp.filePath("llm.json").toStdString()) << doc.dump(1);
         Result r = run({"run", "llm.json", "--out", "r.sqlite", "--json", "--threads", "2"}, tmp.path());
         QCOMPARE(r.code, 0);
-        const nlohmann::json summary = nlohmann::json::parse(r.out.toStdString());
+        const nlohmann::json summary = summary_lines(r.out);
         QCOMPARE(summary.size(), size_t(2));
         QCOMPARE(summary[0]["status"].get<std::string>(), std::string("ok"));
         QVERIFY(summary[0]["iteration_time_s"].get<double>() > 0);
@@ -263,7 +272,7 @@ private slots:
         for (const char* store : {"a.sqlite", "b.sqlite"}) {
             Result r = run({"run", "s.json", "--out", store, "--json"}, tmp.path());
             QVERIFY2(r.code == 0, qPrintable(r.err));
-            summaries.push_back(nlohmann::json::parse(r.out.toStdString())[0]);
+            summaries.push_back(summary_lines(r.out)[0]);
         }
         QVERIFY(QFile::exists(tmp.filePath("memo.sqlite")));
         QCOMPARE(summaries[0]["memo_hits"]["value"].get<double>(), 0.0);

@@ -3,12 +3,15 @@
 // placement (every NIC of a server carries the same bytes), and NVLink shared by concurrent collectives.
 #include <QtTest>
 
+#include "runtime/batch.h"
+#include "runtime/cpu_runner.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
 #include "scenario/presets.h"
 #include "topology/routing.h"
 #include "workload/flow_mode.h"
 #include "workload/fluid.h"
+#include "workload/llm_driver.h"
 #include "workload/llm_job.h"
 
 using namespace orrery;
@@ -212,6 +215,36 @@ private slots:
         QVERIFY2(std::abs(one - ab) < 1e-9, qPrintable(QString("flow %1 s, α-β %2 s").arg(one).arg(ab)));
         const double alpha = t.intra_fit("H100", CollectiveKind::all_reduce, 8).alpha_s;
         QVERIFY2(std::abs((two - alpha) / (one - alpha) - 2) < 1e-6, qPrintable(QString("one %1 s, two %2 s").arg(one).arg(two)));
+    }
+
+    void packet_level_shares_nvlink_too() {
+        // Two servers; on server 0 two TP all-reduces run at once while a send crosses the network.
+        const LoadedScenario sc = load(rail_fabric(2, 8));
+        const Scenario& s = sc.scenarios[0];
+        const Fabric f = build_fabric(s.topology);
+        const WorkloadTables t = load_workload_tables(kPresets);
+        const int64_t S = 1LL << 28;
+        HandJob h(f, 16);
+        const CollectiveContext c{h.job.place, t, h.w.gpu, h.w.collectives};
+        std::vector<uint32_t> colls;
+        for (int k = 0; k < 2; ++k)
+            colls.push_back(emit_collective(h.job.graph, c, CollectiveKind::all_reduce, Group::tp, iota_ranks(8), S, std::vector<uint32_t>(8, UINT32_MAX), "tp"));
+        emit_send(h.job.graph, c, Group::pp, 0, 8, 1 << 20, UINT32_MAX, "pp");
+        index_transfers(h.job);
+        std::vector<ExperimentInput> in{{"e0", &s, &f, llm_flows(h.job, 3)}};
+        Batch batch = compile_batch(in);
+        LlmDriver driver(h.job, batch, 0, f, t);
+        RunOptions o;
+        o.drive = [&](uint32_t, int64_t now, uint32_t done) { return driver.drive(now, done); };
+        run_cpu(batch, o);
+        QVERIFY(driver.executor().finished());
+        const double one = double(intra_collective_ps(t, "H100", CollectiveKind::all_reduce, 8, S)) * 1e-12;
+        const double alpha = t.intra_fit("H100", CollectiveKind::all_reduce, 8).alpha_s;
+        for (uint32_t k : colls) {
+            const CollectiveRecord& r = h.job.graph.collectives[k];
+            const double took = double(driver.executor().end()[r.end] - driver.executor().end()[r.start]) * 1e-12;
+            QVERIFY2(std::abs(took - (2 * (one - alpha) + alpha)) < 1e-9, qPrintable(QString("took %1 s, alone %2 s").arg(took).arg(one)));
+        }
     }
 };
 

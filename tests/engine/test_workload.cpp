@@ -8,6 +8,7 @@
 #include "scenario/load.h"
 #include "scenario/presets.h"
 #include "topology/routing.h"
+#include "workload/llm_driver.h"
 #include "workload/llm_job.h"
 #include "workload/tables.h"
 
@@ -30,7 +31,8 @@ nlohmann::json flat_fabric(int hosts, const std::string& rate = "100Gbps", const
 LlmOutcome run_packet(const LlmJob& job, const Scenario& s, const Fabric& f) {
     std::vector<ExperimentInput> in{{"e0", &s, &f, llm_flows(job, 3)}};
     Batch batch = compile_batch(in);
-    LlmDriver driver(job, batch, 0);
+    const WorkloadTables tables = load_workload_tables(kPresets);
+    LlmDriver driver(job, batch, 0, f, tables);
     RunOptions o;
     o.drive = [&](uint32_t, int64_t now, uint32_t done) { return driver.drive(now, done); };
     run_cpu(batch, o);
