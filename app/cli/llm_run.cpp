@@ -8,6 +8,9 @@
 #include "common/diagnostics.h"
 #include "runtime/batch.h"
 #include "imports/import_job.h"
+#include "imports/simai_workload.h"
+#include "scenario/load.h"
+#include "imports/simai_busbw.h"
 #include "workload/flow_mode.h"
 #include "workload/llm_driver.h"
 #include "workload/llm_job.h"
@@ -43,6 +46,28 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
     std::vector<ExperimentInput> packet_inputs;
     std::vector<size_t> packet_index;  // batch experiment → experiment index
     std::map<const Fabric*, Routes> routes_of;
+    BusbwRatios ratios;  // read once, on the first busbw experiment
+    // An experiment timed without packets: its metrics, timeline and summary, as soon as it is done.
+    auto finish_without_packets = [&](size_t i, const LlmOutcome& o, const std::string& mode, const std::string& note,
+                                  std::chrono::steady_clock::time_point t0) {
+        const std::string& id = loaded.experiments[i].id;
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        auto metrics = llm_metrics(o);
+        metrics.emplace_back("wall_time", wall, "s");
+        store.timeline(id, timeline_rows(o));
+        store.experiment_finished(id, "ok", note, int64_t(o.iteration_time_s * o.iterations * 1e12), 0, 0, wall, {}, {}, metrics,
+                                  progress ? std::function<void()>([progress, id, wall] { progress->done(id, "ok", wall); }) : nullptr);
+        nlohmann::json j = llm_summary_json(o);
+        j["id"] = id;
+        j["experiment"] = id;
+        j["status"] = "ok";
+        j["network_mode"] = mode;
+        j["notes"] = note;
+        j["wall_time_s"] = wall;
+        out.summaries[i] = j;
+        if (progress) progress->summary(j);
+        std::fprintf(stderr, "[%s] ok: iteration %.6f s (%s), %zu ops, %.3f s wall\n", id.c_str(), o.iteration_time_s, mode.c_str(), o.ops, wall);
+    };
     for (size_t i = 0; i < count; ++i) {
         const Scenario& s = loaded.scenarios[i];
         workloads[i] = std::make_unique<LlmWorkload>(*s.workload.llm);
@@ -50,6 +75,20 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
         if (!w.compute.operator_table.empty()) load_operator_table(tables, w.compute.operator_table);
         const std::string& id = loaded.experiments[i].id;
         Diagnostics warnings;
+        if (w.collectives.model == CollectiveModel::busbw) {  // SimAI's closed form: no task graph, no network
+            store.experiment_started(id);
+            if (progress) progress->start(id);
+            const auto t0 = std::chrono::steady_clock::now();
+            if (ratios.nic.empty()) ratios = load_busbw_ratios(presets);
+            const SimaiWorkload sw = read_simai_workload(read_text_file(w.trace->path), w.trace->path.string(), warnings);
+            for (const Diagnostic& d : warnings.items()) std::fprintf(stderr, "[%s] %s: warning: %s\n", id.c_str(), d.where.c_str(), d.message.c_str());
+            const BusbwEstimate est = simai_busbw_estimate(sw, int(fabrics[i]->count(NodeKind::host)), w.collectives.busbw, ratios);
+            finish_without_packets(i, busbw_outcome(est), "busbw",
+                               "SimAI's analytical bus-bandwidth estimate (SimAI_analytical): no task graph, no network; exposed DP_EP " +
+                                   std::to_string(est.exposed_dp_ep_s) + " s of the exposed DP",
+                               t0);
+            continue;
+        }
         jobs[i] = std::make_unique<LlmJob>(prepare_any_llm_job(w, *fabrics[i], tables, warnings));
         for (const Diagnostic& d : warnings.items()) std::fprintf(stderr, "[%s] %s: warning: %s\n", id.c_str(), d.where.c_str(), d.message.c_str());
         LlmJob& job = *jobs[i];
@@ -78,22 +117,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
                                     : "analytic network (α-β: every transfer alone on its path, the contention-free bound)";
             if (w.network_mode == NetworkMode::packet)
                 note = "no traffic leaves a server: no packets to simulate, NVLink traffic timed on the flow level";
-            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            auto metrics = llm_metrics(o);
-            metrics.emplace_back("wall_time", wall, "s");
-            store.timeline(id, timeline_rows(o));
-            store.experiment_finished(id, "ok", note, int64_t(o.iteration_time_s * o.iterations * 1e12), 0, 0, wall, {}, {}, metrics,
-                                      progress ? std::function<void()>([progress, id, wall] { progress->done(id, "ok", wall); }) : nullptr);
-            nlohmann::json j = llm_summary_json(o);
-            j["id"] = id;
-            j["experiment"] = id;
-            j["status"] = "ok";
-            j["network_mode"] = mode;
-            j["notes"] = note;
-            j["wall_time_s"] = wall;
-            out.summaries[i] = j;
-            if (progress) progress->summary(j);
-            std::fprintf(stderr, "[%s] ok: iteration %.6f s (%s network), %zu ops, %.3f s wall\n", id.c_str(), o.iteration_time_s, mode.c_str(), o.ops, wall);
+            finish_without_packets(i, o, mode, note, t0);
             jobs[i].reset();  // its graph is done with: a sweep of large jobs holds one at a time
             continue;
         }

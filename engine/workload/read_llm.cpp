@@ -99,6 +99,28 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
             else s.chunk = *ch;
         }
         s.pxn = c->boolean("pxn", Need::optional).value_or(false);
+        if (auto m = c->choice("model", Need::optional, {"nccl", "busbw"})) s.model = *m == "busbw" ? CollectiveModel::busbw : CollectiveModel::nccl;
+        if (auto b = c->object("busbw", Need::optional)) {
+            if (s.model != CollectiveModel::busbw) c->error("busbw", "SimAI's bus-bandwidth parameters apply with \"model\": \"busbw\"");
+            BusbwParams& q = s.busbw;
+            const double gib = 8.0 * 1024 * 1024 * 1024;
+            if (auto v = b->rate("nvlink", Need::optional)) q.nvlink_gib_per_s = double(v->count) / gib;
+            if (auto v = b->rate("nic", Need::optional)) q.nic_gib_per_s = double(v->count) / gib;
+            q.gpus_per_server = int(b->integer("gpus_per_server", Need::optional, 1, 1024).value_or(q.gpus_per_server));
+            q.nics_per_server = int(b->integer("nics_per_server", Need::optional, 1, 1024).value_or(q.nics_per_server));
+            if (q.nvlink_gib_per_s <= 0) b->error("nvlink", "expected a positive rate");
+            if (q.nic_gib_per_s <= 0) b->error("nic", "expected a positive rate");
+            if (auto o = b->object("overlap", Need::optional)) {
+                q.dp_overlap = o->number("dp", Need::optional, 0, 1).value_or(q.dp_overlap);
+                q.tp_overlap = o->number("tp", Need::optional, 0, 1).value_or(q.tp_overlap);
+                q.ep_overlap = o->number("ep", Need::optional, 0, 1).value_or(q.ep_overlap);
+                q.pp_overlap = o->number("pp", Need::optional, 1e-9, 1).value_or(q.pp_overlap);  // SimAI divides by it
+                o->finish();
+            }
+            b->finish();
+        }
+        if (s.model == CollectiveModel::busbw && (!w.trace || w.trace->format != "simai"))
+            c->error("model", "the busbw model is SimAI's estimate of a SimAI/AICB workload file: set \"import\": {\"format\": \"simai\", …}");
         s.priority = int(c->integer("priority", Need::optional, 1, 7).value_or(3));
         if (const nlohmann::json* list = c->array("custom", Need::optional, "an array of MSCCL .xml / MSCCL++ .json file names"))
             for (size_t i = 0; i < list->size(); ++i) {
@@ -113,6 +135,8 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
             }
         c->finish();
     }
+    if (w.collectives.model == CollectiveModel::busbw && r.has("network_mode"))
+        r.error("network_mode", "the busbw model is an estimate of its own, on no network: remove \"network_mode\"");
     if (auto c = r.object("compute", Need::optional)) {
         ComputeSpec& s = w.compute;
         s.overlap_slowdown = c->number("overlap_slowdown", Need::optional, 0, 10).value_or(0);

@@ -54,7 +54,23 @@ struct ParallelSpec {
     int world() const { return tp * pp * dp; }
 };
 
+// SimAI_analytical's parameters (workload/busbw.h), defaults as SimAI documents them.
+struct BusbwParams {
+    double nvlink_gib_per_s = 360;    // SimAI -nv: NVLink bus bandwidth per GPU, GiB/s (SimAI's "GB/s" are 2^30 B/s)
+    double nic_gib_per_s = 48.5;      // SimAI -nic: bus bandwidth per NIC, GiB/s
+    int gpus_per_server = 8;          // SimAI -g_p_s
+    int nics_per_server = 8;          // SimAI -n_p_s
+    double dp_overlap = 0, tp_overlap = 0, ep_overlap = 0;  // share of those collectives hidden behind compute
+    double pp_overlap = 1;            // share of pipeline transfers hidden (SimAI's default: all)
+};
+
+// nccl: collectives decomposed into transfers on the network of network_mode; busbw: SimAI's closed-form
+// bus-bandwidth estimate, for SimAI/AICB workloads.
+enum class CollectiveModel { nccl, busbw };
+
 struct CollectiveSpec {
+    CollectiveModel model = CollectiveModel::nccl;
+    BusbwParams busbw;
     CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;  // for inter-server groups
     int channels = 2;                   // NCCL channels: parallel flows per transfer
     Bytes chunk{64 << 20};              // a transfer larger than this is pipelined in chunks of it

@@ -25,9 +25,7 @@ const char* collective_kind_name(CollectiveKind k) {
     return "?";
 }
 
-namespace {
-
-nlohmann::json read_table(const PresetLibrary& presets, const std::string& name, const std::string& format) {
+nlohmann::json read_data_table(const PresetLibrary& presets, const std::string& name, const std::string& format) {
     const auto file = presets.data_file(name);
     if (!file) throw InputError("data/" + name, "calibration table not found (searched beside every presets folder)");
     Diagnostics parse_errors;
@@ -37,6 +35,8 @@ nlohmann::json read_table(const PresetLibrary& presets, const std::string& name,
         throw InputError(file->string(), "expected a table with \"format\": \"" + format + "\"");
     return doc;
 }
+
+namespace {
 
 // The value at `key`, or null when absent (positive() then names the field).
 nlohmann::json field(const nlohmann::json& object, const char* key) { return object.contains(key) ? object[key] : nlohmann::json(); }
@@ -75,7 +75,7 @@ double bus_factor(CollectiveKind kind, int group) {
 
 WorkloadTables load_workload_tables(const PresetLibrary& presets) {
     WorkloadTables t;
-    const nlohmann::json gpus = read_table(presets, "gpus.json", "orrery-gpu-specs");
+    const nlohmann::json gpus = read_data_table(presets, "gpus.json", "orrery-gpu-specs");
     const nlohmann::json gpu_list = gpus.value("gpus", nlohmann::json::object());
     for (auto item = gpu_list.begin(); item != gpu_list.end(); ++item) {
         const std::string name = item.key();
@@ -89,7 +89,7 @@ WorkloadTables load_workload_tables(const PresetLibrary& presets) {
         s.nvlink_bytes_per_s = positive(field(g, "nvlink_gb_per_s"), w + ".nvlink_gb_per_s") * 1e9;
         t.gpus[name] = s;
     }
-    const nlohmann::json eff = read_table(presets, "compute.json", "orrery-compute-efficiency");
+    const nlohmann::json eff = read_data_table(presets, "compute.json", "orrery-compute-efficiency");
     const nlohmann::json eff_list = eff.value("efficiency", nlohmann::json::object());
     for (auto item = eff_list.begin(); item != eff_list.end(); ++item) {
         const std::string op = item.key();
@@ -98,7 +98,7 @@ WorkloadTables load_workload_tables(const PresetLibrary& presets) {
         if (e > 1) throw InputError("data/compute.json: efficiency." + op, "an efficiency is a fraction of peak (0–1], found " + v.dump());
         t.efficiency[op] = e;
     }
-    const nlohmann::json intra = read_table(presets, "intra_server.json", "orrery-intra-server");
+    const nlohmann::json intra = read_data_table(presets, "intra_server.json", "orrery-intra-server");
     const nlohmann::json intra_list = intra.value("gpus", nlohmann::json::object());
     for (auto gi = intra_list.begin(); gi != intra_list.end(); ++gi)
         for (auto si = gi.value().begin(); si != gi.value().end(); ++si) {

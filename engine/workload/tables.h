@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "common/units.h"
 
 namespace orrery {
@@ -37,6 +39,10 @@ struct WorkloadTables {
     // (a bigger group than any fit uses the biggest). Throws InputError naming the table when absent.
     AlphaBeta intra_fit(const std::string& gpu, CollectiveKind kind, int group) const;
 };
+
+// A calibration table of data/ (found through the preset library's data roots) whose "format" is `format`;
+// errors name the file.
+nlohmann::json read_data_table(const PresetLibrary& presets, const std::string& name, const std::string& format);
 
 // Reads data/gpus.json, compute.json and intra_server.json through the preset library's data roots.
 // Errors name the file and the JSON path.
