@@ -178,6 +178,7 @@ TaskGraph build_chakra_graph(const std::vector<ChakraRank>& ranks, const Collect
 
     TaskGraph g;
     g.world = world;
+    g.limit_to_memory("workload.import.path");
     std::vector<uint32_t> previous_iteration(world, UINT32_MAX);
     for (int it = 0; it < iterations; ++it) {
         const std::string tag = iterations > 1 ? "it" + std::to_string(it) + " " : "";

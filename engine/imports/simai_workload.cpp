@@ -1,5 +1,7 @@
 #include "imports/simai_workload.h"
 
+#include "workload/build.h"
+
 #include <charconv>
 #include <map>
 
@@ -172,6 +174,7 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
 
     TaskGraph g;
     g.world = world;
+    g.limit_to_memory(w.source);
     // The groups of one kind in stage s, each listed once: TP varies t; DP varies d; EP a block of `ep`
     // consecutive d's; DP_EP the d's equal modulo `ep`. MICRO: one group of every rank.
     auto groups_of = [&](SimaiGroup grp, int s) {
@@ -217,6 +220,7 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
     std::vector<uint32_t> cur(world, UINT32_MAX);  // per rank: what its next step waits on (its compute stream runs through it)
     std::vector<std::vector<uint32_t>> pending(world);  // per rank: weight-gradient collectives in flight
     std::map<std::pair<uint32_t, Group>, uint32_t> last_comm;  // (rank, group) → its last collective's end
+    std::vector<uint32_t> item_first(world, UINT32_MAX);       // per rank: the first op of the pipeline item being built
     auto compute = [&](uint32_t r, Phase ph, int64_t ns, const std::string& what) {
         if (ns <= 0) return;
         Op op;
@@ -226,6 +230,7 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
         op.duration = ns * 1000;
         op.name = g.name(what);
         cur[r] = g.add(op, {cur[r]});
+        if (item_first[r] == UINT32_MAX) item_first[r] = cur[r];
     };
     // One collective per group over the ranks of a stage; blocking: the members' next step waits for it.
     auto communicate = [&](const SimaiComm& cm, int64_t delay_ns, int s, bool blocking, const std::string& what) {
@@ -239,7 +244,10 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
                 auto it = last_comm.find({r, tag});
                 if (it != last_comm.end()) ready.push_back(it->second);
             }
-            const uint32_t end = g.collectives[emit_collective(g, c, cm.kind, tag, members, cm.bytes, ready, what)].end;
+            const CollectiveRecord& made = g.collectives[emit_collective(g, c, cm.kind, tag, members, cm.bytes, ready, what)];
+            const uint32_t end = made.end;
+            for (uint32_t r : members)
+                if (item_first[r] == UINT32_MAX) item_first[r] = made.start;
             for (uint32_t r : members) {
                 last_comm[{r, tag}] = end;
                 uint32_t after = end;
@@ -258,6 +266,31 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
         }
     };
 
+    auto each_rank = [&](int st, auto fn) {
+        for (int d = 0; d < dp; ++d)
+            for (int t = 0; t < tp; ++t) fn(rank(t, d, st));
+    };
+    // A record's backward: input-gradient compute and its blocking collective, then the weight-gradient
+    // compute and its collective in the background.
+    auto backward = [&](const SimaiRecord& rec, int st, const std::string& prefix) {
+        each_rank(st, [&](uint32_t r) { compute(r, Phase::backward_input, rec.input_grad_ns, prefix + rec.name + " bwd-input"); });
+        communicate(rec.input_grad, rec.delay_ns, st, true, prefix + rec.name + " bwd-input " + collective_kind_name(rec.input_grad.kind));
+        each_rank(st, [&](uint32_t r) { compute(r, Phase::backward_weight, rec.weight_grad_ns, prefix + rec.name + " bwd-weight"); });
+        communicate(rec.weight_grad, rec.delay_ns, st, false, prefix + rec.name + " grads " + collective_kind_name(rec.weight_grad.kind));
+    };
+    // Micro-batch boundaries: blocks[k] is the first record of micro-batch k; the records before blocks[0]
+    // are the iteration's own. Chunk c of a micro-batch: an equal share of its records (vpp chunks).
+    std::vector<size_t> blocks;
+    for (size_t i = 0; i < w.records.size(); ++i)
+        if (w.records[i].name == "embedding_layer") blocks.push_back(i);
+    if (blocks.empty()) blocks.push_back(0);
+    const int chunks = pp > 1 && w.vpp > 1 && int(blocks.size()) % pp == 0 ? w.vpp : 1;
+    auto chunk_records = [&](int m, int ch) {
+        const size_t begin = blocks[size_t(m)], end = size_t(m) + 1 < blocks.size() ? blocks[size_t(m) + 1] : w.records.size();
+        const size_t n = end - begin;
+        return std::make_pair(begin + n * size_t(ch) / size_t(chunks), begin + n * size_t(ch + 1) / size_t(chunks));
+    };
+
     for (int it = 0; it < iterations; ++it) {
         const std::string tag = iterations > 1 ? "it" + std::to_string(it) + " " : "";
         const size_t begin = g.size();
@@ -272,38 +305,63 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
         if (micro) {
             for (const SimaiRecord& rec : w.records) communicate(rec.weight_grad, rec.delay_ns, 0, true, tag + rec.name + " " + collective_kind_name(rec.weight_grad.kind));
         } else {
-            // Forward through the stages (each after the previous stage's activations arrive), then backward
-            // from the last stage: per record its compute, then its collective; weight-gradient collectives
-            // run in the background until the next iteration.
-            auto hand_over = [&](int from_stage, int to_stage, const char* what) {
-                if (w.pp_comm <= 0) return;
-                for (int d = 0; d < dp; ++d)
-                    for (int t = 0; t < tp; ++t) {
-                        const uint32_t from = rank(t, d, from_stage), to = rank(t, d, to_stage);
-                        const uint32_t got = emit_send(g, c, Group::pp, from, to, w.pp_comm, cur[from], tag + what);
-                        cur[to] = g.add(Op{}, {cur[to], got});
+            // Micro-batches: AICB unrolls gradient accumulation, each micro-batch's records starting at an
+            // "embedding_layer"; the records before the first are the iteration's own (gradient and
+            // optimizer collectives). Each stage runs Megatron's schedule over them (1F1B, interleaved when
+            // the header's vpp splits every micro-batch into chunks), handing pp_comm bytes between stages.
+            ParallelSpec sched;
+            sched.pp = pp;
+            sched.micro_batches = int(blocks.size());
+            sched.virtual_stages = chunks;
+            // Per (stage, micro-batch, chunk, forward) and rank: the item's first and last op.
+            std::map<std::tuple<int, int, int, bool, uint32_t>, std::pair<uint32_t, uint32_t>> spans;
+            for (int st = 0; st < pp; ++st) {
+                for (size_t i = 0; i < blocks.front(); ++i) {  // the iteration's own records, forward, first
+                    const SimaiRecord& rec = w.records[i];
+                    each_rank(st, [&](uint32_t r) { compute(r, Phase::forward, rec.forward_ns, tag + rec.name + " fwd"); });
+                    communicate(rec.forward, rec.delay_ns, st, true, tag + rec.name + " fwd " + collective_kind_name(rec.forward.kind));
+                }
+                for (const PipelineItem& item : pipeline_schedule(sched, st)) {
+                    const auto [from, to] = chunk_records(item.micro_batch, item.chunk);
+                    each_rank(st, [&](uint32_t r) { item_first[r] = UINT32_MAX; });
+                    const std::string mb = tag + "mb" + std::to_string(item.micro_batch) + " ";
+                    if (item.forward) {
+                        for (size_t i = from; i < to; ++i) {
+                            const SimaiRecord& rec = w.records[i];
+                            each_rank(st, [&](uint32_t r) { compute(r, Phase::forward, rec.forward_ns, mb + rec.name + " fwd"); });
+                            communicate(rec.forward, rec.delay_ns, st, true, mb + rec.name + " fwd " + collective_kind_name(rec.forward.kind));
+                        }
+                    } else {
+                        for (size_t i = to; i-- > from;) backward(w.records[i], st, mb);
                     }
-            };
-            auto each_rank = [&](int s, auto fn) {
-                for (int d = 0; d < dp; ++d)
-                    for (int t = 0; t < tp; ++t) fn(rank(t, d, s));
-            };
-            for (int s = 0; s < pp; ++s) {
-                if (s > 0) hand_over(s - 1, s, "pp activation");
-                for (const SimaiRecord& rec : w.records) {
-                    each_rank(s, [&](uint32_t r) { compute(r, Phase::forward, rec.forward_ns, tag + rec.name + " fwd"); });
-                    communicate(rec.forward, rec.delay_ns, s, true, tag + rec.name + " fwd " + collective_kind_name(rec.forward.kind));
+                    // The item's first op on a rank (a compute, or its first collective's start) waits for the
+                    // pipeline; its last is what the rank's stream waits on now.
+                    each_rank(st, [&](uint32_t r) { spans[{st, item.micro_batch, item.chunk, item.forward, r}] = {item_first[r], cur[r]}; });
                 }
+                // The iteration's own records, backward, once the stage's last micro-batch is done.
+                for (size_t i = blocks.front(); i-- > 0;) backward(w.records[i], st, tag);
             }
-            for (int s = pp - 1; s >= 0; --s) {
-                if (s < pp - 1) hand_over(s + 1, s, "pp gradient");
-                for (auto rec = w.records.rbegin(); rec != w.records.rend(); ++rec) {
-                    each_rank(s, [&](uint32_t r) { compute(r, Phase::backward_input, rec->input_grad_ns, tag + rec->name + " bwd-input"); });
-                    communicate(rec->input_grad, rec->delay_ns, s, true, tag + rec->name + " bwd-input " + collective_kind_name(rec->input_grad.kind));
-                    each_rank(s, [&](uint32_t r) { compute(r, Phase::backward_weight, rec->weight_grad_ns, tag + rec->name + " bwd-weight"); });
-                    communicate(rec->weight_grad, rec->delay_ns, s, false, tag + rec->name + " grads " + collective_kind_name(rec->weight_grad.kind));
-                }
-            }
+            // Pipeline sends: a forward item waits for the previous chunk's activations (stage s−1, or the
+            // last stage's previous chunk), a backward item for the next chunk's gradients.
+            for (int st = 0; st < pp; ++st)
+                for (int m = 0; m < int(blocks.size()); ++m)
+                    for (int ch = 0; ch < chunks; ++ch)
+                        for (bool fwd : {true, false}) {
+                            int src_stage = fwd ? st - 1 : st + 1, src_chunk = ch;
+                            if (fwd && st == 0) src_stage = pp - 1, src_chunk = ch - 1;
+                            if (!fwd && st == pp - 1) src_stage = 0, src_chunk = ch + 1;
+                            if (src_chunk < 0 || src_chunk >= chunks) continue;  // pp_comm 0: the order holds, no bytes move
+                            for (int d = 0; d < dp; ++d)
+                                for (int t = 0; t < tp; ++t) {
+                                    const uint32_t r = rank(t, d, st), sender = rank(t, d, src_stage);
+                                    const auto& src = spans[{src_stage, m, src_chunk, fwd, sender}];
+                                    const auto& dst = spans[{st, m, ch, fwd, r}];
+                                    if (dst.first == UINT32_MAX) continue;
+                                    const uint32_t got = emit_send(g, c, Group::pp, sender, r, std::max<int64_t>(0, w.pp_comm), src.second,
+                                                                   tag + "mb" + std::to_string(m) + (fwd ? " pp activation" : " pp gradient"));
+                                    g.add_dep(dst.first, got);
+                                }
+                        }
         }
         for (size_t op = begin; op < g.size(); ++op) g.ops[op].iteration = uint16_t(it);
     }

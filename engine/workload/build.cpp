@@ -107,20 +107,12 @@ Placement place_ranks(const ParallelSpec& p, const Fabric& f) {
     return pl;
 }
 
-namespace {
-
-struct Item {
-    bool forward;
-    int micro_batch, chunk;
-};
-
-// Megatron-LM's schedules for one stage: 1F1B (v = 1) and interleaved (v > 1).
-std::vector<Item> stage_schedule(const ParallelSpec& p, int s) {
+std::vector<PipelineItem> pipeline_schedule(const ParallelSpec& p, int s) {
     const int v = p.virtual_stages, m = p.micro_batches, total = m * v;
     auto chunk_of = [&](int k, bool fwd) { const int c = (k / p.pp) % v; return fwd ? c : v - 1 - c; };
     auto mb_of = [&](int k) { return v == 1 ? k : (k / (p.pp * v)) * p.pp + k % p.pp; };
     const int warmup = v == 1 ? std::min(p.pp - s - 1, m) : std::min((p.pp - s - 1) * 2 + (v - 1) * p.pp, total);
-    std::vector<Item> items;
+    std::vector<PipelineItem> items;
     for (int k = 0; k < warmup; ++k) items.push_back({true, mb_of(k), chunk_of(k, true)});
     for (int i = 0; i < total - warmup; ++i) {
         items.push_back({true, mb_of(warmup + i), chunk_of(warmup + i, true)});
@@ -129,6 +121,8 @@ std::vector<Item> stage_schedule(const ParallelSpec& p, int s) {
     for (int k = total - warmup; k < total; ++k) items.push_back({false, mb_of(k), chunk_of(k, false)});
     return items;
 }
+
+namespace {
 
 struct Builder {
     const LlmWorkload& w;
@@ -143,6 +137,7 @@ struct Builder {
     Builder(const LlmWorkload& work, const WorkloadTables& tables, const Placement& p, const GpuSpec& spec)
         : w(work), t(tables), place(p), ctx{p, tables, work.gpu, work.collectives}, gpu(spec), last_compute(size_t(work.parallel.world()), UINT32_MAX) {
         g.world = uint32_t(w.parallel.world());
+        g.limit_to_memory("workload.parallel");
     }
 
     int64_t time_of(const std::vector<Operator>& ops) const { return operators_ps(ops, t, gpu, w.compute.efficiency); }
@@ -304,7 +299,7 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
                     }
                 }
             std::map<uint32_t, int64_t> pending_bytes, pending_expert;  // gradient bytes not yet in a closed bucket
-            for (const Item& item : stage_schedule(p, s)) {
+            for (const PipelineItem& item : pipeline_schedule(p, s)) {
                 const int c = item.chunk, mb = item.micro_batch;
                 const bool last_chunk = s == p.pp - 1 && c == chunks - 1;
                 const std::string tag = it + "mb" + std::to_string(mb);

@@ -34,6 +34,14 @@ std::vector<std::string> check_llm_workload(const LlmWorkload& w, const Fabric* 
 // Rank r on the r-th host of the fabric (node order); servers from the fabric's NVLink domains.
 Placement place_ranks(const ParallelSpec& p, const Fabric& f);
 
+// Megatron-LM's order of one pipeline stage's work: 1F1B (virtual_stages 1) or interleaved; each item a
+// forward or backward of micro-batch `micro_batch` on model chunk `chunk`.
+struct PipelineItem {
+    bool forward;
+    int micro_batch, chunk;
+};
+std::vector<PipelineItem> pipeline_schedule(const ParallelSpec& p, int stage);
+
 TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const Placement& place);
 
 }  // namespace orrery

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "common/diagnostics.h"
+#include "common/memory_budget.h"
+
 namespace orrery {
 
 const char* group_name(Group g) {
@@ -15,7 +18,18 @@ const char* group_name(Group g) {
     return "?";
 }
 
+void TaskGraph::limit_to_memory(const std::string& at) {
+    const uint64_t memory = physical_memory_bytes();
+    where = at;
+    max_ops = memory == 0 ? UINT64_MAX : std::min<uint64_t>(memory / 4 * 3 / kOpBytes, UINT32_MAX - 1);
+}
+
 uint32_t TaskGraph::add(const Op& op, const std::vector<uint32_t>& after) {
+    if (ops.size() >= max_ops)
+        throw InputError(where, "the task graph passes " + std::to_string(ops.size()) + " operations (about " + gib(ops.size() * kOpBytes) +
+                                    " to run), more than three quarters of this machine's " + gib(physical_memory_bytes()) +
+                                    " of memory: refused while building it. A smaller world, fewer micro-batches or, for a SimAI file, "
+                                    "\"collectives\": {\"model\": \"busbw\"} (no task graph) runs here");
     const uint32_t id = uint32_t(ops.size());
     ops.push_back(op);
     deps.emplace_back();

@@ -51,8 +51,14 @@ struct TaskGraph {
     std::vector<CollectiveRecord> collectives;
     std::vector<std::vector<uint32_t>> member_sets;  // interned: the GPUs of local ops
     std::map<std::vector<uint32_t>, uint32_t> member_index;
+    // A graph that outgrows the machine is refused while it is built (add() throws InputError at `where`):
+    // kOpBytes is what an op costs through a run (graph ~120 B, executor ~90 B, flow network, timeline).
+    static constexpr uint64_t kOpBytes = 250;
+    uint64_t max_ops = UINT64_MAX;
+    std::string where = "workload";
 
     uint32_t add(const Op& op, const std::vector<uint32_t>& after);
+    void limit_to_memory(const std::string& where);  // sets max_ops from this machine's memory
     void add_dep(uint32_t op, uint32_t after);  // UINT32_MAX: nothing
     uint32_t name(const std::string& s);
     uint32_t intern_members(const std::vector<uint32_t>& ranks);
