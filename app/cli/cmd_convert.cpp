@@ -25,7 +25,7 @@ void write_config_set(const Scenario& scenario, const std::filesystem::path& out
         for (NodeId n = 0; n < f.node_count(); ++n)
             if (f.node_kind[n] == NodeKind::network_switch)
                 for (uint32_t p = f.port_begin[n]; p < f.port_begin[n + 1]; ++p) rates.insert(f.link_rate[f.port_link[p]].count);
-        for (int64_t r : rates) s.network.ecn.push_back(*ecn_for_rate(s, BitsPerSecond(r)));
+        for (int64_t r : rates) s.network.ecn.push_back(ecn_for_rate(s, BitsPerSecond(r)));
     }
     if (s.network.buffer_per_switch.count % (1 << 20) != 0)
         throw InputError(s.source + ": network.buffer_per_switch", "the HPCC config gives the buffer in whole MiB; this one is not");

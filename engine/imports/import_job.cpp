@@ -26,6 +26,39 @@ void read_custom(LlmWorkload& w, Diagnostics& warnings) {
 
 }  // namespace
 
+uint32_t complete_simai_parallelism(SimaiWorkload& s, const TraceImport& t, uint32_t hosts, Diagnostics& warnings) {
+    struct Key {
+        const char* scenario;
+        const char* header;
+        int* value;
+    };
+    const Key keys[] = {{"tp", "model_parallel_NPU_group", &s.tp}, {"pp", "pp", &s.pp}, {"ep", "ep", &s.ep},
+                        {"micro_batches", "ga", &s.ga}, {"virtual_stages", "vpp", &s.vpp}};
+    for (const Key& k : keys) {
+        auto given = t.parallel.find(k.scenario);
+        if (given == t.parallel.end()) continue;
+        if (s.header_keys.count(k.header) && *k.value != given->second)
+            throw InputError(std::string("workload.parallel.") + k.scenario, std::to_string(given->second) + ", but " + s.source + " says " + k.header +
+                                                                                 ": " + std::to_string(*k.value) + " (remove the key or make them agree)");
+        *k.value = given->second;
+    }
+    if (auto dp = t.parallel.find("dp"); dp != t.parallel.end()) {
+        const int world = s.tp * s.pp * dp->second;
+        if (s.all_gpus > 0 && s.all_gpus != world)
+            throw InputError("workload.parallel.dp", std::to_string(dp->second) + " makes " + std::to_string(world) + " GPUs (TP × PP × DP), but " + s.source +
+                                                         " says all_gpus: " + std::to_string(s.all_gpus));
+        s.all_gpus = world;
+    }
+    if (s.all_gpus <= 0) return hosts;
+    if (uint32_t(s.all_gpus) > hosts)
+        throw InputError(s.source + ":1", "all_gpus: " + std::to_string(s.all_gpus) + " but the fabric has only " + std::to_string(hosts) + " GPUs (hosts)");
+    if (uint32_t(s.all_gpus) < hosts)
+        warnings.warning(s.source + ":1", "the file's " + std::to_string(s.all_gpus) + " ranks run on the fabric's first " + std::to_string(s.all_gpus) +
+                                              " hosts (rank r on the r-th, TP inside a server); the other " + std::to_string(hosts - uint32_t(s.all_gpus)) +
+                                              " hosts stay idle");
+    return uint32_t(s.all_gpus);
+}
+
 void check_workload_files(const LlmWorkload& w, Diagnostics& warnings) {
     for (const std::filesystem::path& f : w.collectives.custom_files) read_custom_algorithm(f, warnings);
     if (!w.trace) return;
@@ -40,13 +73,18 @@ LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadT
     const uint32_t hosts = uint32_t(fabric.count(NodeKind::host));
     LlmJob job;
     job.workload = &w;
+    SimaiWorkload s;
+    uint32_t world = hosts;
+    if (w.trace->format == "simai") {
+        s = read_simai_workload(read_text_file(w.trace->path), w.trace->path.string(), warnings);
+        world = complete_simai_parallelism(s, *w.trace, hosts, warnings);
+    }
     ParallelSpec one_dim;  // rank r on the r-th host
-    one_dim.dp = int(hosts);
+    one_dim.dp = int(world);
     job.place = place_ranks(one_dim, fabric);
     const CollectiveContext ctx{job.place, t, w.gpu, w.collectives};
     if (w.trace->format == "simai") {
-        const SimaiWorkload s = read_simai_workload(read_text_file(w.trace->path), w.trace->path.string(), warnings);
-        job.graph = build_simai_graph(s, ctx, hosts, w.iterations);
+        job.graph = build_simai_graph(s, ctx, world, w.iterations);
     } else {
         const std::vector<ChakraRank> ranks = read_chakra_traces(w.trace->path, warnings);
         if (ranks.size() != hosts)

@@ -12,6 +12,14 @@ namespace orrery {
 // Throws InputError naming the file at fault; warnings collects what real files get wrong.
 LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t, Diagnostics& warnings);
 
+struct SimaiWorkload;
+// A SimAI file's parallelism as the scenario completes it: workload.import's `parallel` keys fill what a
+// legacy header lacks (tp, pp, ep, micro_batches → ga, virtual_stages → vpp, and dp → all_gpus = tp·pp·dp)
+// and must agree with what the header says. Returns the world size: the header's all_gpus, else the
+// fabric's hosts. Ranks sit on the first `world` hosts (rank r on the r-th); a larger fabric leaves the rest
+// idle (a warning says so), a smaller one is an error.
+uint32_t complete_simai_parallelism(SimaiWorkload& s, const TraceImport& t, uint32_t hosts, Diagnostics& warnings);
+
 // Reads the workload's files without building anything (for `orrery-cli validate`).
 void check_workload_files(const LlmWorkload& w, Diagnostics& warnings);
 

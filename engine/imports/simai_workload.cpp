@@ -100,6 +100,7 @@ SimaiWorkload read_simai_workload(const std::string& text, const std::string& so
         keys[name] = parse_count(header[i + 1], source, k.c_str(), name == "pp_comm" ? INT64_MAX : (1 << 24));
         ++i;
     }
+    w.header_keys = keys;
     auto key = [&](const char* k, int64_t fallback) { return keys.count(k) ? keys[k] : fallback; };
     w.tp = int(std::max<int64_t>(1, key("model_parallel_NPU_group", 1)));
     w.ep = int(std::max<int64_t>(1, key("ep", 1)));

@@ -6,6 +6,7 @@
 // SimAI's reader has them (see engine/imports/README.md); where real files are inconsistent the reader
 // warns and does what a careful user expects (a count that does not match: the records that are there).
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct SimaiWorkload {
     std::string policy;                    // HYBRID_TRANSFORMER_FWD_IN_BCKWD, MICRO, …
     int tp = 1, ep = 1, pp = 1, vpp = 0, ga = 1, all_gpus = 0;  // all_gpus 0: not in the header
     int64_t pp_comm = 0;                   // bytes between pipeline stages per pass
+    std::map<std::string, int64_t> header_keys;  // the `key: value` pairs line 1 really has
     std::vector<SimaiRecord> records;
 };
 

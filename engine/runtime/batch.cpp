@@ -337,14 +337,10 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                 uint32_t shift = uint32_t(s.network.pfc_alpha_shift);
                 for (uint64_t rate = info.rate_bps; rate > nic_rate && shift > 0; rate /= 2) --shift;
                 m.pfc_shift = uint8_t(shift);
-                if (auto t = ecn_for_rate(s, BitsPerSecond(int64_t(info.rate_bps)))) {
-                    m.kmin = uint32_t(t->kmin.count);
-                    m.kmax = uint32_t(t->kmax.count);
-                    m.pmax = t->pmax;
-                } else if (s.network.ecn_enabled) {
-                    throw InputError(s.source, "no ECN threshold for " + describe_rate(BitsPerSecond(int64_t(info.rate_bps))) + " ports (switch " +
-                                                   std::to_string(n) + ")");
-                }
+                const EcnThreshold t = ecn_for_rate(s, BitsPerSecond(int64_t(info.rate_bps)));  // scaled when the table lacks the rate
+                m.kmin = uint32_t(t.kmin.count);
+                m.kmax = uint32_t(t.kmax.count);
+                m.pmax = t.pmax;
                 sm.total_hdrm += m.headroom;
                 sm.total_rsrv += sm.port_reserve;
                 hdrm_and_reserve += uint64_t(m.headroom) + sm.port_reserve;

@@ -64,18 +64,20 @@ void check_against_fabric(const Scenario& s, const Fabric& f, Diagnostics& diags
                 diags.error(flow.where, "host " + std::to_string(flow.dst) + " cannot be reached from host " + std::to_string(flow.src));
     }
     if (s.network.ecn_enabled) {
-        std::set<int64_t> missing;
+        std::set<int64_t> derived;
         for (NodeId n = 0; n < f.node_count(); ++n) {
             if (f.node_kind[n] != NodeKind::network_switch) continue;
-            for (uint32_t p = f.port_begin[n]; p < f.port_begin[n + 1]; ++p) {
-                BitsPerSecond rate = f.link_rate[f.port_link[p]];
-                if (!ecn_for_rate(s, rate)) missing.insert(rate.count);
-            }
+            for (uint32_t p = f.port_begin[n]; p < f.port_begin[n + 1]; ++p) derived.insert(f.link_rate[f.port_link[p]].count);
         }
-        for (int64_t rate : missing)
-            diags.error(s.source + ": " + (s.cc.ecn.empty() ? "network.ecn.thresholds" : "cc.ecn"),
-                        "no ECN threshold for " + describe_rate(BitsPerSecond(rate)) + " switch ports; add {\"rate\": \"" +
-                            format_rate(BitsPerSecond(rate)) + "\", \"kmin\": ..., \"kmax\": ..., \"pmax\": ...}");
+        for (int64_t rate : derived) {
+            std::optional<EcnThreshold> from;
+            const EcnThreshold t = ecn_for_rate(s, BitsPerSecond(rate), &from);
+            if (from)
+                diags.warning(s.source + ": " + (s.cc.ecn.empty() ? "network.ecn.thresholds" : "cc.ecn"),
+                              "no ECN threshold for " + describe_rate(BitsPerSecond(rate)) + " switch ports: using " + describe_rate(from->rate) +
+                                  "'s scaled to the rate, as the reference's run.py scales them (kmin " + std::to_string(t.kmin.count) + " B, kmax " +
+                                  std::to_string(t.kmax.count) + " B, pmax " + std::to_string(t.pmax).substr(0, 4) + ")");
+        }
     }
     // A run with no stop time lasts until its last flow ends: say so when that is far away. A flow needs at
     // least its bytes at its host's link rate; each packet is a few events per hop.

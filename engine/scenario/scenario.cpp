@@ -1,5 +1,7 @@
 #include "scenario/scenario.h"
 
+#include <cmath>
+
 namespace orrery {
 
 const char* fabric_file_format_name(FabricFileFormat f) {
@@ -33,16 +35,25 @@ int hpcc_cc_mode(CcAlgorithm a) {
     return 0;
 }
 
-std::optional<EcnThreshold> ecn_for_rate(const Scenario& s, BitsPerSecond rate) {
+EcnThreshold ecn_for_rate(const Scenario& s, BitsPerSecond rate, std::optional<EcnThreshold>* derived_from) {
+    if (derived_from) derived_from->reset();
     const std::vector<EcnThreshold>& table = !s.cc.ecn.empty() ? s.cc.ecn : s.network.ecn;
-    if (!table.empty()) {
-        for (const EcnThreshold& t : table)
-            if (t.rate == rate) return t;
-        return std::nullopt;
+    if (table.empty()) {
+        // The reference's run.py: kmin = 4 KB and kmax = 16 KB per Gb/s of port rate, pmax = 0.2.
+        const int64_t gbit = rate.count / 1'000'000'000;
+        return EcnThreshold{rate, Bytes(4000 * gbit), Bytes(16000 * gbit), 0.2};
     }
-    // The reference's run.py: kmin = 4 KB and kmax = 16 KB per Gb/s of port rate, pmax = 0.2.
-    const int64_t gbit = rate.count / 1'000'000'000;
-    return EcnThreshold{rate, Bytes(4000 * gbit), Bytes(16000 * gbit), 0.2};
+    for (const EcnThreshold& t : table)
+        if (t.rate == rate) return t;
+    // Not in the table: the entry of the nearest rate (by ratio), scaled in proportion to rate, as run.py
+    // scales its thresholds with the link rate.
+    const EcnThreshold* nearest = &table.front();
+    auto distance = [&](const EcnThreshold& t) { return std::abs(std::log(double(t.rate.count) / double(rate.count))); };
+    for (const EcnThreshold& t : table)
+        if (distance(t) < distance(*nearest)) nearest = &t;
+    if (derived_from) *derived_from = *nearest;
+    const long double scale = (long double)rate.count / (long double)nearest->rate.count;
+    return EcnThreshold{rate, Bytes(int64_t(std::llround(nearest->kmin.count * scale))), Bytes(int64_t(std::llround(nearest->kmax.count * scale))), nearest->pmax};
 }
 
 }  // namespace orrery

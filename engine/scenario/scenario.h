@@ -186,7 +186,9 @@ struct Scenario {
     nlohmann::json document;              // the scenario with presets resolved
 };
 
-// The ECN thresholds in force: cc.ecn, else network.ecn, else the reference's defaults for `rate`.
-std::optional<EcnThreshold> ecn_for_rate(const Scenario& s, BitsPerSecond rate);
+// The ECN thresholds in force for switch ports of `rate`: its entry of cc.ecn (else network.ecn); a rate the
+// table lacks gets the entry of the nearest rate scaled in proportion to rate (`derived_from` then holds that
+// entry); no table: the reference's defaults for `rate`.
+EcnThreshold ecn_for_rate(const Scenario& s, BitsPerSecond rate, std::optional<EcnThreshold>* derived_from = nullptr);
 
 }  // namespace orrery

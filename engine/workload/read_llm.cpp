@@ -54,12 +54,19 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
                 imp->error("path", "file not found: " + first.string());
         }
         imp->finish();
-        w.trace = t;
-        for (const char* k : {"model", "parallel"})
-            if (r.has(k)) {
-                r.raw(k);
-                r.error(k, "an imported workload brings its own model and parallelism; remove \"" + std::string(k) + "\"");
+        for (const char* k : {"model", "parallel"}) {
+            if (!r.has(k) || (t.format == "simai" && std::string(k) == "parallel")) continue;
+            r.raw(k);
+            r.error(k, "an imported workload brings its own model and parallelism; remove \"" + std::string(k) + "\"");
+        }
+        // A SimAI file's parallelism may be stated (or completed, for a legacy header) by workload.parallel.
+        if (t.format == "simai" && r.has("parallel"))
+            if (auto p = r.object("parallel", Need::optional)) {
+                for (const char* k : {"tp", "pp", "dp", "ep", "micro_batches", "virtual_stages"})
+                    if (auto v = p->integer(k, Need::optional, 1, 1 << 20)) t.parallel[k] = int(*v);
+                p->finish();
             }
+        w.trace = t;
     }
     if (!w.trace)
         if (auto m = r.object("model", Need::required)) w.model = read_model(*m);
@@ -68,7 +75,7 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
     if (auto mode = r.choice("network_mode", Need::optional, {"packet", "flow", "analytic"}))
         w.network_mode = *mode == "analytic" ? NetworkMode::analytic : *mode == "flow" ? NetworkMode::flow : NetworkMode::packet;
     if (auto f = r.size("framework_overhead", Need::optional)) w.framework_overhead = *f;
-    if (auto p = r.object("parallel", w.trace ? Need::optional : Need::required)) {
+    if (auto p = w.trace ? std::nullopt : r.object("parallel", Need::required)) {
         ParallelSpec& s = w.parallel;
         s.tp = int(p->integer("tp", Need::optional, 1, 1 << 16).value_or(1));
         s.pp = int(p->integer("pp", Need::optional, 1, 1 << 16).value_or(1));

@@ -96,6 +96,9 @@ enum class NetworkMode { packet, analytic, flow };
 struct TraceImport {
     std::string format;                 // "simai" (AICB/SimAI workload .txt) or "chakra" (execution traces, one per rank)
     std::filesystem::path path;         // simai: the file; chakra: the prefix (PREFIX.0.et, PREFIX.1.et, …)
+    // simai: workload.parallel's keys (tp, pp, dp, ep, micro_batches, virtual_stages) as given. They fill what a
+    // legacy header lacks and must agree with what the header says (engine/imports/import_job.h).
+    std::map<std::string, int> parallel;
 };
 
 struct LlmWorkload {

@@ -79,6 +79,19 @@ private slots:
         QCOMPARE(r.code, 1);
         QCOMPARE(first_error_line(r.err), QString(expected).replace("{cwd}", dir));
     }
+    void ecn_thresholds_for_missing_rates_are_derived_and_said() {
+        // Switch ports of a rate the ECN table lacks take the nearest rate's thresholds scaled to theirs (the
+        // reference's run.py rule), with a warning naming the table and the numbers.
+        const QString dir = QString(ORRERY_TEST_DIR) + "/cli";
+        Result r = run({"validate", "ecn_missing_rate.json"}, dir);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("network.ecn.thresholds: warning: no ECN threshold for 100 Gb/s switch ports: using 400 Gb/s's scaled to the rate") &&
+                     r.err.contains("kmin 250000 B, kmax 500000 B"),
+                 qPrintable(r.err));
+        r = run({"validate", "config_missing_ecn_rate.txt"}, dir);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("no ECN threshold for 100 Gb/s switch ports: using"), qPrintable(r.err));
+    }
     void fabric_stats() {
         Result r = run({"fabric", "fat-tree:k=8", "--stats", "--json"});
         QCOMPARE(r.code, 0);

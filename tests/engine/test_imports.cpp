@@ -151,6 +151,31 @@ private slots:
         QVERIFY2(std::abs(o.iteration_time_s - expected) <= 19 * 6 * 1e-9, qPrintable(QString("%1 vs %2").arg(o.iteration_time_s, 0, 'g', 12).arg(expected, 0, 'g', 12)));
     }
 
+    void simai_parallel_block_and_a_larger_fabric() {
+        // The legacy GPT-13B header says only TP 8: workload.parallel completes it (DP 16 → 128 ranks), the
+        // ranks take the first 128 of 256 hosts, and the rest are said to stay idle.
+        const std::string file = (kFormats / "simai-workload/G13B-M1-C01_GPT13B_megatron_tp8_pp1_mbs1_A100.txt").string();
+        nlohmann::json doc = flat(256, {{"kind", "llm"}, {"network_mode", "analytic"}, {"import", {{"format", "simai"}, {"path", file}}},
+                                        {"parallel", {{"tp", 8}, {"dp", 16}}}});
+        const auto p = prepare(doc);
+        QCOMPARE(p->job.graph.world, 128u);
+        QVERIFY(has_warning(p->warnings, ":1", "other 128 hosts stay idle"));
+        for (uint32_t op : p->job.transfers) QVERIFY(p->job.graph.ops[op].rank < 128 && p->job.graph.ops[op].peer < 128);
+        // A block that contradicts the header is refused, naming both.
+        doc["workload"]["parallel"] = {{"tp", 4}};
+        try {
+            prepare(doc);
+            QFAIL("tp 4 against the file's TP 8 was accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("workload.parallel.tp") != std::string::npos &&
+                         std::string(e.what()).find("model_parallel_NPU_group: 8") != std::string::npos,
+                     e.what());
+        }
+        // Keys a SimAI file decides itself are refused.
+        doc["workload"]["parallel"] = {{"sp", true}};
+        QVERIFY_THROWS_EXCEPTION(InputError, prepare(doc));
+    }
+
     void simai_pipeline_runs_as_a_pipeline() {
         // PP 4, GA 8: eight micro-batches (each starting at an embedding_layer record) of forward 1 ms and
         // backward 2 ms per stage, no collectives, pp_comm 1 byte on a fabric where it is free: every rank waits

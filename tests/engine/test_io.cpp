@@ -158,7 +158,7 @@ private slots:
         QCOMPARE(std::string(cc_algorithm_name(sc.cc.algorithm)), cc.toStdString());
         QCOMPARE(sc.network.buffer_per_switch.count, 32LL << 20);
         QCOMPARE(sc.network.packet_payload.count, 1000LL);
-        QCOMPARE(ecn_for_rate(sc, gbps(100))->kmin.count, cc == "dctcp" ? 300'000LL : 400'000LL);
+        QCOMPARE(ecn_for_rate(sc, gbps(100)).kmin.count, cc == "dctcp" ? 300'000LL : 400'000LL);
         QCOMPARE(sc.cc.min_rate.count, 1'000'000'000LL);
         QCOMPARE(sc.cc.ack_high_priority, cc == "dcqcn" || cc == "timely");
         QCOMPARE(sc.workload.stop_time->count, 4'000'000'000'000LL);

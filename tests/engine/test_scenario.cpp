@@ -46,9 +46,15 @@ private slots:
         QCOMPARE(s.base.cc.hpcc.int_multi, 4);
         QCOMPARE(s.base.cc.hpcc.rate_ai.count, 40'000'000LL);
         QVERIFY(s.base.cc.window);
-        QCOMPARE(ecn_for_rate(s.base, gbps(100))->kmax.count, 1'600'000LL);
-        QCOMPARE(ecn_for_rate(s.base, gbps(400))->kmin.count, 1'600'000LL);
-        QVERIFY(!ecn_for_rate(s.base, gbps(200)).has_value());
+        QCOMPARE(ecn_for_rate(s.base, gbps(100)).kmax.count, 1'600'000LL);
+        QCOMPARE(ecn_for_rate(s.base, gbps(400)).kmin.count, 1'600'000LL);
+        // 200 Gb/s is not in the preset: the nearest entry's thresholds scaled to the rate (run.py's rule), and said.
+        std::optional<EcnThreshold> from;
+        const EcnThreshold t200 = ecn_for_rate(s.base, gbps(200), &from);
+        QVERIFY(from.has_value());
+        QCOMPARE(t200.kmin.count, ecn_for_rate(s.base, gbps(100)).kmin.count * 2);
+        QCOMPARE(t200.kmax.count, 3'200'000LL);
+        QVERIFY(!(ecn_for_rate(s.base, gbps(100), &from), from.has_value()));
     }
     void flows_get_reference_source_ports() {
         nlohmann::json doc = base_document();
