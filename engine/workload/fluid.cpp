@@ -84,10 +84,12 @@ void FluidNetwork::recompute(int64_t now) {
             for (const FluidUse& u : flows_[slot].uses)
                 if (stamp_res_[u.resource] != epoch_) stamp_res_[u.resource] = epoch_, comp_res_.push_back(u.resource);
         }
+    old_rate_.resize(flows_.size());
     for (uint32_t slot : comp_flows_) {  // bytes drained at the old rates, up to now
         Flow& f = flows_[slot];
         f.remaining = std::max(0.0, f.remaining - f.rate * double(now - f.since));
         f.since = now;
+        old_rate_[slot] = f.finish == kNoFinish ? -1 : f.rate;
         f.rate = -1;  // unfrozen
     }
     for (uint32_t r : comp_res_) left_[r] = capacity_[r], weight_sum_[r] = 0;
@@ -115,6 +117,11 @@ void FluidNetwork::recompute(int64_t now) {
     }
     for (uint32_t slot : comp_flows_) {
         Flow& f = flows_[slot];
+        // A flow whose rate did not change keeps its finish (and its entry in the heap).
+        if (old_rate_[slot] >= 0 && std::abs(f.rate - old_rate_[slot]) <= 1e-12 * f.rate) {
+            f.rate = old_rate_[slot];
+            continue;
+        }
         ++f.version;
         f.finish = f.remaining <= 1e-6 ? now : now + int64_t(std::ceil(f.remaining / f.rate));
         finishes_.push({f.finish, slot, f.version});
