@@ -89,6 +89,34 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
         if (!loading_) emit_edit("workload.parallel.zero", stage);
     });
 
+    auto* net_box = new QGroupBox("Network and collectives", this);
+    auto* nf = new QFormLayout(net_box);
+    network_mode_ = new QComboBox(net_box);
+    network_mode_->setObjectName("network_mode");
+    network_mode_->addItem("Packet level (the reference model)", "packet");
+    network_mode_->addItem("Flow level (fluid, max-min fair: fast, for sweeps)", "flow");
+    network_mode_->addItem("α-β: contention-free bound (no sharing)", "analytic");
+    network_mode_->setToolTip("Packet: every packet through queues, PFC and congestion control. Flow: every transfer a fluid flow on its ECMP path, "
+                              "rates max-min fair over links and NVLink ports. α-β: each transfer alone on its path — a lower bound, not a prediction.");
+    nf->addRow("Network", network_mode_);
+    connect(network_mode_, &QComboBox::activated, this, [this] {
+        if (!loading_) emit_edit("workload.network_mode", network_mode_->currentData().toString().toStdString());
+    });
+    channels_ = new QSpinBox(net_box);
+    channels_->setObjectName("channels");
+    channels_->setRange(1, 64);
+    channels_->setToolTip("NCCL channels: each carries a share of the data on its own ring order, leaving a server through its own NIC");
+    nf->addRow("NCCL channels", channels_);
+    connect(channels_, &QSpinBox::editingFinished, this, [this] {
+        if (!loading_) emit_edit("workload.collectives.channels", channels_->value());
+    });
+    pxn_ = new QCheckBox("PXN: cross-rail data crosses NVLink to the receiver's rail first", net_box);
+    pxn_->setObjectName("pxn");
+    nf->addRow("", pxn_);
+    connect(pxn_, &QCheckBox::toggled, this, [this](bool on) {
+        if (!loading_) emit_edit("workload.collectives.pxn", on);
+    });
+
     auto* mem_box = new QGroupBox("Memory per GPU (per pipeline stage; every rank of a stage needs the same)", this);
     auto* ml = new QVBoxLayout(mem_box);
     table_ = new QTableWidget(0, 8, mem_box);
@@ -104,6 +132,7 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
     auto* top = new QHBoxLayout;
     top->addWidget(model_box);
     top->addWidget(par_box);
+    top->addWidget(net_box);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(top);
     layout->addWidget(mem_box, 1);
@@ -127,6 +156,10 @@ void StrategyEditor::load(const nlohmann::json& doc, const std::filesystem::path
         recompute_->setChecked(w.parallel.recompute);
         zero_->setCurrentIndex(w.parallel.zero_stage);
         gpu_->setCurrentIndex(gpu_->findData(QString::fromStdString(w.gpu)));
+        const char* mode = w.network_mode == NetworkMode::flow ? "flow" : w.network_mode == NetworkMode::analytic ? "analytic" : "packet";
+        network_mode_->setCurrentIndex(network_mode_->findData(QString(mode)));
+        channels_->setValue(w.collectives.channels);
+        pxn_->setChecked(w.collectives.pxn);
     }
     setEnabled(true);
     loading_ = false;

@@ -1,6 +1,6 @@
 #pragma once
 // The model and parallel-strategy editor: model preset and fields, TP / PP / DP / EP, SP, ZeRO, micro-batches,
-// GPU type; below, the memory each pipeline stage needs against the GPU's HBM (engine/workload/memory) and
+// GPU type; the network mode (packet, flow, or the α-β contention-free bound), NCCL channels and PXN; below, the memory each pipeline stage needs against the GPU's HBM (engine/workload/memory) and
 // whether the world size matches the fabric, recomputed on every change.
 #include <QWidget>
 
@@ -36,6 +36,9 @@ private:
     QCheckBox* sp_;
     QCheckBox* recompute_;
     QComboBox* zero_;
+    QComboBox* network_mode_;
+    QSpinBox* channels_;
+    QCheckBox* pxn_;
     QTableWidget* table_;
     QLabel* status_;
 };

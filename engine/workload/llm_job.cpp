@@ -28,11 +28,12 @@ LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const Workloa
     if (!job.memory.fits()) {
         const RankMemory& r = job.memory.worst();
         char buf[400];
+        const double gib = double(1ull << 30);  // one unit for memory everywhere (the workbench shows GiB too)
         std::snprintf(buf, sizeof buf,
-                      "rank %u (pipeline stage %d) needs %.2f GB (weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, overhead %.2f) "
-                      "but a %s has %.2f GB",
-                      r.rank, r.stage, r.total() / 1e9, r.weights / 1e9, r.gradients / 1e9, r.optimizer / 1e9, r.activations / 1e9, r.overhead / 1e9,
-                      w.gpu.c_str(), job.memory.available / 1e9);
+                      "rank %u (pipeline stage %d) needs %.2f GiB (weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, overhead %.2f) "
+                      "but a %s has %.2f GiB",
+                      r.rank, r.stage, r.total() / gib, r.weights / gib, r.gradients / gib, r.optimizer / gib, r.activations / gib, r.overhead / gib,
+                      w.gpu.c_str(), job.memory.available / gib);
         job.oom_message = buf;
         return job;  // not run: no task graph
     }

@@ -26,6 +26,8 @@ using namespace orrery;
 
 namespace {
 
+constexpr double kGiB = double(1ull << 30);
+
 double seconds_since(std::chrono::steady_clock::time_point t) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(); }
 double peak_rss_mib() {
     rusage u{};
@@ -107,9 +109,9 @@ int main(int argc, char** argv) {
         std::printf("GPT-3 175B TP8 PP8 DP16, 16 micro-batches, SP, ZeRO-1, recompute on 1,024 H100s: task graph %zu ops, %zu network flows (%.2f s)\n",
                     job.graph.size(), job.transfers.size(), build_s);
         for (const RankMemory& m : job.memory.per_stage)
-            std::printf("  stage %d (rank %u): %.2f GB = weights %.2f + gradients %.2f + optimizer %.2f + activations %.2f + overhead %.2f (of %.2f GB)\n",
-                        m.stage, m.rank, m.total() / 1e9, m.weights / 1e9, m.gradients / 1e9, m.optimizer / 1e9, m.activations / 1e9, m.overhead / 1e9,
-                        job.memory.available / 1e9);
+            std::printf("  stage %d (rank %u): %.2f GiB = weights %.2f + gradients %.2f + optimizer %.2f + activations %.2f + overhead %.2f (of %.2f GiB)\n",
+                        m.stage, m.rank, m.total() / kGiB, m.weights / kGiB, m.gradients / kGiB, m.optimizer / kGiB, m.activations / kGiB, m.overhead / kGiB,
+                        job.memory.available / kGiB);
         if (!job.oom_message.empty()) {
             std::printf("  oom: %s\n", job.oom_message.c_str());
         } else {

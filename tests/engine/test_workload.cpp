@@ -221,7 +221,9 @@ private slots:
         const RankMemory& worst = job.memory.worst();
         QVERIFY(worst.total() > 80e9);
         QVERIFY2(job.oom_message.find("rank " + std::to_string(worst.rank)) != std::string::npos, job.oom_message.c_str());
-        QVERIFY2(job.oom_message.find("80.00 GB") != std::string::npos, job.oom_message.c_str());
+        // The H100's 80 GB (10^9 B) of HBM, in GiB as every memory figure is shown.
+        const std::string hbm = QString::number(80e9 / double(1ull << 30), 'f', 2).toStdString() + " GiB";
+        QVERIFY2(job.oom_message.find("but a H100 has " + hbm) != std::string::npos, job.oom_message.c_str());
     }
 
     void world_size_must_match_the_fabric() {

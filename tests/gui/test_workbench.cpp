@@ -143,6 +143,18 @@ private slots:
         emit tp->editingFinished();
         QCOMPARE(w->document()["workload"]["parallel"]["tp"].get<int>(), 4);
         QVERIFY(s->status_label()->text().contains("16 GPUs, the fabric has 32 hosts"));
+        // The network mode: the α-β choice says it is the contention-free bound, and choosing flow writes it.
+        auto* mode = s->findChild<QComboBox*>("network_mode");
+        QVERIFY(mode);
+        QCOMPARE(mode->currentData().toString(), QString("packet"));
+        QVERIFY(mode->itemText(mode->findData("analytic")).contains("contention-free bound"));
+        mode->setCurrentIndex(mode->findData("flow"));
+        emit mode->activated(mode->currentIndex());
+        QCOMPARE(w->document()["workload"]["network_mode"].get<std::string>(), std::string("flow"));
+        auto* channels = s->findChild<QSpinBox*>("channels");
+        channels->setValue(8);
+        emit channels->editingFinished();
+        QCOMPARE(w->document()["workload"]["collectives"]["channels"].get<int>(), 8);
         // A model that cannot fit: 175B on 16 GPUs.
         w->strategy()->load([&] {
             nlohmann::json d = w->document();
