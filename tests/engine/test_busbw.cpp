@@ -93,6 +93,41 @@ private slots:
         }
     }
 
+    void scenario_keys_reach_the_estimate() {
+        const std::string file = (kReference / "formats/simai-workload/G13B-M1-C01_GPT13B_megatron_tp8_pp1_mbs1_A100.txt").string();
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"name", "t"},
+                              {"topology", {{"generator", "rail-optimized"}, {"gpus", 128}, {"gpus_per_server", 8}}},
+                              {"workload", {{"kind", "llm"}, {"import", {{"format", "simai"}, {"path", file}}},
+                                            {"collectives", {{"model", "busbw"}, {"busbw", {{"nvlink", "200GiB/s"}, {"nic", "23.5GiB/s"}, {"overlap", {{"dp", 0.25}}}}}}}}}};
+        const LoadedScenario sc = load_scenario_document(doc, "t.json", ".", kPresets, LoadOptions{false});
+        const BusbwParams& p = sc.scenarios[0].workload.llm->collectives.busbw;
+        QCOMPARE(sc.scenarios[0].workload.llm->collectives.model, CollectiveModel::busbw);
+        QVERIFY(std::abs(p.nvlink_gib_per_s - 200) < 1e-9 && std::abs(p.nic_gib_per_s - 23.5) < 1e-9 && p.dp_overlap == 0.25);
+        // The same numbers as SimAI's run with -nv 200 -nic 23.5 -dp_o 0.25.
+        const double total_us = estimate("G13B-M1-C01_GPT13B_megatron_tp8_pp1_mbs1_A100.txt", 128, p).total_s * 1e6;
+        QVERIFY2(std::abs(total_us - simai_summary("g13b_cx6.summary.csv")[8]) <= 3, qPrintable(QString::number(total_us)));
+        // Refused: busbw settings without the busbw model, the model without a SimAI file, a network mode beside it.
+        auto refused = [&](nlohmann::json d, const char* key) {
+            try {
+                load_scenario_document(d, "t.json", ".", kPresets, LoadOptions{false});
+            } catch (const InputError& e) {
+                return std::string(e.what()).find(key) != std::string::npos;
+            }
+            return false;
+        };
+        nlohmann::json d = doc;
+        d["workload"]["collectives"].erase("model");
+        QVERIFY(refused(d, "workload.collectives.busbw"));
+        d = doc;
+        d["workload"]["network_mode"] = "flow";
+        QVERIFY(refused(d, "workload.network_mode"));
+        d = doc;
+        d["workload"].erase("import");
+        d["workload"]["model"] = {{"preset", "gpt3-13b"}};
+        d["workload"]["parallel"] = {{"tp", 8}, {"dp", 16}};
+        QVERIFY(refused(d, "workload.collectives.model"));
+    }
+
     void refuses_what_simai_gets_wrong() {
         BusbwParams p;
         p.nics_per_server = 4;  // TP 8: SimAI's integer division leaves the DP groups no NIC
