@@ -40,6 +40,24 @@ LlmOutcome run_packet(const LlmJob& job, const Scenario& s, const Fabric& f) {
     return summarize_llm(job, driver.executor());
 }
 
+// A job of one ring all-reduce of S bytes over ranks 0 … n−1, one channel, one chunk per step; `w` must outlive it.
+LlmJob one_ring_all_reduce(LlmWorkload& w, const Fabric& f, int n, int64_t S) {
+    static const WorkloadTables t = load_workload_tables(kPresets);
+    w.parallel.dp = n;
+    w.collectives.channels = 1;
+    w.collectives.chunk = Bytes(S);
+    LlmJob job;
+    job.workload = &w;
+    job.place = place_ranks(w.parallel, f);
+    job.graph.world = uint32_t(n);
+    std::vector<uint32_t> ranks(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) ranks[size_t(i)] = uint32_t(i);
+    const CollectiveContext ctx{job.place, t, w.gpu, w.collectives};
+    emit_collective(job.graph, ctx, CollectiveKind::all_reduce, Group::dp, ranks, S, std::vector<uint32_t>(size_t(n), UINT32_MAX), "ar");
+    index_transfers(job);
+    return job;
+}
+
 }  // namespace
 
 class TestWorkload : public QObject {
@@ -51,18 +69,8 @@ private slots:
         const LoadedScenario sc = load(flat_fabric(n));
         const Scenario& s = sc.scenarios[0];
         const Fabric f = build_fabric(s.topology);
-        const WorkloadTables t = load_workload_tables(kPresets);
         LlmWorkload w;
-        w.parallel.dp = n;
-        w.collectives.channels = 1;
-        w.collectives.chunk = Bytes(S);
-        LlmJob job;
-        job.workload = &w;
-        job.place = place_ranks(w.parallel, f);
-        job.graph.world = n;
-        const CollectiveContext ctx{job.place, t, w.gpu, w.collectives};
-        emit_collective(job.graph, ctx, CollectiveKind::all_reduce, Group::dp, {0, 1, 2, 3}, S, std::vector<uint32_t>(n, UINT32_MAX), "ar");
-        index_transfers(job);
+        const LlmJob job = one_ring_all_reduce(w, f, n, S);
         QCOMPARE(job.transfers.size(), size_t(2 * (n - 1) * n));  // 2(n−1) steps, n transfers each
 
         // Closed form: 2(n−1) steps of S/n bytes, each the standalone time of one flow on the 2-hop path:
@@ -101,18 +109,8 @@ private slots:
         const LoadedScenario sc = load(doc);
         const Scenario& s = sc.scenarios[0];
         const Fabric f = build_fabric(s.topology);
-        const WorkloadTables t = load_workload_tables(kPresets);
         LlmWorkload w;
-        w.parallel.dp = n;
-        w.collectives.channels = 1;
-        w.collectives.chunk = Bytes(S);
-        LlmJob job;
-        job.workload = &w;
-        job.place = place_ranks(w.parallel, f);
-        job.graph.world = n;
-        const CollectiveContext ctx{job.place, t, w.gpu, w.collectives};
-        emit_collective(job.graph, ctx, CollectiveKind::all_reduce, Group::dp, {0, 1, 2, 3, 4, 5, 6, 7}, S, std::vector<uint32_t>(n, UINT32_MAX), "ar");
-        index_transfers(job);
+        const LlmJob job = one_ring_all_reduce(w, f, n, S);
         const PathMetrics cross = path_metrics(f, build_routes(f), 0, 4, 1000);
         const double standalone = double(standalone_fct_ns(cross, S / n, 1000));
         QVERIFY2(std::abs(standalone - 11'857) < 20, qPrintable(QString("standalone FCT %1 ns, the paper's 11,857 ns").arg(standalone)));
