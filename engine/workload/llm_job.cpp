@@ -117,9 +117,18 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
             last_comm_end[r] = std::max(last_comm_end[r], e);
         }
     }
-    std::stable_sort(o.timeline.begin(), o.timeline.end(), [](const TimelineSpan& a, const TimelineSpan& b) {
-        return a.rank != b.rank ? a.rank < b.rank : a.start_ps < b.start_ps;
-    });
+    {  // by rank, then start: sort indices and move each span once (a span holds four strings)
+        std::vector<uint32_t> order(o.timeline.size());
+        for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+            const TimelineSpan &x = o.timeline[a], &y = o.timeline[b];
+            return x.rank != y.rank ? x.rank < y.rank : x.start_ps < y.start_ps;
+        });
+        std::vector<TimelineSpan> sorted;
+        sorted.reserve(order.size());
+        for (uint32_t i : order) sorted.push_back(std::move(o.timeline[i]));
+        o.timeline = std::move(sorted);
+    }
 
     // Breakdown: every gap in a rank's compute stream is charged to what it waited on.
     const double it = o.iterations;
