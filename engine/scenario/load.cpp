@@ -3,6 +3,7 @@
 #include "common/memory_budget.h"
 #include "common/nesting.h"
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -10,6 +11,7 @@
 
 #include "scenario/build.h"
 #include "scenario/read.h"
+#include "workload/tables.h"
 
 namespace orrery {
 
@@ -132,12 +134,39 @@ void tag_experiment(Diagnostics& into, const Diagnostics& from, const Experiment
 
 }  // namespace
 
+// A generated fabric's NVLink links run at workload.gpu's NVLink bandwidth (data/gpus.json) unless the
+// scenario sets link_defaults.nvlink.rate: an A100 job gets 600 GB/s, a B200 job 1,800 GB/s. Written into
+// the resolved document, so the experiment's record and its fabric say which rate was used.
+void nvlink_rate_from_gpu(nlohmann::json& resolved, const PresetLibrary& presets) {
+    if (!resolved.is_object() || !resolved.contains("workload") || !resolved["workload"].is_object()) return;
+    const nlohmann::json& w = resolved["workload"];
+    if (w.value("kind", "") != "llm" || !resolved.contains("topology") || !resolved["topology"].is_object()) return;
+    nlohmann::json& t = resolved["topology"];
+    if (!t.contains("generator")) return;  // explicit and imported fabrics carry their own rates
+    if (t.contains("link_defaults") && t["link_defaults"].is_object() && t["link_defaults"].contains("nvlink") &&
+        t["link_defaults"]["nvlink"].is_object() && t["link_defaults"]["nvlink"].contains("rate"))
+        return;
+    const std::string gpu = w.contains("gpu") && w["gpu"].is_string() ? w["gpu"].get<std::string>() : LlmWorkload{}.gpu;
+    nlohmann::json table;
+    try {
+        table = read_data_table(presets, "gpus.json", "orrery-gpu-specs");
+    } catch (const InputError&) {
+        return;  // no table here: the reader's default stands (the run names the missing table)
+    }
+    const nlohmann::json* spec = table.contains("gpus") && table["gpus"].contains(gpu) ? &table["gpus"][gpu] : nullptr;
+    if (!spec || !spec->contains("nvlink_gb_per_s") || !(*spec)["nvlink_gb_per_s"].is_number()) return;  // an unknown GPU is named later
+    if (!t.contains("link_defaults") || !t["link_defaults"].is_object()) t["link_defaults"] = nlohmann::json::object();
+    if (!t["link_defaults"].contains("nvlink") || !t["link_defaults"]["nvlink"].is_object()) t["link_defaults"]["nvlink"] = nlohmann::json::object();
+    t["link_defaults"]["nvlink"]["rate"] = std::to_string(int64_t(std::llround((*spec)["nvlink_gb_per_s"].get<double>()))) + "GBps";
+}
+
 LoadedScenario load_scenario_document(const nlohmann::json& document, const std::string& source,
                                       const std::filesystem::path& base_dir, const PresetLibrary& presets, LoadOptions options) {
     Diagnostics diags;
     ReadContext context{source, base_dir};
     nlohmann::json resolved = resolve_presets(document, presets, source, diags);
     if (diags.has_errors()) throw InputError(diags);
+    nvlink_rate_from_gpu(resolved, presets);
     std::optional<Scenario> base = read_scenario(resolved, context, diags);
     if (!base) throw InputError(diags);
 
@@ -165,6 +194,7 @@ LoadedScenario load_scenario_document(const nlohmann::json& document, const std:
                 local.error(source + ": sweep.parameters", "cannot apply \"" + p["path"].get<std::string>() + "\": " + why);
         }
         nlohmann::json experiment_resolved = resolve_presets(e.document, presets, source, local);
+        if (!local.has_errors()) nvlink_rate_from_gpu(experiment_resolved, presets);
         std::optional<Scenario> s;
         if (!local.has_errors()) s = read_scenario(experiment_resolved, context, local);
         if (s) {

@@ -13,8 +13,7 @@
 // bandwidth (data/gpus.json) / calibrated bus bandwidth (data/intra_server.json), then adds the calibrated
 // α (a move inside a larger collective: NVLink propagation instead): alone on GPUs whose nvlink.rate is
 // the GPU's own it takes exactly its α-β time, concurrent ops on the same GPUs share the ports, and
-// another nvlink.rate scales the bandwidth. The scenario's default nvlink.rate is 900 GB/s (NVLink 4:
-// H100, H200): set it for A100 (600 GB/s) or B200 (1,800 GB/s).
+// another nvlink.rate scales the bandwidth. Unset, nvlink.rate is the GPU's own (scenario/load.cpp).
 //
 // The packet driver uses the same class for intra-server ops only (network = false).
 #include <cstdint>

@@ -217,6 +217,29 @@ private slots:
         QVERIFY2(std::abs((two - alpha) / (one - alpha) - 2) < 1e-6, qPrintable(QString("one %1 s, two %2 s").arg(one).arg(two)));
     }
 
+    void nvlink_rate_follows_the_gpu_unless_set() {
+        // An A100 job's generated fabric gets the A100's 600 GB/s NVLink, so a TP all-reduce alone takes the
+        // A100's calibrated α-β time; a rate the scenario sets is kept.
+        nlohmann::json doc = rail_fabric(1, 8);
+        doc["workload"] = {{"kind", "llm"}, {"gpu", "A100"}, {"network_mode", "flow"}, {"model", {{"preset", "gpt3-6.7b"}}}, {"parallel", {{"tp", 8}}}};
+        const Fabric f = build_fabric(load(doc).scenarios[0].topology);
+        const WorkloadTables t = load_workload_tables(kPresets);
+        for (size_t l = 0; l < f.link_count(); ++l)
+            if (f.node_kind[f.link_b[l]] == NodeKind::nvswitch || f.node_kind[f.link_a[l]] == NodeKind::nvswitch)
+                QCOMPARE(double(f.link_rate[l].count), t.gpus.at("A100").nvlink_bytes_per_s * 8);
+        HandJob h(f, 8);
+        h.w.gpu = "A100";
+        const CollectiveContext c{h.job.place, t, h.w.gpu, h.w.collectives};
+        const int64_t S = 1LL << 30;
+        emit_collective(h.job.graph, c, CollectiveKind::all_reduce, Group::tp, iota_ranks(8), S, std::vector<uint32_t>(8, UINT32_MAX), "tp");
+        const double ab = double(intra_collective_ps(t, "A100", CollectiveKind::all_reduce, 8, S)) * 1e-12;
+        QVERIFY(std::abs(flow_time(h, f, t) - ab) < 1e-9);
+        doc["topology"]["link_defaults"]["nvlink"] = {{"rate", "1800GBps"}};
+        const Fabric fast = build_fabric(load(doc).scenarios[0].topology);
+        for (size_t l = 0; l < fast.link_count(); ++l)
+            if (fast.node_kind[fast.link_b[l]] == NodeKind::nvswitch) QCOMPARE(fast.link_rate[l].count, int64_t(14'400'000'000'000));
+    }
+
     void packet_level_shares_nvlink_too() {
         // Two servers; on server 0 two TP all-reduces run at once while a send crosses the network.
         const LoadedScenario sc = load(rail_fabric(2, 8));
