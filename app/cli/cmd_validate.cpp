@@ -8,6 +8,7 @@
 #include "common/quantity.h"
 #include "imports/chakra_trace.h"
 #include "imports/import_job.h"
+#include "imports/simai_busbw.h"
 #include "imports/msccl.h"
 #include "imports/simai_workload.h"
 #include "io/hpcc_config.h"
@@ -41,6 +42,7 @@ int report(const std::filesystem::path& file, const Diagnostics& warnings, const
 void check_runnable(const LoadedScenario& s, const PresetLibrary& presets, Diagnostics& problems, Diagnostics& warnings) {
     std::map<std::string, size_t> seen;  // canonical document → first experiment with it
     std::optional<WorkloadTables> tables;
+    std::optional<BusbwRatios> ratios;
     for (size_t i = 0; i < s.scenarios.size(); ++i) {
         const Scenario& x = s.scenarios[i];
         nlohmann::json doc = x.document;
@@ -53,6 +55,12 @@ void check_runnable(const LoadedScenario& s, const PresetLibrary& presets, Diagn
                 if (!tables) tables = load_workload_tables(presets);
                 LlmWorkload w = *x.workload.llm;
                 Diagnostics job_warnings;
+                if (w.collectives.model == CollectiveModel::busbw) {  // SimAI's closed form: no graph to build
+                    if (!ratios) ratios = load_busbw_ratios(presets);
+                    estimate_simai_import(w, uint32_t(f.count(NodeKind::host)), *ratios, job_warnings);
+                    warnings.append(job_warnings);
+                    continue;
+                }
                 const LlmJob job = prepare_any_llm_job(w, f, *tables, job_warnings);
                 warnings.append(job_warnings);
                 if (!job.oom_message.empty()) warnings.warning(x.source + ": workload", "experiment " + id + " does not fit: " + job.oom_message);

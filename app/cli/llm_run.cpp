@@ -80,10 +80,8 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             if (progress) progress->start(id);
             const auto t0 = std::chrono::steady_clock::now();
             if (ratios.nic.empty()) ratios = load_busbw_ratios(presets);
-            SimaiWorkload sw = read_simai_workload(read_text_file(w.trace->path), w.trace->path.string(), warnings);
-            const uint32_t world = complete_simai_parallelism(sw, *w.trace, uint32_t(fabrics[i]->count(NodeKind::host)), warnings);
+            const BusbwEstimate est = estimate_simai_import(w, uint32_t(fabrics[i]->count(NodeKind::host)), ratios, warnings);
             for (const Diagnostic& d : warnings.items()) std::fprintf(stderr, "[%s] %s: warning: %s\n", id.c_str(), d.where.c_str(), d.message.c_str());
-            const BusbwEstimate est = simai_busbw_estimate(sw, int(world), w.collectives.busbw, ratios);
             finish_without_packets(i, busbw_outcome(est), "busbw",
                                "SimAI's analytical bus-bandwidth estimate (SimAI_analytical): no task graph, no network; exposed DP_EP " +
                                    std::to_string(est.exposed_dp_ep_s) + " s of the exposed DP",

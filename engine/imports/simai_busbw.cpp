@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "common/diagnostics.h"
+#include "imports/import_job.h"
+#include "scenario/load.h"
 #include "scenario/presets.h"
 #include "workload/llm_job.h"
 #include "workload/tables.h"
@@ -200,6 +202,13 @@ BusbwEstimate simai_busbw_estimate(const SimaiWorkload& w, int world, const Busb
     e.exposed_s = exposed * 1e-9;
     e.total_s = (compute + exposed + bubble + pp_ns) * 1e-9;
     return e;
+}
+
+BusbwEstimate estimate_simai_import(const LlmWorkload& w, uint32_t hosts, const BusbwRatios& ratios, Diagnostics& warnings) {
+    if (!w.trace || w.trace->format != "simai") throw InputError("workload.collectives.model", "the busbw model needs a SimAI/AICB import");
+    SimaiWorkload s = read_simai_workload(read_text_file(w.trace->path), w.trace->path.string(), warnings);
+    const uint32_t world = complete_simai_parallelism(s, *w.trace, hosts, warnings);
+    return simai_busbw_estimate(s, int(world), w.collectives.busbw, ratios);
 }
 
 LlmOutcome busbw_outcome(const BusbwEstimate& e) {

@@ -34,6 +34,10 @@ struct BusbwEstimate {
 // itself aborts there) or the world does not split into the header's TP × PP.
 BusbwEstimate simai_busbw_estimate(const SimaiWorkload& w, int world, const BusbwParams& p, const BusbwRatios& ratios);
 
+// The estimate of an experiment's SimAI import: reads the file, completes its parallelism from the scenario
+// (import_job.h) on a fabric of `hosts` GPUs, estimates. What `run` and `validate` both do.
+BusbwEstimate estimate_simai_import(const LlmWorkload& w, uint32_t hosts, const BusbwRatios& ratios, Diagnostics& warnings);
+
 // The estimate as an LLM outcome (one breakdown standing for every rank: SimAI's is per iteration, not per
 // rank), with the world size taken from the fabric's hosts.
 struct LlmOutcome;

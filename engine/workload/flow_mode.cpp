@@ -68,7 +68,7 @@ void FlowTimer::start_transfer(uint32_t id, int64_t t) {
 
 void FlowTimer::start_local(uint32_t id, int64_t t) {
     const Op& op = job_.graph.ops[id];
-    if (op.members == UINT32_MAX) {  // a fixed delay (imported workloads), no NVLink traffic
+    if (op.members == UINT32_MAX || op.bytes <= 0) {  // a fixed delay (imported workloads) or nothing to move: its α-β time
         tail_[id] = op.duration;
         net_.start(id, 0, {}, t);
         return;

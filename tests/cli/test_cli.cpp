@@ -79,6 +79,25 @@ private slots:
         QCOMPARE(r.code, 1);
         QCOMPARE(first_error_line(r.err), QString(expected).replace("{cwd}", dir));
     }
+    void simai_busbw_runs_the_9216_gpu_moe_file() {
+        // The MoE sample SimAI_analytical estimates at 7,545,619 µs (tests/reference/simai-analytical/moe.summary.csv):
+        // the same from `run`, as one JSON line, without building a task graph; validate passes it too.
+        QTemporaryDir tmp;
+        const nlohmann::json doc = {
+            {"format", "orrery-scenario"}, {"version", 1}, {"name", "moe"},
+            {"topology", {{"generator", "rail-optimized"}, {"gpus", 9216}, {"gpus_per_server", 8}}},
+            {"workload", {{"kind", "llm"}, {"gpu", "A100"}, {"collectives", {{"model", "busbw"}}},
+                          {"import", {{"format", "simai"}, {"path", std::string(ORRERY_TEST_DIR) + "/reference/formats/simai-workload/workload_analytical.txt"}}}}}};
+        std::ofstream(tmp.filePath("moe.json").toStdString()) << doc.dump(1);
+        QCOMPARE(run({"validate", "moe.json"}, tmp.path()).code, 0);
+        Result r = run({"run", "moe.json", "--out", "r.sqlite", "--json"}, tmp.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const nlohmann::json j = summary_lines(r.out).at(0);
+        QCOMPARE(j["network_mode"].get<std::string>(), std::string("busbw"));
+        QVERIFY2(std::abs(j["iteration_time_s"].get<double>() - 7.545619) < 1e-5, j.dump().c_str());
+        QCOMPARE(j["ops"].get<int>(), 0);
+    }
+
     void ecn_thresholds_for_missing_rates_are_derived_and_said() {
         // Switch ports of a rate the ECN table lacks take the nearest rate's thresholds scaled to theirs (the
         // reference's run.py rule), with a warning naming the table and the numbers.
