@@ -117,13 +117,23 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
             last_comm_end[r] = std::max(last_comm_end[r], e);
         }
     }
-    {  // by rank, then start: sort indices and move each span once (a span holds four strings)
-        std::vector<uint32_t> order(o.timeline.size());
-        for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-            const TimelineSpan &x = o.timeline[a], &y = o.timeline[b];
-            return x.rank != y.rank ? x.rank < y.rank : x.start_ps < y.start_ps;
-        });
+    {  // by rank (bucketed), then start within a rank; each span moved once (a span holds four strings)
+        std::vector<uint32_t> begin(size_t(g.world) + 1, 0);
+        for (const TimelineSpan& span : o.timeline) ++begin[size_t(span.rank) + 1];
+        for (size_t r = 0; r < g.world; ++r) begin[r + 1] += begin[r];
+        std::vector<uint32_t> order(o.timeline.size()), next(begin.begin(), begin.end() - 1);
+        std::vector<int64_t> start(o.timeline.size());
+        for (uint32_t i = 0; i < o.timeline.size(); ++i) {
+            const uint32_t at = next[o.timeline[i].rank]++;
+            order[at] = i;
+            start[at] = o.timeline[i].start_ps;
+        }
+        for (size_t r = 0; r < g.world; ++r) {
+            std::vector<std::pair<int64_t, uint32_t>> by_start;
+            for (uint32_t k = begin[r]; k < begin[r + 1]; ++k) by_start.emplace_back(start[k], order[k]);
+            std::stable_sort(by_start.begin(), by_start.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+            for (uint32_t k = begin[r]; k < begin[r + 1]; ++k) order[k] = by_start[k - begin[r]].second;
+        }
         std::vector<TimelineSpan> sorted;
         sorted.reserve(order.size());
         for (uint32_t i : order) sorted.push_back(std::move(o.timeline[i]));
