@@ -79,6 +79,24 @@ private slots:
         QCOMPARE(r.code, 1);
         QCOMPARE(first_error_line(r.err), QString(expected).replace("{cwd}", dir));
     }
+    void a_packet_run_inside_one_server_says_so() {
+        // TP 8 on one server of 8 GPUs: nothing crosses the network, so there are no packets to simulate; the
+        // summary's notes say it ran on the flow level (where NVLink still contends) and network_mode says so.
+        QTemporaryDir tmp;
+        const nlohmann::json doc = {
+            {"format", "orrery-scenario"}, {"version", 1}, {"name", "tp8"},
+            {"topology", {{"generator", "rail-optimized"}, {"gpus", 8}, {"gpus_per_server", 8}}},
+            {"workload", {{"kind", "llm"}, {"network_mode", "packet"},
+                          {"model", {{"layers", 2}, {"hidden", 1024}, {"heads", 16}, {"ffn", 4096}, {"seq", 512}, {"vocab", 1000}}},
+                          {"parallel", {{"tp", 8}}}}}};
+        std::ofstream(tmp.filePath("tp8.json").toStdString()) << doc.dump(1);
+        Result r = run({"run", "tp8.json", "--out", "r.sqlite", "--json"}, tmp.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const nlohmann::json j = summary_lines(r.out).at(0);
+        QVERIFY2(j["notes"].get<std::string>().find("no traffic leaves a server") != std::string::npos, j.dump().c_str());
+        QCOMPARE(j["network_mode"].get<std::string>(), std::string("flow"));
+    }
+
     void simai_busbw_runs_the_9216_gpu_moe_file() {
         // The MoE sample SimAI_analytical estimates at 7,545,619 µs (tests/reference/simai-analytical/moe.summary.csv):
         // the same from `run`, as one JSON line, without building a task graph; validate passes it too.
