@@ -112,7 +112,8 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             const std::string mode = flow ? "flow" : "analytic";
             const LlmOutcome o = flow ? run_llm_flow(job, *fabrics[i], routes->second, wire_format(s), tables)
                                       : run_llm_analytic(job, *fabrics[i], routes->second, uint32_t(s.network.packet_payload.count));
-            std::string note = flow ? "flow-level network (fluid flows, max-min fair over links and NVLink ports)"
+            std::string note = flow ? "flow-level network (fluid flows, max-min fair over links and NVLink ports; no queues, PFC, congestion "
+                                      "control or link loss: those settings act at packet level only)"
                                     : "analytic network (α-β: every transfer alone on its path, the contention-free bound)";
             if (w.network_mode == NetworkMode::packet)
                 note = "no traffic leaves a server: no packets to simulate, NVLink traffic timed on the flow level";
