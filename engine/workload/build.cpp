@@ -200,13 +200,7 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
     int64_t logits_ps[3];
     for (int ph = 0; ph < 3; ++ph) logits_ps[ph] = b.time_of(logits_ops(m, p, phases[ph]));
 
-    // Names, interned once.
-    std::map<std::string, uint32_t> names;
-    auto nm = [&](const std::string& s) {
-        auto it = names.find(s);
-        if (it != names.end()) return it->second;
-        return names[s] = g.name(s);
-    };
+    auto nm = [&](const std::string& s) { return g.name(s); };  // interned by the graph
 
     const int chunks = p.virtual_stages, layers_per_chunk = m.layers / (p.pp * chunks);
     // Per stage, in lockstep over its ranks (every rank of a stage runs the same program).

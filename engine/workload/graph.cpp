@@ -45,8 +45,9 @@ void TaskGraph::add_dep(uint32_t op, uint32_t after) {
 }
 
 uint32_t TaskGraph::name(const std::string& s) {
-    names.push_back(s);
-    return uint32_t(names.size() - 1);
+    auto [it, fresh] = name_index.emplace(s, uint32_t(names.size()));
+    if (fresh) names.push_back(s);
+    return it->second;
 }
 
 uint32_t TaskGraph::intern_members(const std::vector<uint32_t>& ranks) {

@@ -5,6 +5,7 @@
 // zero-time joins that mark where a collective starts and ends.
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,8 @@ struct TaskGraph {
     uint32_t world = 0;
     std::vector<Op> ops;
     std::vector<std::vector<uint32_t>> deps;  // per op: the ops it waits on
-    std::vector<std::string> names;
+    std::vector<std::string> names;            // each distinct label once (name() interns)
+    std::unordered_map<std::string, uint32_t> name_index;
     std::vector<CollectiveRecord> collectives;
     std::vector<std::vector<uint32_t>> member_sets;  // interned: the GPUs of local ops
     std::map<std::vector<uint32_t>, uint32_t> member_index;
