@@ -117,6 +117,20 @@ private slots:
   "sweep": {"parameters": [{"path": "cc.algorithm", "values": ["dcqcn", "hpcc"]}], "seeds": [1, 2]}}
 )";
         samples.push_back({"moe.json", "orrery", moe});
+        // The same job on the flow level with PXN, and SimAI's estimate of a SimAI file beside the mutants.
+        QByteArray flow = moe;
+        flow.replace("\"network_mode\": \"packet\"", "\"network_mode\": \"flow\"");
+        flow.replace("\"channels\": 2}", "\"channels\": 8, \"pxn\": true}");
+        samples.push_back({"moe_flow.json", "orrery", flow});
+        QVERIFY(QFile::copy(ref + "/formats/simai-workload/microAllReduce.txt", dir.filePath("simai.txt")));
+        const QByteArray busbw = R"({"format": "orrery-scenario", "version": 1, "name": "busbw",
+  "topology": {"generator": "rail-optimized", "gpus": 8, "gpus_per_server": 8},
+  "workload": {"kind": "llm", "gpu": "H100", "import": {"format": "simai", "path": "simai.txt"},
+               "parallel": {"tp": 8, "dp": 1},
+               "collectives": {"model": "busbw", "busbw": {"nvlink": "360GiB/s", "nic": "48.5GiB/s", "gpus_per_server": 8, "nics_per_server": 8,
+                                                        "overlap": {"dp": 0, "tp": 0.5, "ep": 0, "pp": 1}}}}}
+)";
+        samples.push_back({"busbw.json", "orrery", busbw});
         // GraphML and DOT as the CLI writes them.
         for (const char* ext : {"graphml", "dot"}) {
             QProcess p;
