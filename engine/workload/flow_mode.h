@@ -68,7 +68,6 @@ private:
     std::map<std::pair<uint32_t, uint32_t>, int64_t> base_latency_;  // per host pair (ps)
     std::vector<FluidUse> uses_;
     std::vector<uint32_t> done_;
-    uint32_t next_sport_key_ = 0;
 };
 
 // Runs the job with every transfer and intra-server op on the flow-level network.
