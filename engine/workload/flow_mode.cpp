@@ -46,6 +46,7 @@ FlowTimer::FlowTimer(const LlmJob& job, const Fabric& fabric, const Routes* rout
 }
 
 void FlowTimer::start_transfer(uint32_t id, int64_t t) {
+    if (!routes_) throw std::logic_error("FlowTimer: a transfer on a timer built for NVLink only (the packet engine times transfers)");
     const Op& op = job_.graph.ops[id];
     const NodeId src = job_.place.host[op.rank], dst = job_.place.host[op.peer];
     const uint16_t sport = job_.source_port[job_.flow_of_op[id]], dport = kLlmDestinationPort;
