@@ -183,7 +183,7 @@ LoadedScenario load_scenario_document(const nlohmann::json& document, const std:
         refuse_beyond_memory(source + ": sweep", "expanding the sweep's " + std::to_string((unsigned long long)count) + " experiments", uint64_t(bytes));
     }
     out.experiments = expand_sweep(document, out.base.sweep);
-    std::map<std::string, std::vector<std::string>> fabric_problems;  // by canonical topology JSON
+    std::map<std::string, std::vector<std::string>> fabric_problems;  // by the canonical JSON of what the check reads
     for (Experiment& e : out.experiments) {
         Diagnostics local;
         for (const auto& p : e.parameters) {
@@ -200,7 +200,12 @@ LoadedScenario load_scenario_document(const nlohmann::json& document, const std:
         if (s) {
             e.sha256 = sha256_of_document(experiment_resolved);
             if (options.check_fabrics) {
-                const std::string key = canonical_json(experiment_resolved["topology"]);
+                // Everything check_against_fabric reads: the fabric, the flows and stop time, the network's ECN
+                // and payload settings, and cc's ECN table (a sweep over anything else shares the result).
+                const nlohmann::json& cc = experiment_resolved.contains("cc") ? experiment_resolved["cc"] : nlohmann::json();
+                const std::string key = canonical_json(nlohmann::json::array({experiment_resolved["topology"], experiment_resolved.value("workload", nlohmann::json()),
+                                                        experiment_resolved.value("network", nlohmann::json()),
+                                                        cc.is_object() ? cc.value("ecn", nlohmann::json()) : nlohmann::json()}));
                 auto it = fabric_problems.find(key);
                 if (it == fabric_problems.end()) {
                     Diagnostics fabric_diags;

@@ -38,6 +38,22 @@ private slots:
         QCOMPARE(f.link_rate[0].count, 100'000'000'000LL);  // from the preset, not overridden
         QCOMPARE(s.base.document["topology"]["generator"].get<std::string>(), std::string("fat-tree"));
     }
+    void fabric_checks_are_not_shared_across_different_flows() {
+        // Two experiments on one fabric whose flows differ: the second's flow to a node that does not exist is
+        // found, naming the experiment (the check's results were once shared by topology alone).
+        nlohmann::json doc = base_document();
+        doc["workload"] = {{"kind", "flows"}, {"flows", {{{"src", 1}, {"dst", 0}, {"size", "1MB"}, {"start", "0s"}}}}};
+        doc["sweep"] = {{"parameters", {{{"path", "workload.flows[0].dst"}, {"values", {0, 999}}}}}};
+        try {
+            load_scenario_document(doc, "s.json", ".", presets());
+            QFAIL("a flow to node 999 was accepted");
+        } catch (const InputError& e) {
+            const std::string what = e.what();
+            QVERIFY2(what.find("e0001") != std::string::npos && what.find("node 999 does not exist") != std::string::npos, e.what());
+            QVERIFY2(what.find("e0000") == std::string::npos, e.what());
+        }
+    }
+
     void cc_preset_defaults_follow_the_reference() {
         nlohmann::json doc = base_document();
         doc["cc"] = {{"preset", "hpcc-100g"}};
