@@ -8,8 +8,6 @@
 #include "common/diagnostics.h"
 #include "runtime/batch.h"
 #include "imports/import_job.h"
-#include "imports/simai_workload.h"
-#include "scenario/load.h"
 #include "imports/simai_busbw.h"
 #include "workload/flow_mode.h"
 #include "workload/llm_driver.h"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -137,7 +138,8 @@ void tag_experiment(Diagnostics& into, const Diagnostics& from, const Experiment
 // A generated fabric's NVLink links run at workload.gpu's NVLink bandwidth (data/gpus.json) unless the
 // scenario sets link_defaults.nvlink.rate: an A100 job gets 600 GB/s, a B200 job 1,800 GB/s. Written into
 // the resolved document, so the experiment's record and its fabric say which rate was used.
-void nvlink_rate_from_gpu(nlohmann::json& resolved, const PresetLibrary& presets) {
+// `gpu_table` holds data/gpus.json once read (a sweep reads it once, not per experiment).
+void nvlink_rate_from_gpu(nlohmann::json& resolved, const PresetLibrary& presets, std::optional<nlohmann::json>& gpu_table) {
     if (!resolved.is_object() || !resolved.contains("workload") || !resolved["workload"].is_object()) return;
     const nlohmann::json& w = resolved["workload"];
     if (w.value("kind", "") != "llm" || !resolved.contains("topology") || !resolved["topology"].is_object()) return;
@@ -147,12 +149,14 @@ void nvlink_rate_from_gpu(nlohmann::json& resolved, const PresetLibrary& presets
         t["link_defaults"]["nvlink"].is_object() && t["link_defaults"]["nvlink"].contains("rate"))
         return;
     const std::string gpu = w.contains("gpu") && w["gpu"].is_string() ? w["gpu"].get<std::string>() : LlmWorkload{}.gpu;
-    nlohmann::json table;
-    try {
-        table = read_data_table(presets, "gpus.json", "orrery-gpu-specs");
-    } catch (const InputError&) {
-        return;  // no table here: the reader's default stands (the run names the missing table)
+    if (!gpu_table) {
+        try {
+            gpu_table = read_data_table(presets, "gpus.json", "orrery-gpu-specs");
+        } catch (const InputError&) {
+            gpu_table = nlohmann::json::object();  // no table here: the reader's default stands (the run names the missing table)
+        }
     }
+    const nlohmann::json& table = *gpu_table;
     const nlohmann::json* spec = table.contains("gpus") && table["gpus"].contains(gpu) ? &table["gpus"][gpu] : nullptr;
     if (!spec || !spec->contains("nvlink_gb_per_s") || !(*spec)["nvlink_gb_per_s"].is_number()) return;  // an unknown GPU is named later
     if (!t.contains("link_defaults") || !t["link_defaults"].is_object()) t["link_defaults"] = nlohmann::json::object();
@@ -166,7 +170,8 @@ LoadedScenario load_scenario_document(const nlohmann::json& document, const std:
     ReadContext context{source, base_dir};
     nlohmann::json resolved = resolve_presets(document, presets, source, diags);
     if (diags.has_errors()) throw InputError(diags);
-    nvlink_rate_from_gpu(resolved, presets);
+    std::optional<nlohmann::json> gpu_table;
+    nvlink_rate_from_gpu(resolved, presets, gpu_table);
     std::optional<Scenario> base = read_scenario(resolved, context, diags);
     if (!base) throw InputError(diags);
 
@@ -194,7 +199,7 @@ LoadedScenario load_scenario_document(const nlohmann::json& document, const std:
                 local.error(source + ": sweep.parameters", "cannot apply \"" + p["path"].get<std::string>() + "\": " + why);
         }
         nlohmann::json experiment_resolved = resolve_presets(e.document, presets, source, local);
-        if (!local.has_errors()) nvlink_rate_from_gpu(experiment_resolved, presets);
+        if (!local.has_errors()) nvlink_rate_from_gpu(experiment_resolved, presets, gpu_table);
         std::optional<Scenario> s;
         if (!local.has_errors()) s = read_scenario(experiment_resolved, context, local);
         if (s) {

@@ -81,12 +81,12 @@ void FlowTimer::start_local(uint32_t id, int64_t t) {
     const double bus_bytes = double(op.bytes) * bus_factor(op.local_kind, n);
     uses_.clear();
     const bool copy = op.local_kind == CollectiveKind::send_recv;
+    // The calibrated busbw is a fraction of the GPU's NVLink bandwidth (data/gpus.json); a port loads bus
+    // bytes ÷ that fraction, so alone on ports of the GPU's own rate the op runs at the calibrated busbw, and
+    // a faster or slower nvlink.rate scales it.
+    const double weight = gpu_.nvlink_bytes_per_s / fit.bus_bytes_per_s;
     for (size_t i = 0; i < members.size(); ++i) {
         const uint32_t r = members[i];
-        // The calibrated busbw is a fraction of the GPU's NVLink bandwidth (data/gpus.json); the port loads
-        // bus bytes ÷ that fraction, so alone on a port of the GPU's own rate the op runs at the calibrated
-        // busbw, and a faster or slower nvlink.rate scales it.
-        const double weight = gpu_.nvlink_bytes_per_s / fit.bus_bytes_per_s;
         if (!copy || i == 0) uses_.push_back({nvlink_out_[r], weight});
         if (!copy || i + 1 == members.size()) uses_.push_back({nvlink_in_[r], weight});
     }
@@ -105,6 +105,16 @@ void FlowTimer::complete_next(Executor& x) {
     for (uint32_t op : done_) x.transfer_done(op, t + tail_[op]);
 }
 
+void FlowTimer::run(Executor& x, int64_t until) {
+    for (;;) {
+        const int64_t tf = next_time(), t = std::min(tf, x.next_time());
+        if (t == kNoTime || (until != kNoTime && t > until)) return;
+        if (tf == t) complete_next(x);
+        x.advance(t);
+        settle(t);
+    }
+}
+
 LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables) {
     FlowTimer timer(job, fabric, &routes, wire, tables, true);
     Executor x(job.graph, job.workload->compute.overlap_slowdown, [&](uint32_t op, int64_t t) {
@@ -114,14 +124,7 @@ LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& r
     x.set_start_local([&](uint32_t op, int64_t t) { timer.start_local(op, t); });
     x.begin(0);
     timer.settle(0);
-    for (;;) {
-        const int64_t tf = timer.next_time(), tx = x.next_time();
-        const int64_t t = std::min(tf, tx);
-        if (t == kNoTime) break;
-        if (tf == t) timer.complete_next(x);
-        x.advance(t);
-        timer.settle(t);
-    }
+    timer.run(x, kNoTime);
     if (!x.finished()) throw std::logic_error("workload task graph has a cycle: " + std::to_string(x.unfinished()) + " ops never became ready");
     return summarize_llm(job, x);
 }

@@ -52,6 +52,9 @@ public:
     void complete_next(Executor& x);
     // Rates follow the flows started and finished so far; call after the executor has run up to `now`.
     void settle(int64_t now) { net_.settle(now); }
+    // Runs the executor's events and this timer's drains in time order up to `until` (inclusive): a drained
+    // op hands its successors on, which may start flows here. kNoTime: until neither has anything left.
+    void run(Executor& x, int64_t until);
 
     const FluidNetwork& network() const { return net_; }
 

@@ -40,16 +40,7 @@ DriverStatus LlmDriver::drive(int64_t now, uint32_t flows_done) {
         const uint32_t base = batch_.experiments[experiment_].flow_begin;
         for (auto [t, row] : finished) exec_.transfer_done(job_.transfers[row - base], t);
     }
-    // Executor and NVLink events in time order up to now: a local op that drains hands its successors on.
-    for (;;) {
-        const int64_t tn = nvlink_.next_time(), t = std::min(tn, exec_.next_time());
-        if (t == kNoTime || t > now) break;
-        if (tn == t) nvlink_.complete_next(exec_);
-        exec_.advance(t);
-        nvlink_.settle(t);
-    }
-    exec_.advance(now);
-    nvlink_.settle(now);
+    nvlink_.run(exec_, now);  // executor and NVLink events in time order up to now
     DriverStatus st;
     const int64_t next = std::min(exec_.next_time(), nvlink_.next_time());
     st.next_own = next == kNoTime ? INT64_MAX : next;
