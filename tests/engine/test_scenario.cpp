@@ -38,6 +38,17 @@ private slots:
         QCOMPARE(f.link_rate[0].count, 100'000'000'000LL);  // from the preset, not overridden
         QCOMPARE(s.base.document["topology"]["generator"].get<std::string>(), std::string("fat-tree"));
     }
+    void rail_optimized_default_leaf_divides_the_servers() {
+        // 48 servers per rail: the default leaf takes 24 of them (the largest divisor ≤ 32), not a refusal.
+        nlohmann::json doc = base_document();
+        doc["topology"] = {{"generator", "rail-optimized"}, {"gpus", 384}, {"gpus_per_server", 8}};
+        const LoadedScenario s = load_scenario_document(doc, "s.json", ".", presets());
+        const Fabric f = build_fabric(s.base.topology);
+        int leaves = 0;
+        for (NodeId n = 0; n < f.node_count(); ++n) leaves += f.node_kind[n] == NodeKind::network_switch && f.node_tier[n] == 1;
+        QCOMPARE(leaves, 8 * 2);  // 8 rails × 48 / 24 leaves
+    }
+
     void fabric_checks_are_not_shared_across_different_flows() {
         // Two experiments on one fabric whose flows differ: the second's flow to a node that does not exist is
         // found, naming the experiment (the check's results were once shared by topology alone).
