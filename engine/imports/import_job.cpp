@@ -84,7 +84,12 @@ LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadT
     job.place = place_ranks(one_dim, fabric);
     const CollectiveContext ctx{job.place, t, w.gpu, w.collectives};
     if (w.trace->format == "simai") {
-        job.graph = build_simai_graph(s, ctx, world, w.iterations);
+        const bool lockstep = w.granularity == Granularity::stage ||
+                              (w.granularity == Granularity::automatic && w.network_mode != NetworkMode::packet && !w.collectives.pxn && world > kLockstepAbove);
+        job.graph = build_simai_graph(s, ctx, world, w.iterations, lockstep);
+        if (lockstep && w.granularity == Granularity::automatic)
+            warnings.warning("workload.granularity", std::to_string(world) + " ranks: each pipeline stage runs as one lane, its ranks in lockstep, each "
+                                                     "collective one task over all the stage's groups (\"granularity\": \"rank\" builds every rank)");
     } else {
         const std::vector<ChakraRank> ranks = read_chakra_traces(w.trace->path, warnings);
         if (ranks.size() != hosts)

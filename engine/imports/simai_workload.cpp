@@ -161,7 +161,7 @@ SimaiWorkload read_simai_workload(const std::string& text, const std::string& so
     return w;
 }
 
-TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, uint32_t world, int iterations) {
+TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, uint32_t world, int iterations, bool lockstep) {
     const bool micro = w.policy == "MICRO";
     const int tp = micro ? 1 : w.tp, pp = micro ? 1 : w.pp;
     if (w.all_gpus > 0 && uint32_t(w.all_gpus) != world)
@@ -176,6 +176,12 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
     TaskGraph g;
     g.world = world;
     g.limit_to_memory(w.source);
+    if (lockstep) {  // one lane per pipeline stage: every rank of a stage runs the file's records in step
+        std::vector<std::vector<uint32_t>> lanes(static_cast<size_t>(pp));
+        for (uint32_t r = 0; r < world; ++r) lanes[r / uint32_t(tp * dp)].push_back(r);
+        g.set_lanes(std::move(lanes), world);
+    }
+    const uint32_t units = g.world;  // what op.rank indexes: ranks, or stages
     // The groups of one kind in stage s, each listed once: TP varies t; DP varies d; EP a block of `ep`
     // consecutive d's; DP_EP the d's equal modulo `ep`. MICRO: one group of every rank.
     auto groups_of = [&](SimaiGroup grp, int s) {
@@ -218,10 +224,11 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
     };
     auto group_tag = [](SimaiGroup grp) { return grp == SimaiGroup::tp ? Group::tp : grp == SimaiGroup::ep ? Group::ep : Group::dp; };
 
-    std::vector<uint32_t> cur(world, UINT32_MAX);  // per rank: what its next step waits on (its compute stream runs through it)
-    std::vector<std::vector<uint32_t>> pending(world);  // per rank: weight-gradient collectives in flight
-    std::map<std::pair<uint32_t, Group>, uint32_t> last_comm;  // (rank, group) → its last collective's end
-    std::vector<uint32_t> item_first(world, UINT32_MAX);       // per rank: the first op of the pipeline item being built
+    // Per unit (a rank, or a lockstep lane).
+    std::vector<uint32_t> cur(units, UINT32_MAX);         // what its next step waits on (its compute stream runs through it)
+    std::vector<std::vector<uint32_t>> pending(units);    // weight-gradient collectives in flight
+    std::map<std::pair<uint32_t, Group>, uint32_t> last_comm;  // (unit, group) → its last collective's end
+    std::vector<uint32_t> item_first(units, UINT32_MAX);  // the first op of the pipeline item being built
     auto compute = [&](uint32_t r, Phase ph, int64_t ns, const std::string& what) {
         if (ns <= 0) return;
         Op op;
@@ -233,11 +240,21 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
         cur[r] = g.add(op, {cur[r]});
         if (item_first[r] == UINT32_MAX) item_first[r] = cur[r];
     };
-    // One collective per group over the ranks of a stage; blocking: the members' next step waits for it.
+    // One collective per group over the ranks of a stage (lockstep: one over all the stage's groups);
+    // blocking: the members' next step waits for it.
     auto communicate = [&](const SimaiComm& cm, int64_t delay_ns, int s, bool blocking, const std::string& what) {
         if (cm.group == SimaiGroup::none || cm.bytes <= 0) return;
         const Group tag = micro ? Group::dp : group_tag(cm.group);
-        for (const std::vector<uint32_t>& members : groups_of(cm.group, s)) {
+        std::vector<std::vector<std::vector<uint32_t>>> families;
+        if (g.lockstep()) families.push_back(groups_of(cm.group, s));
+        else
+            for (std::vector<uint32_t>& members : groups_of(cm.group, s)) families.push_back({std::move(members)});
+        for (const std::vector<std::vector<uint32_t>>& family : families) {
+            std::vector<uint32_t> members;  // the units it runs on
+            for (const std::vector<uint32_t>& grp : family)
+                for (uint32_t r : grp) members.push_back(g.lane(r));
+            std::sort(members.begin(), members.end());
+            members.erase(std::unique(members.begin(), members.end()), members.end());
             // NCCL runs a communicator's collectives one after another: each waits for the group's previous one too.
             std::vector<uint32_t> ready;
             for (uint32_t r : members) {
@@ -245,7 +262,7 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
                 auto it = last_comm.find({r, tag});
                 if (it != last_comm.end()) ready.push_back(it->second);
             }
-            const CollectiveRecord& made = g.collectives[emit_collective(g, c, cm.kind, tag, members, cm.bytes, ready, what)];
+            const CollectiveRecord& made = g.collectives[emit_collective(g, c, cm.kind, tag, family, cm.bytes, ready, what)];
             const uint32_t end = made.end;
             for (uint32_t r : members)
                 if (item_first[r] == UINT32_MAX) item_first[r] = made.start;
@@ -267,7 +284,8 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
         }
     };
 
-    auto each_rank = [&](int st, auto fn) {
+    auto each_rank = [&](int st, auto fn) {  // each unit of stage st
+        if (g.lockstep()) return fn(uint32_t(st));
         for (int d = 0; d < dp; ++d)
             for (int t = 0; t < tp; ++t) fn(rank(t, d, st));
     };
@@ -296,7 +314,7 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
         const std::string tag = iterations > 1 ? "it" + std::to_string(it) + " " : "";
         const size_t begin = g.size();
         // The next iteration starts when the previous one's weight-gradient collectives are done.
-        for (uint32_t r = 0; r < world; ++r)
+        for (uint32_t r = 0; r < units; ++r)
             if (!pending[r].empty()) {
                 std::vector<uint32_t> all = pending[r];
                 all.push_back(cur[r]);
@@ -352,14 +370,24 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
                             if (fwd && st == 0) src_stage = pp - 1, src_chunk = ch - 1;
                             if (!fwd && st == pp - 1) src_stage = 0, src_chunk = ch + 1;
                             if (src_chunk < 0 || src_chunk >= chunks) continue;  // pp_comm 0: the order holds, no bytes move
+                            const std::string what = tag + "mb" + std::to_string(m) + (fwd ? " pp activation" : " pp gradient");
+                            if (g.lockstep()) {
+                                const auto& src = spans[{src_stage, m, src_chunk, fwd, uint32_t(src_stage)}];
+                                const auto& dst = spans[{st, m, ch, fwd, uint32_t(st)}];
+                                if (dst.first == UINT32_MAX) continue;
+                                std::vector<RankPair> pairs;
+                                for (int d = 0; d < dp; ++d)
+                                    for (int t = 0; t < tp; ++t) pairs.emplace_back(rank(t, d, src_stage), rank(t, d, st));
+                                g.add_dep(dst.first, emit_sends(g, c, Group::pp, pairs, std::max<int64_t>(0, w.pp_comm), src.second, what));
+                                continue;
+                            }
                             for (int d = 0; d < dp; ++d)
                                 for (int t = 0; t < tp; ++t) {
                                     const uint32_t r = rank(t, d, st), sender = rank(t, d, src_stage);
                                     const auto& src = spans[{src_stage, m, src_chunk, fwd, sender}];
                                     const auto& dst = spans[{st, m, ch, fwd, r}];
                                     if (dst.first == UINT32_MAX) continue;
-                                    const uint32_t got = emit_send(g, c, Group::pp, sender, r, std::max<int64_t>(0, w.pp_comm), src.second,
-                                                                   tag + "mb" + std::to_string(m) + (fwd ? " pp activation" : " pp gradient"));
+                                    const uint32_t got = emit_send(g, c, Group::pp, sender, r, std::max<int64_t>(0, w.pp_comm), src.second, what);
                                     g.add_dep(dst.first, got);
                                 }
                         }

@@ -44,7 +44,8 @@ struct SimaiWorkload {
 SimaiWorkload read_simai_workload(const std::string& text, const std::string& source, Diagnostics& warnings);
 
 // The task graph of `iterations` iterations on `world` ranks (rank = tp + TP·(dp + DP·pp), TP inside a
-// server). Throws InputError when the header's sizes do not fit the world.
-TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, uint32_t world, int iterations);
+// server). Throws InputError when the header's sizes do not fit the world. `lockstep`: one lane per
+// pipeline stage (TaskGraph::lockstep), each collective one task over all the stage's groups.
+TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, uint32_t world, int iterations, bool lockstep = false);
 
 }  // namespace orrery

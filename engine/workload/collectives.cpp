@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
+
+#include <stdexcept>
 
 #include "common/diagnostics.h"
 
@@ -24,13 +27,21 @@ struct Emitter {
     uint32_t coll;
     uint32_t name;
 
-    // An op of this collective.
+    // Lockstep graphs: the collective runs over every group of `family` at once; the algorithms below name
+    // the members by group 0's ranks, and `at` finds a member's position, which picks it out of every group.
+    const std::vector<std::vector<uint32_t>>* family = nullptr;
+    std::unordered_map<uint32_t, uint32_t> at;
+    uint32_t channel = 0;  // lockstep: the channel being emitted (labels its pair sets)
+
+    bool lockstep() const { return g.lockstep(); }
+
+    // An op of this collective (on lockstep graphs, on the lanes of `rank` and `peer`).
     Op make(OpKind kind, uint32_t rank, uint32_t peer, int64_t bytes) const {
         Op op;
         op.kind = kind;
         op.group = group;
-        op.rank = rank;
-        op.peer = peer;
+        op.rank = g.lane(rank);
+        op.peer = g.lane(peer);
         op.bytes = bytes;
         op.name = name;
         op.collective = coll;
@@ -44,8 +55,44 @@ struct Emitter {
         Op op = make(OpKind::local, members[0], kind == CollectiveKind::send_recv ? members.back() : members[0], bytes);
         op.duration = intra_collective_ps(c.tables, c.gpu, kind, int(members.size()), bytes);
         op.local_kind = kind;
-        op.members = g.intern_members(members);
+        if (lockstep()) {  // the same members of every group, one group after another
+            std::vector<uint32_t> all;
+            all.reserve(members.size() * family->size());
+            for (const std::vector<uint32_t>& grp : *family)
+                for (uint32_t m : members) all.push_back(grp[at.at(m)]);
+            op.members = g.intern_members(all);
+            op.group_size = uint32_t(members.size());
+        } else {
+            op.members = g.intern_members(members);
+        }
         return g.add(op, after);
+    }
+
+    // Lockstep: one transfer of `bytes` per pair (in `steps` steps), every pair at once.
+    uint32_t transfer_all(std::vector<RankPair> pairs, int64_t bytes, int steps, const std::vector<uint32_t>& after, uint32_t cycle = 0) {
+        if (pairs.empty() || bytes <= 0 || steps <= 0) return join(after, family->front().front());
+        Op op = make(OpKind::transfer, pairs.front().first, pairs.front().second, bytes);
+        op.pairs = g.intern_pairs(pairs, channel, cycle);
+        op.steps = uint32_t(steps);
+        // A step of its pairs inside one server, alone: NVLink propagation and the bytes at the calibrated copy busbw.
+        const AlphaBeta fit = c.tables.intra_fit(c.gpu, CollectiveKind::send_recv, 2);
+        op.duration = c.place.nvlink_hop_ps + int64_t(std::llround(double(bytes) / steps / fit.bus_bytes_per_s * 1e12));
+        return g.add(op, after);
+    }
+
+    // Lockstep: member src → member dst (group 0's ranks) in every group.
+    std::vector<RankPair> pairs_of(const std::vector<std::pair<uint32_t, uint32_t>>& moves) const {
+        std::vector<RankPair> pairs;
+        pairs.reserve(moves.size() * family->size());
+        for (const std::vector<uint32_t>& grp : *family)
+            for (const auto& [src, dst] : moves) pairs.emplace_back(grp[at.at(src)], grp[at.at(dst)]);
+        return pairs;
+    }
+
+    static std::vector<uint32_t> distinct(std::vector<uint32_t> ops) {
+        std::sort(ops.begin(), ops.end());
+        ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+        return ops;
     }
 
     // A move between two GPUs of one server inside a collective that spans servers: the collective was
@@ -65,6 +112,7 @@ struct Emitter {
     uint32_t move(uint32_t src, uint32_t dst, int64_t bytes, const std::vector<uint32_t>& after) {
         const Placement& p = c.place;
         if (bytes <= 0) return join(after, src);
+        if (lockstep()) return transfer_all(pairs_of({{src, dst}}), bytes, 1, after);  // every group's pair at once (no PXN: refused)
         if (p.server[src] == p.server[dst]) return step(src, dst, bytes, after);
         uint32_t from = src;
         std::vector<uint32_t> before = after;
@@ -103,6 +151,14 @@ struct Emitter {
     // member the last op that delivered to it (its entry when there are no steps).
     std::vector<uint32_t> ring(const std::vector<uint32_t>& ranks, int64_t seg, int steps, const std::vector<uint32_t>& entry) {
         const size_t n = ranks.size();
+        if (lockstep()) {
+            // The ring as one task: every member sends to the next, `steps` times. Its pieces pipeline, so
+            // each link carries steps × seg bytes back to back (one fluid flow) and pays a step's latency per step.
+            if (steps <= 0) return entry;
+            std::vector<std::pair<uint32_t, uint32_t>> moves;
+            for (size_t i = 0; i < n; ++i) moves.emplace_back(ranks[i], ranks[(i + 1) % n]);
+            return std::vector<uint32_t>(n, transfer_all(pairs_of(moves), seg * steps, steps, distinct(entry), uint32_t(n)));
+        }
         const int64_t q = pieces_of(seg);
         std::vector<uint32_t> last(entry);
         // prev_step[j][i]: the op that delivered piece j of the previous step to member i.
@@ -189,6 +245,20 @@ struct Emitter {
                                            CollectiveKind kind) {
         const size_t n = ranks.size();
         std::vector<uint32_t> have(entry);
+        if (lockstep()) {  // each distance one task of every pair at that distance
+            auto exchange = [&](size_t d, int64_t share) {
+                std::vector<std::pair<uint32_t, uint32_t>> moves;
+                for (size_t i = 0; i < n; ++i) moves.emplace_back(ranks[i], ranks[i ^ d]);
+                have.assign(n, transfer_all(pairs_of(moves), share, 1, distinct(have)));
+            };
+            int64_t share = bytes;
+            if (kind != CollectiveKind::all_gather)
+                for (size_t d = n / 2; d >= 1; d /= 2) exchange(d, share /= 2);
+            share = bytes / int64_t(n);
+            if (kind != CollectiveKind::reduce_scatter)
+                for (size_t d = 1; d < n; d *= 2, share *= 2) exchange(d, share);
+            return have;
+        }
         if (kind != CollectiveKind::all_gather) {  // recursive halving: reduce-scatter
             int64_t share = bytes;
             for (size_t d = n / 2; d >= 1; d /= 2) {
@@ -216,6 +286,12 @@ struct Emitter {
     // Every member sends `each` bytes to every other; returns per member a join of what it received.
     std::vector<uint32_t> all_pairs(const std::vector<uint32_t>& ranks, int64_t each, const std::vector<uint32_t>& entry) {
         const size_t n = ranks.size();
+        if (lockstep()) {  // every pair of every group at once
+            std::vector<std::pair<uint32_t, uint32_t>> moves;
+            for (size_t i = 0; i < n; ++i)
+                for (size_t s = 1; s < n; ++s) moves.emplace_back(ranks[i], ranks[(i + s) % n]);
+            return std::vector<uint32_t>(n, transfer_all(pairs_of(moves), each, 1, distinct(entry)));
+        }
         std::vector<std::vector<uint32_t>> into(n);
         for (size_t i = 0; i < n; ++i)
             for (size_t s = 1; s < n; ++s) {  // staggered order: member i sends to i+1 first, as NCCL's all-to-all loop
@@ -275,9 +351,23 @@ std::vector<uint32_t> channel_ring(const Placement& p, const std::vector<uint32_
 
 uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKind kind, Group group, const std::vector<uint32_t>& ranks,
                          int64_t bytes, const std::vector<uint32_t>& ready, const std::string& name) {
+    return emit_collective(g, c, kind, group, std::vector<std::vector<uint32_t>>{ranks}, bytes, ready, name);
+}
+
+uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKind kind, Group group, const std::vector<std::vector<uint32_t>>& family,
+                         int64_t bytes, const std::vector<uint32_t>& ready, const std::string& name) {
+    if (family.empty() || (family.size() > 1 && !g.lockstep()))
+        throw std::logic_error("emit_collective: " + std::to_string(family.size()) + " groups at once need a lockstep graph");
+    const std::vector<uint32_t>& ranks = family.front();
     const uint32_t coll = uint32_t(g.collectives.size());
-    g.collectives.push_back({g.name(name), group, kind, ranks, bytes, 0, 0});
-    Emitter e{g, c, group, coll, g.collectives.back().name};
+    g.collectives.push_back({g.name(name), group, kind, ranks, bytes, 0, 0, uint32_t(family.size())});
+    Emitter e{g, c, group, coll, g.collectives.back().name, nullptr, {}, 0};
+    if (g.lockstep()) {
+        for (const std::vector<uint32_t>& grp : family)
+            if (grp.size() != ranks.size()) throw std::logic_error("emit_collective: the groups of a lockstep collective differ in size");
+        e.family = &family;
+        for (uint32_t i = 0; i < ranks.size(); ++i) e.at[ranks[i]] = i;
+    }
     const Placement& p = c.place;
     const size_t n = ranks.size();
     const uint32_t start = e.join(ready, ranks[0]);
@@ -308,6 +398,7 @@ uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKin
         const std::vector<uint32_t> entry(n, start);
         for (int ch = 0; ch < channels; ++ch) {
             const int64_t data = bytes / channels + (ch < bytes % channels ? 1 : 0);
+            e.channel = uint32_t(ch);
             std::vector<uint32_t> out;
             if (algo == CollectiveAlgorithm::hierarchical) {
                 // Members by server, in order; positions inside a server must line up across servers.
@@ -359,11 +450,35 @@ uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKin
     return coll;
 }
 
+uint32_t emit_sends(TaskGraph& g, const CollectiveContext& c, Group group, const std::vector<RankPair>& pairs, int64_t bytes, uint32_t after,
+                    const std::string& name) {
+    if (pairs.empty() || !g.lockstep()) throw std::logic_error("emit_sends: sends at once need a lockstep graph and at least one pair");
+    const uint32_t from = pairs.front().first, to = pairs.front().second;
+    const uint32_t coll = uint32_t(g.collectives.size());
+    g.collectives.push_back({g.name(name), group, CollectiveKind::send_recv, {from, to}, bytes, 0, 0, uint32_t(pairs.size())});
+    std::vector<std::vector<uint32_t>> family;
+    for (const RankPair& pr : pairs) family.push_back({pr.first, pr.second});
+    Emitter e{g, c, group, coll, g.collectives.back().name, nullptr, {}, 0};
+    e.family = &family;
+    e.at = {{from, 0}, {to, 1}};
+    const uint32_t start = e.join({after}, from);
+    g.collectives[coll].start = start;
+    // Every pair's channels share its path's fair share alike, so one task per channel carries them.
+    std::vector<uint32_t> parts;
+    const int channels = std::max(1, c.spec.channels);
+    for (int ch = 0; ch < channels; ++ch) {
+        e.channel = uint32_t(ch);
+        parts.push_back(e.move(from, to, bytes / channels + (ch < bytes % channels ? 1 : 0), {start}));
+    }
+    g.collectives[coll].end = e.join(parts, to);
+    return g.collectives[coll].end;
+}
+
 uint32_t emit_send(TaskGraph& g, const CollectiveContext& c, Group group, uint32_t from, uint32_t to, int64_t bytes, uint32_t after,
                    const std::string& name) {
     const uint32_t coll = uint32_t(g.collectives.size());
-    g.collectives.push_back({g.name(name), group, CollectiveKind::send_recv, {from, to}, bytes, 0, 0});
-    Emitter e{g, c, group, coll, g.collectives.back().name};
+    g.collectives.push_back({g.name(name), group, CollectiveKind::send_recv, {from, to}, bytes, 0, 0, 1});
+    Emitter e{g, c, group, coll, g.collectives.back().name, nullptr, {}, 0};
     const uint32_t start = e.join({after}, from);
     g.collectives[coll].start = start;
     std::vector<uint32_t> parts;

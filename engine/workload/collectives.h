@@ -42,6 +42,16 @@ struct CollectiveContext {
 uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKind kind, Group group, const std::vector<uint32_t>& ranks,
                          int64_t bytes, const std::vector<uint32_t>& ready, const std::string& name);
 
+// The same collective over every group of `family` at once, on a lockstep graph (TaskGraph::lockstep):
+// the groups' members in the same positions; its ops carry every group's pairs. A one-group family on a
+// per-rank graph is the call above.
+uint32_t emit_collective(TaskGraph& g, const CollectiveContext& c, CollectiveKind kind, Group group,
+                         const std::vector<std::vector<uint32_t>>& family, int64_t bytes, const std::vector<uint32_t>& ready, const std::string& name);
+
+// Lockstep: a send of `bytes` from every pair's sender to its receiver at once (pipeline stages).
+uint32_t emit_sends(TaskGraph& g, const CollectiveContext& c, Group group, const std::vector<RankPair>& pairs, int64_t bytes, uint32_t after,
+                    const std::string& name);
+
 // A point-to-point send (pipeline parallelism) from rank `from` to `to` after op `after`; returns its last op.
 uint32_t emit_send(TaskGraph& g, const CollectiveContext& c, Group group, uint32_t from, uint32_t to, int64_t bytes, uint32_t after,
                    const std::string& name);

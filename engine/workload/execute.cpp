@@ -37,7 +37,7 @@ void Executor::launch(uint32_t id, int64_t t) {
         }
         case OpKind::transfer:
             ++comm_in_flight_[op.rank];
-            ++comm_in_flight_[op.peer];
+            if (op.peer != op.rank) ++comm_in_flight_[op.peer];  // a lockstep transfer inside one lane counts once
             start_[id] = start_transfer_(id, t);
             break;
     }

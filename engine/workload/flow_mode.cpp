@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "common/diagnostics.h"
 #include "net/packet.h"
@@ -25,7 +26,7 @@ FlowTimer::FlowTimer(const LlmJob& job, const Fabric& fabric, const Routes* rout
     if (network && !routes) throw std::invalid_argument("FlowTimer: flow mode needs the fabric's routes");
     // Resource id = global port index: every directed port of the fabric, NVLink ports included.
     for (size_t p = 0; p < fabric.port_link.size(); ++p) net_.add_resource(double(fabric.link_rate[fabric.port_link[p]].count) / 8);
-    const uint32_t world = job.graph.world;
+    const uint32_t world = uint32_t(job.place.host.size());  // ranks (a lockstep graph's ops run on lanes)
     nvlink_out_.assign(world, kNone);
     nvlink_in_.assign(world, kNone);
     for (uint32_t r = 0; r < world && r < job.place.host.size(); ++r) {
@@ -45,18 +46,87 @@ FlowTimer::FlowTimer(const LlmJob& job, const Fabric& fabric, const Routes* rout
     }
 }
 
-void FlowTimer::start_transfer(uint32_t id, int64_t t) {
-    if (!routes_) throw std::logic_error("FlowTimer: a transfer on a timer built for NVLink only (the packet engine times transfers)");
-    const Op& op = job_.graph.ops[id];
-    const NodeId src = job_.place.host[op.rank], dst = job_.place.host[op.peer];
-    const uint16_t sport = job_.source_port[job_.flow_of_op[id]], dport = kLlmDestinationPort;
+int64_t FlowTimer::path_latency(NodeId src, NodeId dst) {
     auto latency = base_latency_.find({src, dst});
     if (latency == base_latency_.end()) {
         const PathMetrics m = path_metrics(fabric_, *routes_, src, dst, wire_.mtu);
         if (m.hops < 0) throw InputError("workload", "host " + std::to_string(dst) + " cannot be reached from host " + std::to_string(src));
         latency = base_latency_.emplace(std::make_pair(src, dst), int64_t(m.delay_ns * 2 + m.tx_delay_ns) * 1000).first;
     }
-    tail_[id] = latency->second;
+    return latency->second;
+}
+
+FlowTimer::PairLoad& FlowTimer::pair_load(uint32_t set, uint32_t variant) {
+    PairLoad& load = pair_loads_[{set, variant}];
+    if (load.ready) return load;
+    const PairSet& ps = job_.graph.pair_sets[set];
+    const uint32_t first = variant == kPortVariants ? 0 : variant, last = variant == kPortVariants ? kPortVariants : variant + 1;
+    load.ports = last - first;
+    const uint16_t dport = kLlmDestinationPort;
+    // Pairs per port, counted in three scratch columns (a port may carry one pair's data, another's ACKs).
+    port_count_.resize(3 * net_.resources(), 0);
+    const size_t res = net_.resources();
+    auto count = [&](std::vector<std::pair<uint32_t, uint32_t>>& into, size_t column, uint32_t resource) {
+        if (port_count_[column * res + resource]++ == 0) into.emplace_back(resource, 0);
+    };
+    for (const RankPair& pr : ps.pairs) {
+        const NodeId src = job_.place.host[pr.first], dst = job_.place.host[pr.second];
+        if (job_.place.server[pr.first] == job_.place.server[pr.second]) {
+            count(load.nvlink, 2, nvlink_out_[pr.first]);
+            count(load.nvlink, 2, nvlink_in_[pr.second]);
+            load.tail.push_back(job_.place.nvlink_hop_ps);
+            continue;
+        }
+        load.tail.push_back(path_latency(src, dst));
+        for (uint32_t v = first; v < last; ++v) {
+            const uint16_t sport = uint16_t(10000 + (ps.label * kPortVariants + v) % 50000);
+            for (const Hop& h : flow_path(fabric_, *routes_, src, dst, sport, dport)) count(load.data, 0, fabric_.port_begin[h.node] + h.port);
+            for (const Hop& h : flow_path(fabric_, *routes_, dst, src, dport, sport)) count(load.ack, 1, fabric_.port_begin[h.node] + h.port);
+        }
+    }
+    size_t column = 0;
+    for (auto* list : {&load.data, &load.ack, &load.nvlink}) {
+        for (auto& [resource, n] : *list) n = std::exchange(port_count_[column * res + resource], 0);
+        ++column;
+    }
+    load.ready = true;
+    return load;
+}
+
+// A lockstep transfer: every pair moves `bytes` (in `steps` steps), all at one rate — one fluid flow that
+// loads each port by the pairs crossing it — then its latency: the slowest pair's per step, or a ring's
+// path back through its members (lockstep_cost).
+void FlowTimer::start_lockstep(uint32_t id, int64_t t) {
+    const Op& op = job_.graph.ops[id];
+    if (set_uses_.size() < job_.graph.pair_sets.size()) set_uses_.resize(job_.graph.pair_sets.size(), 0);
+    const uint32_t variant = op.steps > 1 ? kPortVariants : set_uses_[op.pairs]++ % kPortVariants;
+    PairLoad& load = pair_load(op.pairs, variant);
+    const double payload = double(op.bytes);
+    const double step = payload / op.steps;
+    const double packets = std::ceil(step / wire_.mtu);
+    const double data_weight = (step + packets * wire_.data_header) / step;
+    const double ack_weight = std::ceil(packets / wire_.ack_interval) * wire_.ack_bytes / step;
+    const AlphaBeta copy = tables_.intra_fit(job_.workload->gpu, CollectiveKind::send_recv, 2);
+    const double nvlink_weight = gpu_.nvlink_bytes_per_s / copy.bus_bytes_per_s * bus_factor(CollectiveKind::send_recv, 2);
+    uses_.clear();
+    for (const auto& [resource, n] : load.data) uses_.push_back({resource, data_weight * n / load.ports});
+    for (const auto& [resource, n] : load.ack) uses_.push_back({resource, ack_weight * n / load.ports});
+    for (const auto& [resource, n] : load.nvlink) uses_.push_back({resource, nvlink_weight * n});
+    const PairSet& set = job_.graph.pair_sets[op.pairs];
+    const uint32_t path = uint32_t(op.steps + lockstep_pieces(set, op, job_.workload->collectives.chunk.count) - 1);
+    auto tail = load.tail_of_steps.find(path);
+    if (tail == load.tail_of_steps.end()) tail = load.tail_of_steps.emplace(path, lockstep_cost(set, load.tail, path)).first;
+    tail_[id] = tail->second;
+    net_.start(id, payload, uses_, t);
+}
+
+void FlowTimer::start_transfer(uint32_t id, int64_t t) {
+    if (!routes_) throw std::logic_error("FlowTimer: a transfer on a timer built for NVLink only (the packet engine times transfers)");
+    const Op& op = job_.graph.ops[id];
+    if (op.pairs != UINT32_MAX) return start_lockstep(id, t);
+    const NodeId src = job_.place.host[op.rank], dst = job_.place.host[op.peer];
+    const uint16_t sport = job_.source_port[job_.flow_of_op[id]], dport = kLlmDestinationPort;
+    tail_[id] = path_latency(src, dst);
     const double payload = double(op.bytes);
     const double packets = std::ceil(payload / wire_.mtu);
     const double data_weight = (payload + packets * wire_.data_header) / payload;
@@ -75,7 +145,7 @@ void FlowTimer::start_local(uint32_t id, int64_t t) {
         return;
     }
     const std::vector<uint32_t>& members = job_.graph.member_sets[op.members];
-    const int n = int(members.size());
+    const int n = int(op.group_size > 0 ? op.group_size : members.size());
     const AlphaBeta fit = tables_.intra_fit(job_.workload->gpu, op.local_kind, n);
     tail_[id] = op.step ? job_.place.nvlink_hop_ps : int64_t(std::llround(fit.alpha_s * 1e12));
     const double bus_bytes = double(op.bytes) * bus_factor(op.local_kind, n);
@@ -85,10 +155,11 @@ void FlowTimer::start_local(uint32_t id, int64_t t) {
     // bytes ÷ that fraction, so alone on ports of the GPU's own rate the op runs at the calibrated busbw, and
     // a faster or slower nvlink.rate scales it.
     const double weight = gpu_.nvlink_bytes_per_s / fit.bus_bytes_per_s;
-    for (size_t i = 0; i < members.size(); ++i) {
+    for (size_t i = 0; i < members.size(); ++i) {  // a lockstep op: every group of group_size members alike
         const uint32_t r = members[i];
-        if (!copy || i == 0) uses_.push_back({nvlink_out_[r], weight});
-        if (!copy || i + 1 == members.size()) uses_.push_back({nvlink_in_[r], weight});
+        const size_t at = i % size_t(n), last = size_t(n) - 1;
+        if (!copy || at == 0) uses_.push_back({nvlink_out_[r], weight});
+        if (!copy || at == last) uses_.push_back({nvlink_in_[r], weight});
     }
     net_.start(id, bus_bytes, uses_, t);
 }

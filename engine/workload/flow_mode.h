@@ -71,6 +71,26 @@ private:
     std::map<std::pair<uint32_t, uint32_t>, int64_t> base_latency_;  // per host pair (ps)
     std::vector<FluidUse> uses_;
     std::vector<uint32_t> done_;
+
+    // Lockstep transfers: per pair set and source-port choice, how many of its pairs cross each port — data,
+    // ACK (network pairs) and NVLink (pairs inside one server) — and each pair's latency after it drains.
+    // The packet level gives every flow of a host pair the next source port, so successive transfers of a
+    // pair take other ECMP paths; a lockstep transfer takes the set's kPortVariants-th next port, and a
+    // ring (whose steps are successive flows) spreads its bytes over all kPortVariants ports.
+    static constexpr uint32_t kPortVariants = 8;
+    struct PairLoad {
+        bool ready = false;
+        std::vector<std::pair<uint32_t, uint32_t>> data, ack, nvlink;  // (resource, pairs; summed over the ports used)
+        uint32_t ports = 1;                                            // source ports the counts add up over
+        std::vector<int64_t> tail;                                     // per pair: its latency after draining
+        std::map<uint32_t, int64_t> tail_of_steps;                     // steps → the set's latency (lockstep_cost)
+    };
+    PairLoad& pair_load(uint32_t pair_set, uint32_t variant);  // variant kPortVariants: all ports at once
+    int64_t path_latency(NodeId src, NodeId dst);
+    std::map<std::pair<uint32_t, uint32_t>, PairLoad> pair_loads_;
+    std::vector<uint32_t> set_uses_;  // per pair set: lockstep transfers started on it so far
+    std::vector<uint32_t> port_count_;  // scratch: per resource, pairs counted so far
+    void start_lockstep(uint32_t op, int64_t t);
 };
 
 // Runs the job with every transfer and intra-server op on the flow-level network.

@@ -14,6 +14,7 @@ uint32_t FluidNetwork::add_resource(double bytes_per_s) {
     left_.push_back(0);
     weight_sum_.push_back(0);
     res_version_.push_back(0);
+    stamp_level_.push_back(UINT32_MAX);
     return uint32_t(capacity_.size() - 1);
 }
 
@@ -33,11 +34,23 @@ void FluidNetwork::start(uint32_t tag, double bytes, const std::vector<FluidUse>
     f.tag = tag;
     // One entry per resource (weights of repeats add up), none of zero weight: each must be able to freeze the flow.
     f.uses.clear();
-    for (const FluidUse& u : uses) {
-        if (!(u.weight > 0)) continue;
-        auto same = std::find_if(f.uses.begin(), f.uses.end(), [&](const FluidUse& x) { return x.resource == u.resource; });
-        if (same != f.uses.end()) same->weight += u.weight;
-        else f.uses.push_back(u);
+    if (uses.size() <= 32) {
+        for (const FluidUse& u : uses) {
+            if (!(u.weight > 0)) continue;
+            auto same = std::find_if(f.uses.begin(), f.uses.end(), [&](const FluidUse& x) { return x.resource == u.resource; });
+            if (same != f.uses.end()) same->weight += u.weight;
+            else f.uses.push_back(u);
+        }
+    } else {  // a lockstep collective crosses thousands of ports: merge by sorting, not by search
+        for (const FluidUse& u : uses)
+            if (u.weight > 0) f.uses.push_back(u);
+        std::sort(f.uses.begin(), f.uses.end(), [](const FluidUse& a, const FluidUse& b) { return a.resource < b.resource; });
+        size_t kept = 0;
+        for (size_t i = 0; i < f.uses.size(); ++i) {
+            if (kept > 0 && f.uses[kept - 1].resource == f.uses[i].resource) f.uses[kept - 1].weight += f.uses[i].weight;
+            else f.uses[kept++] = f.uses[i];
+        }
+        f.uses.resize(kept);
     }
     f.remaining = std::max(0.0, bytes);
     f.rate = 0;
@@ -96,22 +109,34 @@ void FluidNetwork::recompute(int64_t now) {
     for (uint32_t slot : comp_flows_)
         for (const FluidUse& u : flows_[slot].uses) weight_sum_[u.resource] += u.weight;
     using Level = std::tuple<double, uint32_t, uint32_t>;  // (level, resource, version)
-    std::priority_queue<Level, std::vector<Level>, std::greater<Level>> levels;
+    std::vector<Level> initial;
+    initial.reserve(comp_res_.size());
     for (uint32_t r : comp_res_)
-        if (weight_sum_[r] > 0) levels.push({left_[r] / weight_sum_[r], r, ++res_version_[r]});
-    while (!levels.empty()) {
+        if (weight_sum_[r] > 0) initial.emplace_back(left_[r] / weight_sum_[r], r, ++res_version_[r]);
+    std::priority_queue<Level, std::vector<Level>, std::greater<Level>> levels(std::greater<Level>(), std::move(initial));
+    size_t unfrozen = comp_flows_.size();  // the rest of the heap can wait once every flow has its rate
+    // A resource's level only rises as flows freeze elsewhere ((left − w·L) / (sum − w) ≥ left / sum when
+    // L ≤ left / sum), so an entry changed since it was pushed is refreshed when it comes up, not at every
+    // change: a lockstep collective touches thousands of resources per freeze.
+    while (unfrozen > 0 && !levels.empty()) {
         const auto [level, r, version] = levels.top();
         levels.pop();
-        if (version != res_version_[r]) continue;
+        if (version != res_version_[r]) {
+            if (weight_sum_[r] > 1e-12 && stamp_level_[r] != res_version_[r]) {
+                stamp_level_[r] = res_version_[r];
+                levels.push({left_[r] / weight_sum_[r], r, res_version_[r]});
+            }
+            continue;
+        }
         for (uint32_t slot : on_[r]) {
             Flow& f = flows_[slot];
             if (f.rate >= 0) continue;
             f.rate = std::max(level, 1e-18);
+            --unfrozen;
             for (const FluidUse& u : f.uses) {
                 left_[u.resource] = std::max(0.0, left_[u.resource] - u.weight * level);
                 weight_sum_[u.resource] -= u.weight;
                 ++res_version_[u.resource];
-                if (u.resource != r && weight_sum_[u.resource] > 1e-12) levels.push({left_[u.resource] / weight_sum_[u.resource], u.resource, res_version_[u.resource]});
             }
         }
     }

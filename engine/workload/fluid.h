@@ -70,6 +70,7 @@ private:
     std::vector<uint32_t> comp_res_, comp_flows_;
     std::vector<double> left_, weight_sum_;
     std::vector<uint32_t> res_version_;
+    std::vector<uint32_t> stamp_level_;          // per resource: the version its newest heap entry was pushed at
     std::vector<double> old_rate_;               // per slot: its rate before the recompute (-1: none yet)
 };
 

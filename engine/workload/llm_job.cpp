@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "common/diagnostics.h"
 #include "net/state.h"
@@ -53,6 +55,10 @@ void index_transfers(LlmJob& job) {
         if (o.kind != OpKind::transfer) continue;
         job.flow_of_op[op] = uint32_t(job.transfers.size());
         job.transfers.push_back(op);
+        if (o.pairs != UINT32_MAX) {  // lockstep: its pairs take their set's port (flow_mode.cpp)
+            job.source_port.push_back(0);
+            continue;
+        }
         auto [it, fresh] = next_port.emplace(std::make_pair(job.place.host[o.rank], job.place.host[o.peer]), uint16_t(10000));
         job.source_port.push_back(it->second++);
         if (it->second == 0) it->second = 10000;  // 55,536 flows of one pair: wrap (ECMP only mixes the hash)
@@ -60,6 +66,7 @@ void index_transfers(LlmJob& job) {
 }
 
 std::vector<FlowSpec> llm_flows(const LlmJob& job, int priority) {
+    if (job.graph.lockstep()) throw std::logic_error("llm_flows: a lockstep graph has no per-rank flows (granularity \"stage\" is refused at packet level)");
     std::vector<FlowSpec> flows;
     for (size_t i = 0; i < job.transfers.size(); ++i) {
         const Op& o = job.graph.ops[job.transfers[i]];
@@ -97,34 +104,58 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
     o.iterations = job.workload->iterations;
     o.ops = g.size();
     o.flows = job.transfers.size();
+    if (g.lockstep()) {  // the network flows its tasks stand for: every pair across servers, per step and piece
+        std::vector<size_t> network_pairs(g.pair_sets.size(), SIZE_MAX);
+        o.flows = 0;
+        for (uint32_t op : job.transfers) {
+            const Op& t = g.ops[op];
+            size_t& n = network_pairs[t.pairs];
+            if (n == SIZE_MAX) {
+                n = 0;
+                for (const RankPair& pr : g.pair_sets[t.pairs].pairs) n += job.place.server[pr.first] != job.place.server[pr.second];
+            }
+            o.flows += n * t.steps * size_t(lockstep_pieces(g.pair_sets[t.pairs], t, job.workload->collectives.chunk.count));
+        }
+    }
     int64_t finish = 0;
     for (uint32_t op = 0; op < g.size(); ++op) finish = std::max(finish, x.end()[op]);
     o.iteration_time_s = double(finish) * 1e-12 / o.iterations;
 
     // Timeline: compute spans, and one span per collective and member.
     std::vector<std::vector<uint32_t>> compute_of(g.world);
+    std::vector<uint32_t> span_lane;  // per span: the rank or lane it is on
     for (uint32_t op = 0; op < g.size(); ++op) {
         const Op& c = g.ops[op];
         if (c.kind != OpKind::compute) continue;
         compute_of[c.rank].push_back(op);
-        o.timeline.push_back({c.rank, c.iteration, "compute", g.names[c.name], phase_name(c.phase), x.start()[op], x.end()[op], 0, ""});
+        o.timeline.push_back({g.first_rank(c.rank), c.iteration, "compute", g.names[c.name], phase_name(c.phase), x.start()[op], x.end()[op], 0, ""});
+        span_lane.push_back(c.rank);
     }
+    // A lockstep graph reports per lane, under the lane's first rank; a collective once per lane it runs on.
     std::vector<int64_t> last_comm_end(g.world, 0);
+    std::vector<uint32_t> lanes;
     for (const CollectiveRecord& c : g.collectives) {
         const int64_t s = x.end()[c.start], e = x.end()[c.end];
-        for (uint32_t r : c.ranks) {
+        lanes.clear();
+        for (uint32_t r : c.ranks) {  // the first group's members, one per lane
+            const uint32_t lane = g.lane(r);
+            if (g.lockstep()) {  // per rank every member is a lane of its own
+                if (std::find(lanes.begin(), lanes.end(), lane) != lanes.end()) continue;
+                lanes.push_back(lane);
+            }
             o.timeline.push_back({r, g.ops[c.start].iteration, group_name(c.group), g.names[c.name], collective_kind_name(c.kind), s, e, c.bytes, peers_of(c, r)});
-            last_comm_end[r] = std::max(last_comm_end[r], e);
+            span_lane.push_back(lane);
+            last_comm_end[lane] = std::max(last_comm_end[lane], e);
         }
     }
-    {  // by rank (bucketed), then start within a rank; each span moved once (a span holds four strings)
+    {  // by lane (bucketed), then start within a lane; each span moved once (a span holds four strings)
         std::vector<uint32_t> begin(size_t(g.world) + 1, 0);
-        for (const TimelineSpan& span : o.timeline) ++begin[size_t(span.rank) + 1];
+        for (uint32_t lane : span_lane) ++begin[size_t(lane) + 1];
         for (size_t r = 0; r < g.world; ++r) begin[r + 1] += begin[r];
         std::vector<uint32_t> order(o.timeline.size()), next(begin.begin(), begin.end() - 1);
         std::vector<int64_t> start(o.timeline.size());
         for (uint32_t i = 0; i < o.timeline.size(); ++i) {
-            const uint32_t at = next[o.timeline[i].rank]++;
+            const uint32_t at = next[span_lane[i]]++;
             order[at] = i;
             start[at] = o.timeline[i].start_ps;
         }
@@ -144,7 +175,7 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
     const double it = o.iterations;
     for (uint32_t r = 0; r < g.world; ++r) {
         RankBreakdown b;
-        b.rank = r;
+        b.rank = g.first_rank(r);
         int64_t prev_end = 0;
         double exposed[5] = {0, 0, 0, 0, 0}, bubble = 0, compute = 0, optimizer = 0;
         for (uint32_t op : compute_of[r]) {
@@ -206,13 +237,54 @@ nlohmann::json llm_summary_json(const LlmOutcome& o) {
 LlmOutcome run_llm_analytic(const LlmJob& job, const Fabric& fabric, const Routes& routes, uint32_t mtu) {
     // Path facts per host pair, computed once.
     std::map<std::pair<uint32_t, uint32_t>, PathMetrics> paths;
-    Executor x(job.graph, job.workload->compute.overlap_slowdown, [&](uint32_t op, int64_t t) {
-        const Op& o = job.graph.ops[op];
-        const uint32_t a = job.place.host[o.rank], b = job.place.host[o.peer];
+    auto path = [&](uint32_t a, uint32_t b) -> const PathMetrics& {
         auto it = paths.find({a, b});
         if (it == paths.end()) it = paths.emplace(std::make_pair(a, b), path_metrics(fabric, routes, a, b, mtu)).first;
         if (it->second.hops < 0) throw InputError("workload", "host " + std::to_string(b) + " cannot be reached from host " + std::to_string(a));
-        x.transfer_done(op, t + int64_t(standalone_fct_ns(it->second, uint64_t(o.bytes), mtu)) * 1000);
+        return it->second;
+    };
+    // Lockstep transfers: per pair set its distinct network paths and whether a pair stays inside a server.
+    struct SetPaths {
+        bool ready = false;
+        std::vector<PathMetrics> network;  // distinct paths
+        std::vector<uint32_t> path_of;     // per pair: index into network, UINT32_MAX inside a server
+    };
+    std::vector<SetPaths> set_paths(job.graph.pair_sets.size());
+    std::vector<int64_t> cost;  // scratch: per pair of a lockstep transfer, its step alone (ps)
+    auto paths_of = [&](uint32_t set) -> const SetPaths& {
+        SetPaths& sp = set_paths[set];
+        if (sp.ready) return sp;
+        std::map<std::tuple<int, uint64_t, uint64_t, uint64_t>, uint32_t> seen;
+        for (const RankPair& pr : job.graph.pair_sets[set].pairs) {
+            if (job.place.server[pr.first] == job.place.server[pr.second]) {
+                sp.path_of.push_back(UINT32_MAX);
+                continue;
+            }
+            const PathMetrics& m = path(job.place.host[pr.first], job.place.host[pr.second]);
+            auto [it, fresh] = seen.emplace(std::make_tuple(m.hops, m.delay_ns, m.tx_delay_ns, m.min_bw), uint32_t(sp.network.size()));
+            if (fresh) sp.network.push_back(m);
+            sp.path_of.push_back(it->second);
+        }
+        sp.ready = true;
+        return sp;
+    };
+    Executor x(job.graph, job.workload->compute.overlap_slowdown, [&](uint32_t op, int64_t t) {
+        const Op& o = job.graph.ops[op];
+        if (o.pairs != UINT32_MAX) {  // every pair alone on its path, a step at a time (lockstep_cost)
+            const SetPaths& sp = paths_of(o.pairs);
+            const PairSet& set = job.graph.pair_sets[o.pairs];
+            const int64_t pieces = lockstep_pieces(set, o, job.workload->collectives.chunk.count);
+            const uint64_t step = uint64_t(o.bytes) / o.steps / uint64_t(pieces);
+            std::vector<int64_t> per_path(sp.network.size());
+            for (size_t i = 0; i < sp.network.size(); ++i) per_path[i] = int64_t(standalone_fct_ns(sp.network[i], step, mtu)) * 1000;
+            cost.resize(sp.path_of.size());
+            const int64_t nvlink = pieces == 1 ? o.duration : o.duration - (o.duration - job.place.nvlink_hop_ps) * (pieces - 1) / pieces;
+            for (size_t p = 0; p < cost.size(); ++p) cost[p] = sp.path_of[p] == UINT32_MAX ? nvlink : per_path[sp.path_of[p]];
+            x.transfer_done(op, t + lockstep_cost(set, cost, uint32_t(o.steps + pieces - 1)));
+            return t;
+        }
+        const PathMetrics& m = path(job.place.host[o.rank], job.place.host[o.peer]);
+        x.transfer_done(op, t + int64_t(standalone_fct_ns(m, uint64_t(o.bytes), mtu)) * 1000);
         return t;
     });
     x.begin(0);

@@ -74,6 +74,15 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
     w.iterations = int(r.integer("iterations", Need::optional, 1, 1000).value_or(1));
     if (auto mode = r.choice("network_mode", Need::optional, {"packet", "flow", "analytic"}))
         w.network_mode = *mode == "analytic" ? NetworkMode::analytic : *mode == "flow" ? NetworkMode::flow : NetworkMode::packet;
+    if (auto gr = r.choice("granularity", Need::optional, {"auto", "rank", "stage"})) {
+        w.granularity = *gr == "stage" ? Granularity::stage : *gr == "rank" ? Granularity::rank : Granularity::automatic;
+        if (w.granularity == Granularity::stage && (!w.trace || w.trace->format != "simai"))
+            r.error("granularity", "\"stage\" (the ranks of a pipeline stage in lockstep) is built for SimAI/AICB imports; a model-built job or a "
+                                   "Chakra trace runs per rank: remove it or use \"rank\"");
+        else if (w.granularity == Granularity::stage && w.network_mode == NetworkMode::packet)
+            r.error("granularity", "\"stage\" times a collective over all of a stage's groups as one fluid task; the packet level needs every "
+                                   "flow: use \"network_mode\": \"flow\" or \"analytic\", or \"granularity\": \"rank\"");
+    }
     if (auto f = r.size("framework_overhead", Need::optional)) w.framework_overhead = *f;
     if (auto p = w.trace ? std::nullopt : r.object("parallel", Need::required)) {
         ParallelSpec& s = w.parallel;
@@ -144,6 +153,11 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
     }
     if (w.collectives.model == CollectiveModel::busbw && r.has("network_mode"))
         r.error("network_mode", "the busbw model is an estimate of its own, on no network: remove \"network_mode\"");
+    if (w.granularity == Granularity::stage && w.collectives.pxn)
+        r.error("granularity", "\"stage\" does not model PXN yet (a lockstep ring would need each cross-rail move's NVLink leg): remove \"pxn\" "
+                               "or use \"granularity\": \"rank\"");
+    if (w.collectives.model == CollectiveModel::busbw && r.has("granularity"))
+        r.error("granularity", "the busbw model builds no task graph: remove \"granularity\"");
     if (auto c = r.object("compute", Need::optional)) {
         ComputeSpec& s = w.compute;
         s.overlap_slowdown = c->number("overlap_slowdown", Need::optional, 0, 10).value_or(0);

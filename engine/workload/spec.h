@@ -101,6 +101,12 @@ struct TraceImport {
     std::map<std::string, int> parallel;
 };
 
+// rank: a task graph op per rank and transfer; stage: one lane per pipeline stage, its ranks in lockstep,
+// each collective one task over all the stage's groups (TaskGraph::lockstep; SimAI files, flow and
+// analytic networks); automatic: stage for SimAI files of more than kLockstepAbove ranks off the packet level.
+enum class Granularity { automatic, rank, stage };
+inline constexpr uint32_t kLockstepAbove = 1024;
+
 struct LlmWorkload {
     std::optional<TraceImport> trace;   // set: model and parallel are not used
     ModelSpec model;
@@ -109,6 +115,7 @@ struct LlmWorkload {
     ComputeSpec compute;
     std::string gpu = "H100";
     NetworkMode network_mode = NetworkMode::packet;
+    Granularity granularity = Granularity::automatic;
     int iterations = 1;
     int bytes_per_param = 2;            // BF16 weights and gradients
     Bytes framework_overhead{4LL << 30}; // CUDA context, NCCL buffers, fragmentation

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_args.h"
+#include "bench_measure.h"
 
 #include "common/quantity.h"
 #include "topology/generators.h"
@@ -21,14 +22,8 @@
 using namespace orrery;
 
 namespace {
-double seconds_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-double peak_rss_mib() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_maxrss) / 1024.0;
-}
+using bench::peak_rss_mib;
+using bench::seconds_since;
 }  // namespace
 
 int main(int argc, char** argv) {

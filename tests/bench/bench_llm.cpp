@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "bench_args.h"
+#include "bench_measure.h"
 #include "llm_packet_run.h"
 
 #include "runtime/batch.h"
@@ -28,12 +29,8 @@ namespace {
 
 constexpr double kGiB = double(1ull << 30);
 
-double seconds_since(std::chrono::steady_clock::time_point t) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(); }
-double peak_rss_mib() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_maxrss) / 1024.0;
-}
+using bench::peak_rss_mib;
+using bench::seconds_since;
 
 nlohmann::json scenario(const std::string& fabric, const std::string& model, int tp, int pp, int dp, int micro_batches, const char* mode) {
     return {{"format", "orrery-scenario"},

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_args.h"
+#include "bench_measure.h"
 
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
@@ -64,9 +65,7 @@ int main(int argc, char** argv) {
             ++finished;
             max_fct_us = std::max(max_fct_us, double(f.finish - batch.flow[f.flow].start) / 1e6);
         }
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    const double rss_gb = double(u.ru_maxrss) / 1048576.0;
+    const double rss_gb = bench::peak_rss_gib();
     std::printf("k=%d fat-tree, %zu flows of %lld B (permutation), DCQCN, %d thread%s: compile %.2f s, run %.2f s, %zu/%zu flows finished, "
                 "last FCT %.1f us, %.3g events, %.3g packet-hops (%.3g/s), batch %.0f MB at start and %.0f MB at end, peak RSS %.2f GB\n",
                 k, flows.size(), size, threads, threads == 1 ? "" : "s", compile_s, run_s, finished, r[0].flows.size(), max_fct_us,
