@@ -115,6 +115,10 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
                                     : "analytic network (α-β: every transfer alone on its path, the contention-free bound)";
             if (w.network_mode == NetworkMode::packet)
                 note = "no traffic leaves a server: no packets to simulate, NVLink traffic timed on the flow level";
+            if (job.graph.lockstep())
+                note += "; lockstep lanes: one per pipeline stage (" + std::to_string(job.graph.lane_ranks[0].size()) +
+                        " ranks each, in step; each collective one task over all the stage's groups); per-rank rows and timeline "
+                        "spans are each lane's, under its first rank";
             finish_without_packets(i, o, mode, note, t0);
             jobs[i].reset();  // its graph is done with: a sweep of large jobs holds one at a time
             continue;

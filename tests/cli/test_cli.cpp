@@ -116,6 +116,32 @@ private slots:
         QCOMPARE(j["ops"].get<int>(), 0);
     }
 
+    void a_lockstep_run_says_what_its_rows_are() {
+        // The AICB GPT-13B file in lockstep lanes on 128 GPUs: the notes say so, and the store's timeline holds
+        // the one lane's spans under its first rank.
+        QTemporaryDir tmp;
+        const nlohmann::json doc = {
+            {"format", "orrery-scenario"}, {"version", 1}, {"name", "lanes"}, {"topology", {{"preset", "roft-128"}}},
+            {"cc", {{"preset", "dcqcn-400g"}}},
+            {"workload", {{"kind", "llm"}, {"network_mode", "flow"}, {"granularity", "stage"},
+                          {"import", {{"format", "simai"}, {"path", std::string(ORRERY_TEST_DIR) +
+                                                                       "/reference/formats/simai-workload/G13B-M1-C01_GPT13B_megatron_tp8_pp1_mbs1_A100.txt"}}}}}};
+        std::ofstream(tmp.filePath("lanes.json").toStdString()) << doc.dump(1);
+        Result r = run({"run", "lanes.json", "--out", "r.sqlite", "--json"}, tmp.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const nlohmann::json j = summary_lines(r.out).at(0);
+        QVERIFY2(j["notes"].get<std::string>().find("lockstep lanes: one per pipeline stage (128 ranks each") != std::string::npos, j.dump().c_str());
+        QVERIFY2(j["network_flows"].get<int64_t>() == 15360, j.dump().c_str());  // as the per-rank graph counts them (bench_flow row 2)
+        Result t = run({"export", "timeline", "r.sqlite", "--experiment", "e0000", "--output", "t.json"}, tmp.path());
+        QVERIFY2(t.code == 0, qPrintable(t.err));
+        std::ifstream in(tmp.filePath("t.json").toStdString());
+        const nlohmann::json trace = nlohmann::json::parse(in);
+        std::set<int> pids;
+        for (const nlohmann::json& e : trace["traceEvents"])
+            if (e.value("ph", "") == "X") pids.insert(e.value("pid", -1));
+        QCOMPARE(pids, std::set<int>{0});
+    }
+
     void ecn_thresholds_for_missing_rates_are_derived_and_said() {
         // Switch ports of a rate the ECN table lacks take the nearest rate's thresholds scaled to theirs (the
         // reference's run.py rule), with a warning naming the table and the numbers.
