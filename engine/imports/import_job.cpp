@@ -68,7 +68,12 @@ void check_workload_files(const LlmWorkload& w, Diagnostics& warnings) {
 
 LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t, Diagnostics& warnings) {
     read_custom(w, warnings);
-    if (!w.trace) return prepare_llm_job(w, fabric, t);
+    if (!w.trace) {
+        LlmJob job = prepare_llm_job(w, fabric, t);
+        if (job.graph.lockstep() && w.granularity == Granularity::automatic)
+            warnings.warning("workload.granularity", lockstep_warning(uint32_t(w.parallel.world())));
+        return job;
+    }
     workload_gpu(w, t);  // names an unknown GPU before any file is read
     const uint32_t hosts = uint32_t(fabric.count(NodeKind::host));
     LlmJob job;
@@ -84,12 +89,9 @@ LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadT
     job.place = place_ranks(one_dim, fabric);
     const CollectiveContext ctx{job.place, t, w.gpu, w.collectives};
     if (w.trace->format == "simai") {
-        const bool lockstep = w.granularity == Granularity::stage ||
-                              (w.granularity == Granularity::automatic && w.network_mode != NetworkMode::packet && !w.collectives.pxn && world > kLockstepAbove);
+        const bool lockstep = lockstep_lanes(w, world);
         job.graph = build_simai_graph(s, ctx, world, w.iterations, lockstep);
-        if (lockstep && w.granularity == Granularity::automatic)
-            warnings.warning("workload.granularity", std::to_string(world) + " ranks: each pipeline stage runs as one lane, its ranks in lockstep, each "
-                                                     "collective one task over all the stage's groups (\"granularity\": \"rank\" builds every rank)");
+        if (lockstep && w.granularity == Granularity::automatic) warnings.warning("workload.granularity", lockstep_warning(world));
     } else {
         const std::vector<ChakraRank> ranks = read_chakra_traces(w.trace->path, warnings);
         if (ranks.size() != hosts)

@@ -131,13 +131,39 @@ struct Builder {
     TaskGraph g;
     CollectiveContext ctx;
     const GpuSpec& gpu;
-    std::vector<uint32_t> last_compute;                 // per rank
-    std::map<std::pair<uint32_t, Group>, uint32_t> last_comm;  // per rank and group: the end of its last collective
+    std::vector<uint32_t> last_compute;                 // per unit (a rank, or a lockstep lane)
+    std::map<std::pair<uint32_t, Group>, uint32_t> last_comm;  // per unit and group: the end of its last collective
 
-    Builder(const LlmWorkload& work, const WorkloadTables& tables, const Placement& p, const GpuSpec& spec)
-        : w(work), t(tables), place(p), ctx{p, tables, work.gpu, work.collectives}, gpu(spec), last_compute(size_t(work.parallel.world()), UINT32_MAX) {
-        g.world = uint32_t(w.parallel.world());
+    // lockstep: one lane per pipeline stage (TaskGraph::lockstep), every rank of a stage in step.
+    Builder(const LlmWorkload& work, const WorkloadTables& tables, const Placement& p, const GpuSpec& spec, bool lockstep)
+        : w(work), t(tables), place(p), ctx{p, tables, work.gpu, work.collectives}, gpu(spec) {
+        const ParallelSpec& par = w.parallel;
+        g.world = uint32_t(par.world());
+        if (lockstep) {
+            std::vector<std::vector<uint32_t>> lanes(size_t(par.pp));
+            for (uint32_t r = 0; r < uint32_t(par.world()); ++r) lanes[size_t(rank_coord(par, r).pp)].push_back(r);
+            g.set_lanes(std::move(lanes), uint32_t(par.world()));
+        }
+        last_compute.assign(g.world, UINT32_MAX);
         g.limit_to_memory("workload.parallel");
+    }
+
+    // The groups of one kind in a stage as the calls that emit them: per rank, each group alone; lockstep,
+    // all of them at once.
+    std::vector<std::vector<std::vector<uint32_t>>> families(const std::vector<std::vector<uint32_t>>& groups) const {
+        if (g.lockstep()) return {groups};
+        std::vector<std::vector<std::vector<uint32_t>>> out;
+        for (const std::vector<uint32_t>& grp : groups) out.push_back({grp});
+        return out;
+    }
+
+    // The units a family runs on, in the order of its first group's members (per rank: those members).
+    std::vector<uint32_t> units_of(const std::vector<std::vector<uint32_t>>& family) const {
+        std::vector<uint32_t> units;
+        for (const std::vector<uint32_t>& grp : family)
+            for (uint32_t r : grp)
+                if (!g.lockstep() || std::find(units.begin(), units.end(), g.lane(r)) == units.end()) units.push_back(g.lane(r));
+        return units;
     }
 
     int64_t time_of(const std::vector<Operator>& ops) const { return operators_ps(ops, t, gpu, w.compute.efficiency); }
@@ -154,30 +180,33 @@ struct Builder {
         return last_compute[rank] = g.add(op, after);
     }
 
-    // A collective over `ranks`, each entering after its own `ready` op and its previous collective of the group.
-    uint32_t collective(CollectiveKind kind, Group group, const std::vector<uint32_t>& ranks, int64_t bytes, const std::vector<uint32_t>& ready,
+    // A collective over a family (units_of), each unit entering after its `ready_of` op and its previous
+    // collective of the group.
+    template <class ReadyOf>
+    uint32_t collective(CollectiveKind kind, Group group, const std::vector<std::vector<uint32_t>>& family, int64_t bytes, ReadyOf ready_of,
                         const std::string& name) {
+        const std::vector<uint32_t> units = units_of(family);
         std::vector<uint32_t> entry;
-        for (size_t i = 0; i < ranks.size(); ++i) {
-            auto it = last_comm.find({ranks[i], group});
-            entry.push_back(ready[i]);
+        for (uint32_t u : units) {
+            auto it = last_comm.find({u, group});
+            entry.push_back(ready_of(u));
             if (it != last_comm.end()) entry.push_back(it->second);
         }
-        const uint32_t c = emit_collective(g, ctx, kind, group, ranks, bytes, entry, name);
+        const uint32_t c = emit_collective(g, ctx, kind, group, family, bytes, entry, name);
         const uint32_t end = g.collectives[c].end;
-        for (uint32_t r : ranks) last_comm[{r, group}] = end;
+        for (uint32_t u : units) last_comm[{u, group}] = end;
         return end;
     }
 };
 
 }  // namespace
 
-TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const Placement& place) {
+TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const Placement& place, bool lockstep) {
     const ModelSpec& m = w.model;
     const ParallelSpec& p = w.parallel;
     auto gpu_it = t.gpus.find(w.gpu);
     if (gpu_it == t.gpus.end()) throw InputError("workload.gpu", "unknown GPU \"" + w.gpu + "\" (data/gpus.json)");
-    Builder b(w, t, place, gpu_it->second);
+    Builder b(w, t, place, gpu_it->second, lockstep);
     TaskGraph& g = b.g;
 
     const int64_t tokens = int64_t(p.micro_batch_size) * m.seq;
@@ -203,9 +232,10 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
     auto nm = [&](const std::string& s) { return g.name(s); };  // interned by the graph
 
     const int chunks = p.virtual_stages, layers_per_chunk = m.layers / (p.pp * chunks);
-    // Per stage, in lockstep over its ranks (every rank of a stage runs the same program).
-    std::vector<std::vector<uint32_t>> stage_ranks(size_t(p.pp));
-    for (uint32_t r = 0; r < g.world; ++r) stage_ranks[size_t(rank_coord(p, r).pp)].push_back(r);
+    // Per stage its ranks, and the units that run its program: its ranks, or its lockstep lane.
+    std::vector<std::vector<uint32_t>> stage_ranks(size_t(p.pp)), stage_units(size_t(p.pp));
+    for (uint32_t r = 0; r < uint32_t(p.world()); ++r) stage_ranks[size_t(rank_coord(p, r).pp)].push_back(r);
+    for (int s = 0; s < p.pp; ++s) stage_units[size_t(s)] = g.lockstep() ? std::vector<uint32_t>{uint32_t(s)} : stage_ranks[size_t(s)];
     // Per stage, computed once: its TP groups (one per DP index, in TP order) and its EP groups (over index
     // j = dp + DP·tp inside the stage, ep consecutive j per group).
     std::vector<std::vector<std::vector<uint32_t>>> tp_groups_of(size_t(p.pp)), ep_groups_of(size_t(p.pp));
@@ -234,27 +264,36 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
         return out;
     };
 
-    // TP collectives of a group after each member's op in `ready`; returns per member the end.
-    auto tp_sync = [&](const std::vector<uint32_t>& group, const std::vector<uint32_t>& ready, const std::string& what) {
-        if (group.size() <= 1) return ready;
-        uint32_t end;
-        if (p.sequence_parallel) {
-            end = b.collective(CollectiveKind::reduce_scatter, Group::tp, group, hidden_bytes, ready, what + " reduce-scatter");
-            end = b.collective(CollectiveKind::all_gather, Group::tp, group, hidden_bytes, std::vector<uint32_t>(group.size(), end), what + " all-gather");
-        } else {
-            end = b.collective(CollectiveKind::all_reduce, Group::tp, group, hidden_bytes, ready, what + " all-reduce");
+    // The DP (or expert-DP) groups of a stage, in the order of their first members.
+    auto dp_groups_of = [&](int s, bool expert) {
+        std::vector<std::vector<uint32_t>> groups;
+        for (uint32_t r : stage_ranks[size_t(s)]) {
+            std::vector<uint32_t> group = expert ? edp_group(r) : dp_group(r);
+            if (group.front() == r) groups.push_back(std::move(group));  // the group's first member emits it
         }
-        return std::vector<uint32_t>(group.size(), end);
+        return groups;
     };
-    auto ep_exchange = [&](int s, const std::map<uint32_t, uint32_t>& ready, const std::string& what) {
-        std::map<uint32_t, uint32_t> done;
-        for (const std::vector<uint32_t>& group : ep_groups_of[size_t(s)]) {
-            std::vector<uint32_t> rd;
-            for (uint32_t r : group) rd.push_back(ready.at(r));
-            const uint32_t end = b.collective(CollectiveKind::all_to_all, Group::ep, group, a2a_bytes, rd, what);
-            for (uint32_t r : group) done[r] = end;
+
+    // TP collectives of a family after each unit's op in `cur`, which they then advance.
+    auto tp_sync = [&](const std::vector<std::vector<uint32_t>>& family, std::map<uint32_t, uint32_t>& cur, const std::string& what) {
+        if (family.front().size() <= 1) return;
+        uint32_t end;
+        auto ready = [&](uint32_t u) { return cur[u]; };
+        if (p.sequence_parallel) {
+            end = b.collective(CollectiveKind::reduce_scatter, Group::tp, family, hidden_bytes, ready, what + " reduce-scatter");
+            end = b.collective(CollectiveKind::all_gather, Group::tp, family, hidden_bytes, [&](uint32_t) { return end; }, what + " all-gather");
+        } else {
+            end = b.collective(CollectiveKind::all_reduce, Group::tp, family, hidden_bytes, ready, what + " all-reduce");
         }
-        return done;
+        for (uint32_t u : b.units_of(family)) cur[u] = end;
+    };
+    auto ep_exchange = [&](int s, std::map<uint32_t, uint32_t>& cur, const std::string& what) {
+        std::map<uint32_t, uint32_t> done;
+        for (const auto& family : b.families(ep_groups_of[size_t(s)])) {
+            const uint32_t end = b.collective(CollectiveKind::all_to_all, Group::ep, family, a2a_bytes, [&](uint32_t u) { return cur.at(u); }, what);
+            for (uint32_t u : b.units_of(family)) done[u] = end;
+        }
+        for (auto& [u, op] : done) cur[u] = op;
     };
 
     // First and last op of every (stage, micro-batch, chunk, direction) per rank, for the pipeline sends.
@@ -269,7 +308,7 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
         // Gradient buckets closing per rank: (ready op, bytes, expert?) — filled by the last micro-batch's backward.
         std::map<uint32_t, std::vector<std::tuple<uint32_t, int64_t, bool>>> buckets;
         for (int s = 0; s < p.pp; ++s) {
-            const std::vector<uint32_t>& ranks = stage_ranks[size_t(s)];
+            const std::vector<uint32_t>& ranks = stage_units[size_t(s)];  // ranks, or the stage's lane
             const std::vector<int> layers = stage_layers(m, p, s);
             // ZeRO-3: gather each chunk's parameters before its first forward and first backward.
             std::map<std::pair<int, bool>, std::map<uint32_t, uint32_t>> gathered;
@@ -281,14 +320,10 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
                         params += attention_params(m) + mlp_params(m, is_moe_layer(m, layer), layer < m.dense_layers);
                     }
                     for (bool fwd : {true, false}) {
-                        for (uint32_t r : ranks) {
-                            const std::vector<uint32_t> group = dp_group(r);
-                            if (group.front() != r) continue;  // the group's first member emits it
-                            std::vector<uint32_t> ready;
-                            for (uint32_t q : group) ready.push_back(params_ready[q]);
-                            const uint32_t end = b.collective(CollectiveKind::all_gather, Group::dp, group, params / p.tp * 2, ready,
-                                                              it + "zero3 params chunk " + std::to_string(c));
-                            for (uint32_t q : group) gathered[{c, fwd}][q] = end;
+                        for (const auto& family : b.families(dp_groups_of(s, false))) {
+                            const uint32_t end = b.collective(CollectiveKind::all_gather, Group::dp, family, params / p.tp * 2,
+                                                              [&](uint32_t u) { return params_ready[u]; }, it + "zero3 params chunk " + std::to_string(c));
+                            for (uint32_t u : b.units_of(family)) gathered[{c, fwd}][u] = end;
                         }
                     }
                 }
@@ -311,16 +346,11 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
                     }
                 };
                 auto sync_tp = [&](const std::string& what) {
-                    for (const std::vector<uint32_t>& group : tp_groups_of[size_t(s)]) {
-                        std::vector<uint32_t> ready;
-                        for (uint32_t r : group) ready.push_back(cur[r]);
-                        const std::vector<uint32_t> end = tp_sync(group, ready, what);
-                        for (size_t i = 0; i < group.size(); ++i) cur[group[i]] = end[i];
-                    }
+                    for (const auto& family : b.families(tp_groups_of[size_t(s)])) tp_sync(family, cur, what);
                 };
                 auto sync_ep = [&](const std::string& what) {
                     if (p.ep <= 1) return;
-                    for (auto& [r, op] : ep_exchange(s, cur, what)) cur[r] = op;
+                    ep_exchange(s, cur, what);
                 };
                 auto forward_layer = [&](int layer, const std::string& prefix) {
                     const bool moe = is_moe_layer(m, layer), leading = layer < m.dense_layers;
@@ -393,7 +423,26 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
         // Pipeline sends: each forward chunk waits for the previous chunk's activations, each backward chunk
         // for the next chunk's gradients.
         const CollectiveContext& ctx = b.ctx;
-        for (uint32_t r = 0; r < g.world; ++r) {
+        if (g.lockstep())  // per stage and micro-batch chunk, one send over all the stage's ranks
+            for (int st = 0; st < p.pp; ++st)
+                for (int mb = 0; mb < p.micro_batches; ++mb)
+                    for (int c = 0; c < chunks; ++c)
+                        for (bool fwd : {true, false}) {
+                            int from_stage = fwd ? st - 1 : st + 1, from_chunk = c;
+                            if (fwd && st == 0) from_stage = p.pp - 1, from_chunk = c - 1;
+                            if (!fwd && st == p.pp - 1) from_stage = 0, from_chunk = c + 1;
+                            if (from_chunk < 0 || from_chunk >= chunks) continue;
+                            std::vector<RankPair> pairs;
+                            for (uint32_t r : stage_ranks[size_t(st)]) {
+                                const RankCoord rc = rank_coord(p, r);
+                                pairs.emplace_back(rank_of(p, {rc.tp, rc.dp, from_stage}), r);
+                            }
+                            const Span& src = spans[{uint32_t(from_stage), mb, from_chunk, fwd}];
+                            const uint32_t recv = emit_sends(g, ctx, Group::pp, pairs, pp_bytes, src.last,
+                                                             it + (fwd ? "pp activation mb" : "pp gradient mb") + std::to_string(mb));
+                            g.add_dep(spans[{uint32_t(st), mb, c, fwd}].first, recv);
+                        }
+        for (uint32_t r = 0; r < g.world && !g.lockstep(); ++r) {
             const RankCoord rc = rank_coord(p, r);
             for (int mb = 0; mb < p.micro_batches; ++mb)
                 for (int c = 0; c < chunks; ++c) {
@@ -422,31 +471,40 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
         std::map<uint32_t, std::vector<uint32_t>> synced;
         // Tied embeddings split over the first and last stage: their gradients are summed between the two
         // (Megatron's embedding group) after the backward, before either optimizer step.
-        if (m.tied_embeddings && p.pp > 1)
+        if (m.tied_embeddings && p.pp > 1) {
+            std::vector<std::vector<uint32_t>> pairs;
             for (uint32_t r : stage_ranks[0]) {
                 const RankCoord rc = rank_coord(p, r);
-                const std::vector<uint32_t> pair{r, rank_of(p, {rc.tp, rc.dp, p.pp - 1})};
-                const uint32_t end = b.collective(CollectiveKind::all_reduce, Group::dp, pair, m.vocab * m.hidden / p.tp * w.bytes_per_param,
-                                                  {b.last_compute[pair[0]], b.last_compute[pair[1]]}, it + "tied embedding grads");
-                for (uint32_t q : pair) synced[q].push_back(end);
+                pairs.push_back({r, rank_of(p, {rc.tp, rc.dp, p.pp - 1})});
             }
+            for (const auto& family : b.families(pairs)) {
+                const uint32_t end = b.collective(CollectiveKind::all_reduce, Group::dp, family, m.vocab * m.hidden / p.tp * w.bytes_per_param,
+                                                  [&](uint32_t u) { return b.last_compute[u]; }, it + "tied embedding grads");
+                for (uint32_t u : b.units_of(family)) synced[u].push_back(end);
+            }
+        }
         for (int s = 0; s < p.pp; ++s) {
-            const std::vector<uint32_t>& ranks = stage_ranks[size_t(s)];
+            const std::vector<uint32_t>& ranks = stage_units[size_t(s)];
             const size_t count = buckets[ranks[0]].size();
-            for (size_t k = 0; k < count; ++k)
-                for (uint32_t r : ranks) {
-                    const int64_t bytes = std::get<1>(buckets[r][k]);
-                    const bool expert = std::get<2>(buckets[r][k]);
-                    const std::vector<uint32_t> group = expert ? edp_group(r) : dp_group(r);
-                    if (group.front() != r) continue;  // the group's first member emits it
-                    std::vector<uint32_t> ready;
-                    for (uint32_t q : group) ready.push_back(std::get<0>(buckets[q][k]));
-                    const CollectiveKind kind = p.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-                    const uint32_t end = group.size() <= 1 ? b.g.add(Op{}, ready)
-                                                           : b.collective(kind, Group::dp, group, bytes, ready,
-                                                                          it + (expert ? "expert grads bucket " : "grads bucket ") + std::to_string(k));
-                    for (uint32_t q : group) synced[q].push_back(end);
+            for (size_t k = 0; k < count; ++k) {
+                // Every unit of a stage closes the same buckets (bytes, expert or not).
+                const int64_t bytes = std::get<1>(buckets[ranks[0]][k]);
+                const bool expert = std::get<2>(buckets[ranks[0]][k]);
+                auto ready = [&](uint32_t u) { return std::get<0>(buckets[u][k]); };
+                for (const auto& family : b.families(dp_groups_of(s, expert))) {
+                    const std::vector<uint32_t> units = b.units_of(family);
+                    uint32_t end;
+                    if (family.front().size() <= 1) {
+                        std::vector<uint32_t> after;
+                        for (uint32_t u : units) after.push_back(ready(u));
+                        end = b.g.add(Op{}, after);
+                    } else {
+                        const CollectiveKind kind = p.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+                        end = b.collective(kind, Group::dp, family, bytes, ready, it + (expert ? "expert grads bucket " : "grads bucket ") + std::to_string(k));
+                    }
+                    for (uint32_t u : units) synced[u].push_back(end);
                 }
+            }
             for (uint32_t r : ranks) {
                 const int64_t local = [&] {
                     int64_t n = 0;
@@ -457,18 +515,16 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
                 const uint32_t opt = b.compute(r, Phase::optimizer, b.time_of({optimizer_op(shard)}), nm(it + "optimizer"), synced[r], true);
                 params_ready[r] = opt;
             }
-            if (p.zero_stage >= 1 && p.zero_stage <= 2 && p.dp > 1)
-                for (uint32_t r : ranks) {
-                    const std::vector<uint32_t> group = dp_group(r);
-                    if (group.front() != r) continue;
-                    int64_t bytes = 0;
-                    for (auto& [op, b2, expert] : buckets[r])
-                        if (!expert) bytes += b2;
-                    std::vector<uint32_t> ready;
-                    for (uint32_t q : group) ready.push_back(params_ready[q]);
-                    const uint32_t end = b.collective(CollectiveKind::all_gather, Group::dp, group, bytes, ready, it + "params all-gather");
-                    for (uint32_t q : group) params_ready[q] = end;
+            if (p.zero_stage >= 1 && p.zero_stage <= 2 && p.dp > 1) {
+                int64_t bytes = 0;  // the same on every unit of the stage
+                for (auto& [op, b2, expert] : buckets[ranks[0]])
+                    if (!expert) bytes += b2;
+                for (const auto& family : b.families(dp_groups_of(s, false))) {
+                    const uint32_t end = b.collective(CollectiveKind::all_gather, Group::dp, family, bytes, [&](uint32_t u) { return params_ready[u]; },
+                                                      it + "params all-gather");
+                    for (uint32_t u : b.units_of(family)) params_ready[u] = end;
                 }
+            }
         }
         for (size_t op = iteration_begin; op < b.g.size(); ++op) b.g.ops[op].iteration = uint16_t(iter);
     }

@@ -1,5 +1,6 @@
 #pragma once
-// An LLM training job → the task graph of its iterations over every rank (Megatron-LM's program):
+// An LLM training job → the task graph of its iterations over every rank, or over one lockstep lane per
+// pipeline stage (Megatron-LM's program):
 // per pipeline stage its 1F1B or interleaved schedule of micro-batches; per layer and micro-batch the
 // forward, backward-input and backward-weight compute, TP collectives (all-reduce, or reduce-scatter +
 // all-gather with sequence parallelism), MoE all-to-alls over the EP group; pipeline sends between stages
@@ -42,6 +43,7 @@ struct PipelineItem {
 };
 std::vector<PipelineItem> pipeline_schedule(const ParallelSpec& p, int stage);
 
-TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const Placement& place);
+// lockstep: one lane per pipeline stage (TaskGraph::lockstep), each collective one task over the stage's groups.
+TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const Placement& place, bool lockstep = false);
 
 }  // namespace orrery

@@ -17,6 +17,16 @@ const GpuSpec& workload_gpu(const LlmWorkload& w, const WorkloadTables& t) {
     return gpu->second;
 }
 
+bool lockstep_lanes(const LlmWorkload& w, uint32_t ranks) {
+    return w.granularity == Granularity::stage ||
+           (w.granularity == Granularity::automatic && w.network_mode != NetworkMode::packet && !w.collectives.pxn && ranks > kLockstepAbove);
+}
+
+std::string lockstep_warning(uint32_t ranks) {
+    return std::to_string(ranks) + " ranks: each pipeline stage runs as one lane, its ranks in lockstep, each collective one task over all the "
+                                   "stage's groups (\"granularity\": \"rank\" builds every rank)";
+}
+
 LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t) {
     const std::vector<std::string> problems = check_llm_workload(w, &fabric);
     if (!problems.empty()) {
@@ -40,7 +50,7 @@ LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const Workloa
         return job;  // not run: no task graph
     }
     job.place = place_ranks(w.parallel, fabric);
-    job.graph = build_task_graph(w, t, job.place);
+    job.graph = build_task_graph(w, t, job.place, lockstep_lanes(w, uint32_t(w.parallel.world())));
     index_transfers(job);
     return job;
 }

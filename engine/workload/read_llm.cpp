@@ -76,9 +76,9 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
         w.network_mode = *mode == "analytic" ? NetworkMode::analytic : *mode == "flow" ? NetworkMode::flow : NetworkMode::packet;
     if (auto gr = r.choice("granularity", Need::optional, {"auto", "rank", "stage"})) {
         w.granularity = *gr == "stage" ? Granularity::stage : *gr == "rank" ? Granularity::rank : Granularity::automatic;
-        if (w.granularity == Granularity::stage && (!w.trace || w.trace->format != "simai"))
-            r.error("granularity", "\"stage\" (the ranks of a pipeline stage in lockstep) is built for SimAI/AICB imports; a model-built job or a "
-                                   "Chakra trace runs per rank: remove it or use \"rank\"");
+        if (w.granularity == Granularity::stage && w.trace && w.trace->format != "simai")
+            r.error("granularity", "\"stage\" (the ranks of a pipeline stage in lockstep) is built for model-built jobs and SimAI/AICB imports; "
+                                   "a Chakra trace runs per rank (its ranks' programs differ): remove it or use \"rank\"");
         else if (w.granularity == Granularity::stage && w.network_mode == NetworkMode::packet)
             r.error("granularity", "\"stage\" times a collective over all of a stage's groups as one fluid task; the packet level needs every "
                                    "flow: use \"network_mode\": \"flow\" or \"analytic\", or \"granularity\": \"rank\"");

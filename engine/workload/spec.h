@@ -102,8 +102,8 @@ struct TraceImport {
 };
 
 // rank: a task graph op per rank and transfer; stage: one lane per pipeline stage, its ranks in lockstep,
-// each collective one task over all the stage's groups (TaskGraph::lockstep; SimAI files, flow and
-// analytic networks); automatic: stage for SimAI files of more than kLockstepAbove ranks off the packet level.
+// each collective one task over all the stage's groups (TaskGraph::lockstep; model-built jobs and SimAI
+// files, flow and analytic networks); automatic: stage above kLockstepAbove ranks off the packet level.
 enum class Granularity { automatic, rank, stage };
 inline constexpr uint32_t kLockstepAbove = 1024;
 

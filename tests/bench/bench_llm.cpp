@@ -60,7 +60,7 @@ void print_outcome(const char* label, const LlmOutcome& o, double wall) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const auto args = bench::parse_bench_args(argc, argv, "GPT-3 13B on 128 GPUs at packet level; GPT-3 175B on 1,024 GPUs analytic.",
+    const auto args = bench::parse_bench_args(argc, argv, "GPT-3 13B on 128 GPUs at packet level; GPT-3 175B on 1,024 GPUs analytic and flow, per rank and in lockstep lanes.",
                                               {{"--threads", "CPU threads for the packet run (default 1)"},
                                                {"--skip-packet", "1: only the analytic runs"}});
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;
@@ -95,15 +95,18 @@ int main(int argc, char** argv) {
         print_outcome(std::string("GPT-3 13B 128 GPUs ").append(mode).c_str(), o, seconds_since(t0));
     }
 
-    // 2. GPT-3 175B on 1,024 GPUs, analytic.
-    {
-        const LoadedScenario sc = load_scenario_document(scenario("roft-1024", "gpt3-175b", 8, 8, 16, 16, "analytic"), "bench", ".", presets, LoadOptions{false});
+    // 2. GPT-3 175B on 1,024 GPUs, analytic and flow: per rank, then in lockstep lanes (one per stage).
+    for (const char* granularity : {"rank", "stage"}) {
+        nlohmann::json doc = scenario("roft-1024", "gpt3-175b", 8, 8, 16, 16, "analytic");
+        doc["workload"]["granularity"] = granularity;
+        std::printf("granularity %s:\n", granularity);
+        const LoadedScenario sc = load_scenario_document(doc, "bench", ".", presets, LoadOptions{false});
         const Scenario& s = sc.scenarios[0];
         const Fabric f = build_fabric(s.topology);
         const auto t0 = std::chrono::steady_clock::now();
         const LlmJob job = prepare_llm_job(*s.workload.llm, f, tables);
         const double build_s = seconds_since(t0);
-        std::printf("GPT-3 175B TP8 PP8 DP16, 16 micro-batches, SP, ZeRO-1, recompute on 1,024 H100s: task graph %zu ops, %zu network flows (%.2f s)\n",
+        std::printf("GPT-3 175B TP8 PP8 DP16, 16 micro-batches, SP, ZeRO-1, recompute on 1,024 H100s: task graph %zu ops, %zu transfer ops (built in %.2f s)\n",
                     job.graph.size(), job.transfers.size(), build_s);
         for (const RankMemory& m : job.memory.per_stage)
             std::printf("  stage %d (rank %u): %.2f GiB = weights %.2f + gradients %.2f + optimizer %.2f + activations %.2f + overhead %.2f (of %.2f GiB)\n",
