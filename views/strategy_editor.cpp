@@ -102,6 +102,18 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
     connect(network_mode_, &QComboBox::activated, this, [this] {
         if (!loading_) emit_edit("workload.network_mode", network_mode_->currentData().toString().toStdString());
     });
+    granularity_ = new QComboBox(net_box);
+    granularity_->setObjectName("granularity");
+    granularity_->addItem("Automatic (lanes above 1,024 GPUs, off the packet level)", "auto");
+    granularity_->addItem("Every rank", "rank");
+    granularity_->addItem("One lane per pipeline stage (ranks in lockstep)", "stage");
+    granularity_->setToolTip("Every rank: each GPU's program and every transfer built. Lanes: each pipeline stage built once, its GPUs in step, "
+                             "each collective one task over all the stage's groups — for flow and α-β runs of thousands of GPUs "
+                             "(not at packet level, not with PXN).");
+    nf->addRow("Task graph", granularity_);
+    connect(granularity_, &QComboBox::activated, this, [this] {
+        if (!loading_) emit_edit("workload.granularity", granularity_->currentData().toString().toStdString());
+    });
     channels_ = new QSpinBox(net_box);
     channels_->setObjectName("channels");
     channels_->setRange(1, 64);
@@ -160,6 +172,8 @@ void StrategyEditor::load(const nlohmann::json& doc, const std::filesystem::path
         network_mode_->setCurrentIndex(network_mode_->findData(QString(mode)));
         channels_->setValue(w.collectives.channels);
         pxn_->setChecked(w.collectives.pxn);
+        const char* granularity = w.granularity == Granularity::stage ? "stage" : w.granularity == Granularity::rank ? "rank" : "auto";
+        granularity_->setCurrentIndex(granularity_->findData(QString(granularity)));
     }
     setEnabled(true);
     loading_ = false;

@@ -37,6 +37,7 @@ private:
     QCheckBox* recompute_;
     QComboBox* zero_;
     QComboBox* network_mode_;
+    QComboBox* granularity_;
     QSpinBox* channels_;
     QCheckBox* pxn_;
     QTableWidget* table_;

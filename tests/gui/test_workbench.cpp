@@ -151,6 +151,13 @@ private slots:
         mode->setCurrentIndex(mode->findData("flow"));
         emit mode->activated(mode->currentIndex());
         QCOMPARE(w->document()["workload"]["network_mode"].get<std::string>(), std::string("flow"));
+        // Lockstep lanes: automatic until chosen, then written as the scenario key.
+        auto* granularity = s->findChild<QComboBox*>("granularity");
+        QVERIFY(granularity);
+        QCOMPARE(granularity->currentData().toString(), QString("auto"));
+        granularity->setCurrentIndex(granularity->findData("stage"));
+        emit granularity->activated(granularity->currentIndex());
+        QCOMPARE(w->document()["workload"]["granularity"].get<std::string>(), std::string("stage"));
         auto* channels = s->findChild<QSpinBox*>("channels");
         channels->setValue(8);
         emit channels->editingFinished();
