@@ -104,7 +104,7 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
     });
     granularity_ = new QComboBox(net_box);
     granularity_->setObjectName("granularity");
-    granularity_->addItem("Automatic (lanes above 1,024 GPUs, off the packet level)", "auto");
+    granularity_->addItem("Automatic (lanes from 1,024 GPUs, off the packet level)", "auto");
     granularity_->addItem("Every rank", "rank");
     granularity_->addItem("One lane per pipeline stage (ranks in lockstep)", "stage");
     granularity_->setToolTip("Every rank: each GPU's program and every transfer built. Lanes: each pipeline stage built once, its GPUs in step, "

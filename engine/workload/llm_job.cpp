@@ -19,7 +19,7 @@ const GpuSpec& workload_gpu(const LlmWorkload& w, const WorkloadTables& t) {
 
 bool lockstep_lanes(const LlmWorkload& w, uint32_t ranks) {
     return w.granularity == Granularity::stage ||
-           (w.granularity == Granularity::automatic && w.network_mode != NetworkMode::packet && !w.collectives.pxn && ranks > kLockstepAbove);
+           (w.granularity == Granularity::automatic && w.network_mode != NetworkMode::packet && !w.collectives.pxn && ranks >= kLockstepFrom);
 }
 
 std::string lockstep_warning(uint32_t ranks) {

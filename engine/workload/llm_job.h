@@ -37,8 +37,8 @@ inline constexpr uint16_t kLlmDestinationPort = 100;
 // The workload's GPU from data/gpus.json; throws InputError naming workload.gpu when it is unknown.
 const GpuSpec& workload_gpu(const LlmWorkload& w, const WorkloadTables& t);
 
-// Whether a job of `ranks` ranks is built in lockstep lanes (Granularity): "stage", or "auto" above
-// kLockstepAbove ranks off the packet level and without PXN.
+// Whether a job of `ranks` ranks is built in lockstep lanes (Granularity): "stage", or "auto" with
+// kLockstepFrom ranks or more, off the packet level and without PXN.
 bool lockstep_lanes(const LlmWorkload& w, uint32_t ranks);
 // The warning an automatic choice of lanes gives (where: workload.granularity).
 std::string lockstep_warning(uint32_t ranks);

@@ -103,9 +103,9 @@ struct TraceImport {
 
 // rank: a task graph op per rank and transfer; stage: one lane per pipeline stage, its ranks in lockstep,
 // each collective one task over all the stage's groups (TaskGraph::lockstep; model-built jobs and SimAI
-// files, flow and analytic networks); automatic: stage above kLockstepAbove ranks off the packet level.
+// files, flow and analytic networks); automatic: stage from kLockstepFrom ranks up, off the packet level.
 enum class Granularity { automatic, rank, stage };
-inline constexpr uint32_t kLockstepAbove = 1024;
+inline constexpr uint32_t kLockstepFrom = 1024;
 
 struct LlmWorkload {
     std::optional<TraceImport> trace;   // set: model and parallel are not used

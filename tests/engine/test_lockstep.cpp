@@ -140,6 +140,28 @@ private slots:
         }
     }
 
+    void auto_builds_lanes_from_1024_ranks() {
+        // GPT-3 175B TP8 PP8 DP16: 1,024 ranks in the α-β bound → eight lanes, said in a warning; at packet
+        // level the same job stays per rank (every flow is simulated there).
+        nlohmann::json workload = {{"kind", "llm"}, {"gpu", "H100"}, {"model", {{"preset", "gpt3-175b"}}}, {"network_mode", "analytic"},
+                                   {"parallel", {{"tp", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 16}, {"zero", 1}, {"recompute", true}}}};
+        const LoadedScenario loaded = load_scenario_document(scenario({{"preset", "roft-1024"}}, workload), "t.json", ".", kPresets, LoadOptions{false});
+        const Fabric f = build_fabric(loaded.scenarios[0].topology);
+        const WorkloadTables tables = load_workload_tables(kPresets);
+        LlmWorkload w = *loaded.scenarios[0].workload.llm;
+        Diagnostics warnings;
+        const LlmJob job = prepare_any_llm_job(w, f, tables, warnings);
+        QVERIFY(job.graph.lockstep());
+        QCOMPARE(job.graph.world, 8u);
+        QVERIFY(!warnings.items().empty() && warnings.items()[0].where == "workload.granularity");
+        w.network_mode = NetworkMode::packet;
+        QVERIFY(!lockstep_lanes(w, 1024));
+        w.network_mode = NetworkMode::flow;
+        QVERIFY(lockstep_lanes(w, 1024) && !lockstep_lanes(w, 1023));
+        w.collectives.pxn = true;
+        QVERIFY(!lockstep_lanes(w, 1024));
+    }
+
     void a_ring_latency_path_is_the_worst_window() {
         // Two groups of a 4-member ring: per-pair costs 1,2,3,4 and 10,1,1,1. Pairs at once: the slowest
         // per step. A ring of 6 steps: one loop (10 and 13) plus the worst 2 consecutive pairs (7 and 11): 24.
