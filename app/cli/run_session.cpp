@@ -71,6 +71,7 @@ Summary summarize(const Batch& b, uint32_t e, const ExperimentResult& r, double 
                  {"simulated_time", double(r.end_time - b.flow[b.experiments[e].flow_begin].start) / 1e6, "us"},
                  {"events", double(r.events), "events"},
                  {"packet_hops", double(r.packet_hops), "packets"},
+                 {"engine_memory", double(b.experiment_memory_bytes(e)) / double(1 << 20), "MiB"},
                  {"wall_time", wall, "s"}};
     if (b.experiments[e].skipping.enabled) {
         const wormhole::SkipReport& k = r.skipping;

@@ -159,6 +159,32 @@ size_t Batch::memory_bytes() const {
            bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts);
 }
 
+size_t Batch::experiment_memory_bytes(uint32_t e) const {
+    const ExperimentSlice& x = experiments.at(e);
+    const double nodes = x.node_end - x.node_begin, ports = x.port_end - x.port_begin, flows = x.flow_end - x.flow_begin;
+    // A column's share: its allocated bytes × this experiment's rows / all rows.
+    auto share = [](const auto& vec, double rows, double all) { return all > 0 ? double(vec.capacity() * sizeof(vec[0])) * rows / all : 0.0; };
+    const double all_nodes = double(node_role.size()), all_ports = double(port.size()), all_flows = double(flow.size());
+    double total = share(node_experiment, nodes, all_nodes) + share(node_role, nodes, all_nodes) + share(node_fabric_id, nodes, all_nodes) +
+                   share(node_port_begin, nodes, all_nodes) + share(nic, nodes, all_nodes) + share(sw, nodes, all_nodes) + share(out, nodes, all_nodes) +
+                   share(node_tree_begin, nodes, all_nodes) + share(node_forwarder, nodes, all_nodes) + share(node_dest_group, nodes, all_nodes) +
+                   share(spray_set, nodes, all_nodes) + share(set_begin, nodes, all_nodes) + share(set_ports, nodes, all_nodes) +
+                   share(port_tree, nodes, all_nodes);
+    total += share(port, ports, all_ports) + share(ring, ports, all_ports) + share(ring_grow_to, ports, all_ports) + share(ring_tail, ports, all_ports) +
+             share(ring_head, ports, all_ports) + share(tx, ports, all_ports) + share(next_arrival, ports, all_ports) +
+             share(next_arrival_scheduled, ports, all_ports) + share(tx_done, ports, all_ports) + share(queues, ports, all_ports) +
+             share(mmu, ports, all_ports) + share(qlen_offset, ports, all_ports) + share(qlen_buckets, ports, all_ports);
+    total += share(flow, flows, all_flows) + share(path_ports, flows, all_flows) + share(qp, flows, all_flows) + share(rx, flows, all_flows) +
+             share(dcqcn, flows, all_flows) + share(hpcc, flows, all_flows) + share(timely, flows, all_flows) + share(dctcp, flows, all_flows) +
+             share(nic_qps, flows, all_flows) + share(nic_starts, flows, all_flows);
+    size_t grown = e < qlen_hist.size() ? qlen_hist[e].capacity() * sizeof(uint32_t) : 0;
+    for (uint32_t row = x.port_begin; row < x.port_end; ++row) grown += size_t(ring[row].capacity) * sizeof(Packet);
+    for (uint32_t n = x.node_begin; n < x.node_end; ++n)
+        grown += size_t(sw[n].pool_capacity) * (sizeof(Packet) + 4) + size_t(nic[n].ack_capacity) * sizeof(Packet) +
+                 size_t(out[n].events_capacity) * sizeof(PfcEvent);
+    return size_t(total) + grown;
+}
+
 // The most packets a port can put on its link in one step: back to back at the smallest frame (a 43 B PFC
 // frame), or, for a NIC, the smallest data packet (48 B of headers and one byte).
 uint32_t max_writes_per_step(uint64_t rate_bps, int64_t lookahead, uint32_t smallest_frame) {

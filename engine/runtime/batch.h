@@ -88,6 +88,10 @@ struct Batch {
 
     net::NetView view();
     size_t memory_bytes() const;
+    // Experiment e's share: its rows of every per-node, per-port and per-flow column (routing sets and paths
+    // by its share of nodes and flows) and the storage it grew (rings, pools, ACK and PFC event buffers,
+    // queue histogram). The experiments' shares add up to memory_bytes() but for the per-experiment rows.
+    size_t experiment_memory_bytes(uint32_t e) const;
 };
 
 // Throws InputError when an experiment cannot be simulated (a host with two network ports, a zero link
