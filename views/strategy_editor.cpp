@@ -91,29 +91,19 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
 
     auto* net_box = new QGroupBox("Network and collectives", this);
     auto* nf = new QFormLayout(net_box);
-    network_mode_ = new QComboBox(net_box);
-    network_mode_->setObjectName("network_mode");
-    network_mode_->addItem("Packet level (the reference model)", "packet");
-    network_mode_->addItem("Flow level (fluid, max-min fair: fast, for sweeps)", "flow");
-    network_mode_->addItem("α-β: contention-free bound (no sharing)", "analytic");
-    network_mode_->setToolTip("Packet: every packet through queues, PFC and congestion control. Flow: every transfer a fluid flow on its ECMP path, "
-                              "rates max-min fair over links and NVLink ports. α-β: each transfer alone on its path — a lower bound, not a prediction.");
-    nf->addRow("Network", network_mode_);
-    connect(network_mode_, &QComboBox::activated, this, [this] {
-        if (!loading_) emit_edit("workload.network_mode", network_mode_->currentData().toString().toStdString());
-    });
-    granularity_ = new QComboBox(net_box);
-    granularity_->setObjectName("granularity");
-    granularity_->addItem("Automatic (lanes from 1,024 GPUs, off the packet level)", "auto");
-    granularity_->addItem("Every rank", "rank");
-    granularity_->addItem("One lane per pipeline stage (ranks in lockstep)", "stage");
-    granularity_->setToolTip("Every rank: each GPU's program and every transfer built. Lanes: each pipeline stage built once, its GPUs in step, "
-                             "each collective one task over all the stage's groups — for flow and α-β runs of thousands of GPUs "
-                             "(not at packet level, not with PXN).");
-    nf->addRow("Task graph", granularity_);
-    connect(granularity_, &QComboBox::activated, this, [this] {
-        if (!loading_) emit_edit("workload.granularity", granularity_->currentData().toString().toStdString());
-    });
+    network_mode_ = add_choice(nf, "Network", "workload.network_mode",
+                               {{"Packet level (the reference model)", "packet"},
+                                {"Flow level (fluid, max-min fair: fast, for sweeps)", "flow"},
+                                {"α-β: contention-free bound (no sharing)", "analytic"}},
+                               "Packet: every packet through queues, PFC and congestion control. Flow: every transfer a fluid flow on its ECMP path, "
+                               "rates max-min fair over links and NVLink ports. α-β: each transfer alone on its path — a lower bound, not a prediction.");
+    granularity_ = add_choice(nf, "Task graph", "workload.granularity",
+                              {{"Automatic (lanes from 1,024 GPUs, off the packet level)", "auto"},
+                               {"Every rank", "rank"},
+                               {"One lane per pipeline stage (ranks in lockstep)", "stage"}},
+                              "Every rank: each GPU's program and every transfer built. Lanes: each pipeline stage built once, its GPUs in step, "
+                              "each collective one task over all the stage's groups — for flow and α-β runs of thousands of GPUs "
+                              "(not at packet level, not with PXN).");
     channels_ = new QSpinBox(net_box);
     channels_->setObjectName("channels");
     channels_->setRange(1, 64);
@@ -178,6 +168,19 @@ void StrategyEditor::load(const nlohmann::json& doc, const std::filesystem::path
     setEnabled(true);
     loading_ = false;
     show_check();
+}
+
+QComboBox* StrategyEditor::add_choice(QFormLayout* form, const QString& label, const QString& key,
+                                      const std::vector<std::pair<QString, QString>>& items, const QString& tooltip) {
+    auto* box = new QComboBox(form->parentWidget());
+    box->setObjectName(key.section('.', -1));  // the scenario key's last part: tests find the box by it
+    for (const auto& [text, value] : items) box->addItem(text, value);
+    box->setToolTip(tooltip);
+    form->addRow(label, box);
+    connect(box, &QComboBox::activated, this, [this, box, key] {
+        if (!loading_) emit_edit(key, box->currentData().toString().toStdString());
+    });
+    return box;
 }
 
 void StrategyEditor::show_check() {

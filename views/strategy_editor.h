@@ -1,14 +1,20 @@
 #pragma once
 // The model and parallel-strategy editor: model preset and fields, TP / PP / DP / EP, SP, ZeRO, micro-batches,
-// GPU type; the network mode (packet, flow, or the α-β contention-free bound), NCCL channels and PXN; below, the memory each pipeline stage needs against the GPU's HBM (engine/workload/memory) and
+// GPU type; the network mode (packet, flow, or the α-β contention-free bound), the task graph (every rank or one
+// lockstep lane per stage), NCCL channels and PXN; below, the memory each pipeline stage needs against the GPU's HBM (engine/workload/memory) and
 // whether the world size matches the fabric, recomputed on every change.
+#include <QString>
 #include <QWidget>
+
+#include <utility>
+#include <vector>
 
 #include "views/scenario_checks.h"
 #include "views/scenario_form.h"
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QSpinBox;
 class QTableWidget;
@@ -27,6 +33,9 @@ public:
 
 private:
     void show_check();
+    // A combo box in `form` whose choice (an item's value) is written to the scenario's `key` when the user picks it.
+    QComboBox* add_choice(QFormLayout* form, const QString& label, const QString& key, const std::vector<std::pair<QString, QString>>& items,
+                          const QString& tooltip);
     const PresetLibrary& presets_;
     MemoryCheck check_;
     QComboBox* model_preset_;

@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <unordered_map>
-
 #include <stdexcept>
+#include <unordered_map>
 
 #include "common/diagnostics.h"
 

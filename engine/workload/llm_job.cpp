@@ -149,7 +149,7 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
         lanes.clear();
         for (uint32_t r : c.ranks) {  // the first group's members, one per lane
             const uint32_t lane = g.lane(r);
-            if (g.lockstep()) {  // per rank every member is a lane of its own
+            if (g.lockstep()) {  // several members share a lane (per rank, each member is a lane of its own)
                 if (std::find(lanes.begin(), lanes.end(), lane) != lanes.end()) continue;
                 lanes.push_back(lane);
             }
