@@ -3,7 +3,8 @@
 // 128 GPUs; MoE 8×13B TP8 EP8 DP4 PP4. Prints per row the iteration time of each mode, flow mode's error
 // against the packet level, and the wall times and speedup. Targets: within 3% (8% for the MoE row), at
 // least 100× faster than the packet level, and faster than the packet level with skipping (--skipping 1).
-// The AICB rows also run flow mode with one lockstep lane per pipeline stage ("granularity": "stage").
+// Every row also runs flow mode with one lockstep lane per pipeline stage ("granularity": "stage");
+// row 7 (GPT-3 13B TP2 PP2 DP32) is where lanes differ most from per rank.
 // Row 6: the 9,216-GPU MoE AICB file in flow mode (lockstep lanes; target under 5 minutes and 8 GB).
 #include <chrono>
 #include <cstdio>
@@ -62,7 +63,7 @@ void row(const char* label, nlohmann::json doc, const PresetLibrary& presets, co
                 job.graph.lockstep() ? (" on " + std::to_string(job.graph.world) + " lockstep lanes").c_str() : "", flow.flows, build);
     std::printf("   alpha-beta bound %10.3f ms  (wall %7.2f s)\n", ab.iteration_time_s * 1e3, ab_wall);
     std::printf("   flow             %10.3f ms  (wall %7.2f s)\n", flow.iteration_time_s * 1e3, flow_wall);
-    if (w.trace && !job.graph.lockstep()) {  // the same file with one lane per pipeline stage
+    if (!job.graph.lockstep()) {  // the same job with one lane per pipeline stage
         nlohmann::json lanes = doc;
         lanes["workload"]["granularity"] = "stage";
         lanes["workload"]["network_mode"] = "flow";
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
     const auto args = bench::parse_bench_args(argc, argv, "Flow mode against the packet level and the alpha-beta bound on issue 19's workloads.",
                                               {{"--threads", "CPU threads for the packet runs (default 1)"},
                                                {"--packet", "0: flow and alpha-beta only (default 1)"},
-                                               {"--rows", "which rows: a string of row numbers 1-6 (default 12345; 6 is the 9,216-GPU MoE file, flow level only)"},
+                                               {"--rows", "which rows: a string of row numbers 1-7 (default 12345; 6 is the 9,216-GPU MoE file, flow level only; 7 mixes NVLink and network hops in its rings)"},
                                                {"--skipping", "1: the packet level with steady-state skipping on (default 0: off)"}});
     const bool skipping = args.count("--skipping") && args.at("--skipping") == "1";
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;
@@ -116,6 +117,9 @@ int main(int argc, char** argv) {
     if (rows.find('4') != std::string::npos)
         row("4. AICB LLaMA-7B ZeRO-3 (DP128), roft-128", simai("L7B-D1-C02_Llama7B_deepspeed_zero3_A100.txt"), presets, tables, threads, packet, skipping);
     if (rows.find('5') != std::string::npos) row("5. MoE 8x13B TP8 EP8 DP4 PP4, roft-128", modelled("gpt-moe-8x13b", moe_parallel), presets, tables, threads, packet, skipping);
+    if (rows.find('7') != std::string::npos)  // rings that mix NVLink and network hops: lanes differ most from per rank
+        row("7. GPT-3 13B TP2 PP2 DP32, ZeRO-0, ring, roft-128", modelled("gpt3-13b", {{"tp", 2}, {"pp", 2}, {"dp", 32}, {"sp", true}, {"micro_batches", 4}, {"zero", 0}}),
+            presets, tables, threads, packet, skipping);
     if (rows.find('6') != std::string::npos) {  // flow and alpha-beta only: the per-rank graph does not fit this machine
         nlohmann::json moe = simai("workload_analytical.txt");
         moe["topology"] = {{"generator", "rail-optimized"}, {"gpus", 9216}, {"gpus_per_server", 8}, {"link_defaults", {{"all", {{"rate", "400Gbps"}, {"delay", "1us"}}}}}};
