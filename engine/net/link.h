@@ -15,23 +15,29 @@ struct StepClock {
     ORRERY_HD uint32_t write_slot() const { return uint32_t(step & 1); }
 };
 
-// Appends p to the receive ring of `to_port`. Rings are grown before each step to hold what the step can
-// bring (batch.cpp, grow_buffers); a full ring is a sizing bug, flagged in the node's overflow, never dropped.
-ORRERY_HD inline bool ring_push(NetView& v, uint32_t to_port, const Packet& p, const StepClock& clock, uint32_t node) {
-    const Ring& r = v.ring[to_port];
+// Appends p to the receive ring of `to_port`, opening a block from the worker's stock at each block
+// boundary. A block that cannot be had is flagged in the node's overflow (the host stops the run), never dropped.
+ORRERY_HD inline bool ring_push(NetView& v, uint32_t to_port, const Packet& p, uint32_t node) {
     RingTail& t = v.ring_tail[to_port];
-    if (t.tail - v.ring_head[to_port].published_head[clock.read_slot()] >= r.capacity) {
-        v.out[node].events_overflow |= 2u;
-        return false;
+    const uint32_t slot = uint32_t(t.tail % kBlockPackets);
+    if (slot == 0) {
+        const uint32_t b = block_take(*v.store.cache, v.out[node].blocks_held);
+        if (b == kNoBlock) {
+            v.out[node].events_overflow |= 2u;
+            return false;
+        }
+        if (t.block == kNoBlock) t.first_block = b;
+        else v.store.next[t.block] = b;
+        t.block = b;
     }
-    r.storage[t.tail % r.capacity] = p;
+    v.store.blocks[t.block].slot[slot] = p;
     ++t.tail;
     return true;
 }
 
 // Starts transmitting p on port `row` at `now`: the port is busy for the serialization time, and p reaches
 // the peer after serialization and propagation (reference README §5: floor(bytes·8/rate) ns, no gap).
-ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, Packet p, int64_t now, const StepClock& clock) {
+ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, Packet p, int64_t now) {
     const PortInfo& info = v.port[row];
     PortTx& tx = v.tx[row];
     if (tx.last_wire != p.wire) {
@@ -45,20 +51,20 @@ ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, Packet p, int64_t
     v.tx_done[row] = tx.busy_until;
     port_event_changed(v, row);
     p.arrival = now + ser + info.delay_ps;
-    p.ser_ns = uint32_t(ser / 1000);
     NodeOutput& o = v.out[info.node];
     ++o.transmissions;
     if (p.arrival < o.min_sent_arrival) o.min_sent_arrival = p.arrival;
-    ring_push(v, info.peer_port, p, clock, info.node);
+    if (p.kind == kPfc) ++o.pfc_sent;
+    ring_push(v, info.peer_port, p, info.node);
 }
 
 ORRERY_HD inline void record_pfc(NetView& v, uint32_t node, uint32_t row, bool pause, int64_t now, uint8_t node_type) {
-    NodeOutput& o = v.out[node];
-    if (o.events_count >= o.events_capacity) {
-        o.events_overflow |= 1u;
+    PfcLog& log = *v.pfc_log;
+    if (log.count >= log.capacity) {
+        v.out[node].events_overflow |= 1u;
         return;
     }
-    PfcEvent& e = o.events[o.events_count++];
+    PfcEvent& e = log.events[log.count++];
     e.time = now;
     e.node = node;
     e.ifindex = uint16_t(v.port[row].local + 1);

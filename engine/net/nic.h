@@ -16,6 +16,7 @@ namespace orrery::net {
 ORRERY_HD inline uint32_t data_wire_bytes(uint32_t payload, uint8_t cc_mode) {
     return payload + kDataHeaderBytes + (cc_mode == kHpcc ? kIntBytes : cc_mode == kTimely ? kTimelyTsBytes : 0);
 }
+ORRERY_HD inline uint32_t packet_payload(const Packet& p, uint8_t cc_mode) { return p.wire - data_wire_bytes(0, cc_mode); }
 
 // RdmaEgressQueue::GetNextQindex: -1 = the ACK queue, -1024 = nothing, else a position in the QP list.
 // Finished QPs seen while scanning are removed from the list, exactly as the reference compacts it.
@@ -23,7 +24,7 @@ ORRERY_HD inline int nic_next_queue(NetView& v, uint32_t node, int64_t now) {
     NicState& nic = v.nic[node];
     const PortTx& tx = v.tx[nic.port];
     const ExperimentParams& ep = node_params(v, node);
-    if (!(tx.paused & (1u << ep.ack_pause_class)) && nic.ack_tail > nic.ack_head) return -1;
+    if (!(tx.paused & (1u << ep.ack_pause_class)) && !fifo_empty(nic.acks)) return -1;
     uint32_t* qps = v.nic_qps + nic.qp_offset;
     const uint32_t count = nic.qp_count;
     int res = -1024;
@@ -56,15 +57,14 @@ ORRERY_HD inline int nic_next_queue(NetView& v, uint32_t node, int64_t now) {
 }
 
 // QbbNetDevice::DequeueAndTransmit on a host.
-ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, int64_t now, const StepClock& clock) {
+ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, int64_t now) {
     NicState& nic = v.nic[node];
     PortTx& tx = v.tx[nic.port];
     if (tx.busy) return;
     const int idx = nic_next_queue(v, node, now);
     if (idx == -1) {
-        Packet a = nic.ack_slots[nic.ack_head % nic.ack_capacity];
-        ++nic.ack_head;
-        transmit_start(v, nic.port, a, now, clock);
+        const Packet a = fifo_pop(v.store, v.out[node].blocks_held, nic.acks);
+        transmit_start(v, nic.port, a, now);
         return;
     }
     const ExperimentParams& ep = node_params(v, node);
@@ -79,13 +79,12 @@ ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, int64_t now, con
         p.kind = kData;
         p.flow = f;
         p.seq = uint32_t(q.snd_nxt);
-        p.payload = uint16_t(payload);
         p.wire = uint16_t(data_wire_bytes(uint32_t(payload), ep.cc_mode));
         p.pg = info.pg;
         p.hop = 1;  // path position 0 is this NIC's own port
         if (ep.cc_mode == kTimely) p.sent_ns = uint64_t(now / 1000);
         q.snd_nxt += payload;
-        transmit_start(v, nic.port, p, now, clock);
+        transmit_start(v, nic.port, p, now);
         // RdmaHw::PktSent: pace the QP by its packet's serialization time at its rate.
         q.last_pkt_size = p.wire;
         q.next_avail = now + tx_time_ns(p.wire, ep.rate_bound ? q.rate : q.max_rate) * 1000;
@@ -104,25 +103,18 @@ ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, int64_t now, con
 }
 
 ORRERY_HD inline void nic_enqueue_ack(NetView& v, uint32_t node, const Packet& a) {
-    NicState& nic = v.nic[node];
-    if (nic.ack_tail - nic.ack_head >= nic.ack_capacity) {
-        ++nic.ack_overflow;
-        v.out[node].events_overflow |= 8u;
-        return;
-    }
-    nic.ack_slots[nic.ack_tail % nic.ack_capacity] = a;
-    ++nic.ack_tail;
+    if (!fifo_push(v.store, v.out[node].blocks_held, v.nic[node].acks, a)) v.out[node].events_overflow |= 8u;
 }
 
 // RdmaHw::ReceiveUdp and ReceiverCheckSeq.
-ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Packet& p, int64_t now, const StepClock& clock) {
+ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Packet& p, int64_t now) {
     const ExperimentParams& ep = node_params(v, node);
     RxState& rx = v.rx[p.flow];
     rx.milestone = ep.ack_interval;
     int x;
     const uint64_t expected = rx.expected;
     if (p.seq == expected) {
-        rx.expected = expected + p.payload;
+        rx.expected = expected + packet_payload(p, ep.cc_mode);
         if (rx.expected >= rx.milestone) {
             rx.milestone += ep.ack_interval;
             x = 1;
@@ -153,11 +145,11 @@ ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Packet& 
     a.nhop = p.nhop;
     for (int i = 0; i < kMaxIntHops; ++i) a.hops[i] = p.hops[i];  // the INT (or TIMELY's timestamp) rides back
     nic_enqueue_ack(v, node, a);
-    nic_start_next(v, node, now, clock);
+    nic_start_next(v, node, now);
 }
 
 // RdmaHw::ReceiveAck (ACK and NACK).
-ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Packet& a, int64_t now, const StepClock& clock) {
+ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Packet& a, int64_t now) {
     const uint32_t f = a.flow;
     QpState& q = v.qp[f];
     if (q.phase != kActive) return;  // the reference no longer finds a completed QP and ignores the ACK
@@ -178,20 +170,20 @@ ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Packet& a
     if (ep.cc_mode == kHpcc) hpcc_on_ack(v, node, f, a, now);
     else if (ep.cc_mode == kTimely) timely_on_ack(v, f, a.seq, a.sent_ns, now);
     else if (ep.cc_mode == kDctcp) dctcp_on_ack(v, f, a.seq, cnp);
-    nic_start_next(v, node, now, clock);
+    nic_start_next(v, node, now);
 }
 
-ORRERY_HD inline void nic_receive(NetView& v, uint32_t node, uint32_t row, const Packet& p, int64_t now, const StepClock& clock) {
+ORRERY_HD inline void nic_receive(NetView& v, uint32_t node, uint32_t row, const Packet& p, int64_t now) {
     if (p.kind == kPfc) {
-        if (receive_pfc(v, node, row, p, now, 0)) nic_start_next(v, node, now, clock);
+        if (receive_pfc(v, node, row, p, now, 0)) nic_start_next(v, node, now);
         return;
     }
-    if (p.kind == kData) nic_receive_data(v, node, p, now, clock);
-    else nic_receive_ack(v, node, p, now, clock);
+    if (p.kind == kData) nic_receive_data(v, node, p, now);
+    else nic_receive_ack(v, node, p, now);
 }
 
 // RdmaHw::AddQueuePair + QbbNetDevice::NewQp for the next flow of this NIC.
-ORRERY_HD inline void nic_start_flow(NetView& v, uint32_t node, uint32_t f, int64_t now, const StepClock& clock) {
+ORRERY_HD inline void nic_start_flow(NetView& v, uint32_t node, uint32_t f, int64_t now) {
     NicState& nic = v.nic[node];
     const ExperimentParams& ep = node_params(v, node);
     QpState& q = v.qp[f];
@@ -207,7 +199,7 @@ ORRERY_HD inline void nic_start_flow(NetView& v, uint32_t node, uint32_t f, int6
     }
     if (ep.cc_mode == kTimely) v.timely[f].cur_rate = line;
     v.nic_qps[nic.qp_offset + nic.qp_count++] = f;
-    nic_start_next(v, node, now, clock);
+    nic_start_next(v, node, now);
 }
 
 }  // namespace orrery::net

@@ -34,16 +34,36 @@ ORRERY_HD inline void consider(NextEvent& best, int64_t time, int64_t scheduled,
 // The arrival time of the next packet of port `row`'s ring that the peer has published (kNever when none),
 // and when it was scheduled: the reference orders equal-time events by when they were scheduled, and an
 // arrival was scheduled when its sender started transmitting.
+ORRERY_HD inline uint32_t ring_head_block(const NetView& v, uint32_t row) { return ring_head_block(v.ring_head[row], v.ring_tail[row], v.store.next); }
+
 ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock& clock) {
-    const Ring& r = v.ring[row];
     const uint64_t head = v.ring_head[row].head;
-    if (r.capacity > 0 && head < v.ring_tail[row].published_tail[clock.read_slot()]) {
-        const Packet& p = r.storage[head % r.capacity];
+    if (head < v.ring_tail[row].published_tail[clock.read_slot()]) {
+        const Packet& p = v.store.blocks[ring_head_block(v, row)].slot[head % kBlockPackets];
+        const PortInfo& sender = v.port[v.port[row].peer_port];
+        RingHead& h = v.ring_head[row];
+        if (h.last_wire != p.wire) {  // its serialization time, as the sender computed it (link.h)
+            h.last_wire = p.wire;
+            h.last_ser = tx_time_ns(p.wire, sender.rate_bps) * 1000;
+        }
         v.next_arrival[row] = p.arrival;
-        v.next_arrival_scheduled[row] = p.arrival - v.port[v.port[row].peer_port].delay_ps - int64_t(p.ser_ns) * 1000;
+        v.next_arrival_scheduled[row] = p.arrival - sender.delay_ps - h.last_ser;
     } else {
         v.next_arrival[row] = kNever;
     }
+}
+
+// Takes the packet at the ring's head; the block it leaves behind goes to this worker's stock.
+ORRERY_HD inline Packet ring_pop(NetView& v, uint32_t node, uint32_t row) {
+    RingHead& h = v.ring_head[row];
+    const uint32_t block = ring_head_block(v, row);
+    if (block != h.block) {
+        if (h.block != kNoBlock) block_give(*v.store.cache, v.out[node].blocks_held, h.block);
+        h.block = block;
+    }
+    const Packet p = v.store.blocks[block].slot[h.head % kBlockPackets];
+    ++h.head;
+    return p;
 }
 
 // The reference's ReceiveErrorModel (ERROR_RATE_PER_LINK, or the link's own rate in topology.txt): each
@@ -105,25 +125,23 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
             const int64_t now = e.time;
             switch (e.source) {
                 case kSrcArrival: {
-                    const Ring& r = v.ring[e.index];
-                    RingHead& h = v.ring_head[e.index];
-                    const Packet p = r.storage[h.head % r.capacity];
-                    ++h.head;
+                    const Packet p = ring_pop(v, node, e.index);
+                    if (p.kind == kPfc) ++out.pfc_received;
                     refresh_arrival(v, e.index, clock);
                     port_event_changed(v, e.index);
                     if (link_loses(v, node, e.index)) {
                         ++out.lost;
                         break;
                     }
-                    if (role == kRoleSwitch) switch_receive(v, node, e.index, p, now, clock);
-                    else nic_receive(v, node, e.index, p, now, clock);
+                    if (role == kRoleSwitch) switch_receive(v, node, e.index, p, now);
+                    else nic_receive(v, node, e.index, p, now);
                     break;
                 }
                 case kSrcTxDone:
                     v.tx[e.index].busy = 0;
                     v.tx_done[e.index] = kNever;
-                    if (role == kRoleSwitch) switch_start_next(v, node, e.index, now, clock);
-                    else nic_start_next(v, node, now, clock);
+                    if (role == kRoleSwitch) switch_start_next(v, node, e.index, now);
+                    else nic_start_next(v, node, now);
                     if (v.tx_done[e.index] == kNever) port_event_changed(v, e.index);  // else transmit_start did
                     break;
                 case kSrcAlpha: dcqcn_alpha_timer(v, e.index, now); break;
@@ -131,11 +149,11 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                 case kSrcRateIncrease: dcqcn_rate_increase_timer(v, e.index, now); break;
                 case kSrcFlowStart:
                     ++v.nic[node].starts_next;
-                    nic_start_flow(v, node, e.index, now, clock);
+                    nic_start_flow(v, node, e.index, now);
                     break;
                 case kSrcRetry:
                     v.nic[node].next_send = kNever;
-                    nic_start_next(v, node, now, clock);
+                    nic_start_next(v, node, now);
                     break;
                 case kSrcSample: {
                     switch_sample_queues(v, node);
@@ -150,8 +168,6 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
     }
     // Publish this step's counters for the peers' next step.
     for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {
-        RingHead& mine = v.ring_head[row];
-        mine.published_head[clock.write_slot()] = mine.head;
         RingTail& theirs = v.ring_tail[v.port[row].peer_port];
         theirs.published_tail[clock.write_slot()] = theirs.tail;
     }

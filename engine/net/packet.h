@@ -36,27 +36,30 @@ struct IntHop {
     ORRERY_HD uint64_t qlen_field() const { return (bits >> 47) & ((1ull << kQlenWidth) - 1); }
 };
 
-// Trivially constructible, so ring memory needs no initialization (a slot is always written before it is
-// read); create packets with `Packet p{}`, which zeroes every field.
-struct Packet {
+// One cache line: a block's packets are 64-byte aligned, so writing or reading a packet touches one line.
+// Trivially constructible, so block memory needs no initialization (a slot is always written before it is
+// read); create packets with `Packet p{}`, which zeroes every field. What a field can be computed from is
+// not stored: a data packet's payload is its wire size less the headers of its experiment's CC
+// (packet_payload, nic.h), and its serialization time on the last link is recomputed by the receiver from
+// the wire size and the sender's rate (refresh_arrival, node.h).
+struct alignas(64) Packet {
     int64_t arrival;        // ps: when the last bit reaches the receiving port
     uint32_t flow;          // flow row (data, ACK, NACK); unused for PFC
     uint32_t seq;           // data: offset of the first payload byte; ACK/NACK: next expected byte; PFC: priority
     uint16_t wire;          // bytes serialized on the link and counted in buffers
-    uint16_t payload;       // data payload bytes
-    uint8_t kind;           // PacketKind
-    uint8_t pg;             // priority class: switch queue and PFC class
-    uint8_t flags;          // PacketFlags
-    uint8_t hop;            // index of the next egress on the flow's path (incremented by each switch)
     uint16_t in_port;       // at a switch: the local ingress port (for buffer accounting)
-    uint16_t nhop;          // INT hop count (HPCC), may exceed kMaxIntHops like the reference's
-    uint32_t ser_ns;        // its serialization time on the link it last crossed (ns): when it was scheduled to arrive
+    uint8_t hop;            // index of the next egress on the flow's path (incremented by each switch)
+    uint8_t nhop;           // INT hop count (HPCC), may exceed kMaxIntHops like the reference's
+    uint8_t kind : 2;       // PacketKind
+    uint8_t flags : 3;      // PacketFlags
+    uint8_t pg : 3;         // priority class: switch queue and PFC class
+    uint8_t reserved;
     union {
         IntHop hops[kMaxIntHops];  // HPCC
         uint64_t sent_ns;          // TIMELY: NIC dequeue time in ns
     };
 };
-static_assert(sizeof(Packet) == 72, "Packet crosses ring and queue boundaries: keep its layout fixed");
-static_assert(std::is_trivially_default_constructible_v<Packet>, "ring memory is left uninitialized");
+static_assert(sizeof(Packet) == 64, "Packet is one cache line: keep its layout fixed");
+static_assert(std::is_trivially_default_constructible_v<Packet>, "block memory is left uninitialized");
 
 }  // namespace orrery::net

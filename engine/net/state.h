@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "common/host_device.h"
+#include "net/blocks.h"
 #include "net/packet.h"
 
 namespace orrery::net {
@@ -73,23 +74,31 @@ struct PortInfo {
     int64_t delay_ps;
 };
 
-// Packets arriving at a port: a ring written by the peer (sender) and read by the owner (receiver).
-// Each side publishes its counter for the other at the end of a step, into the slot of that step's
-// parity, so the two never touch the same counter in the same step. The writer's and the reader's
-// counters live in separate cache lines, as do all per-entity states written by one node's thread.
-struct Ring {
-    Packet* storage = nullptr;    // the ring's own allocation (host memory owned by the batch)
-    uint32_t capacity = 0;        // grown before each step to hold what the step can bring
-    uint32_t reserved = 0;
-};
+// Packets arriving at a port: a FIFO of blocks (net/blocks.h) written by the peer (sender) and read by the
+// owner (receiver). The writer publishes its counter for the reader at the end of a step, into the slot of
+// that step's parity, so the two never touch the same counter in the same step. The writer's and the
+// reader's counters live in separate cache lines, as do all per-entity states written by one node's thread.
+// The reader keeps its last block until it reads the first packet of the next one, so the writer never
+// links a new block to one that was freed.
 struct alignas(64) RingTail {     // written by the sending node
     uint64_t tail = 0;            // packets written
     uint64_t published_tail[2] = {0, 0};
+    uint32_t block = kNoBlock;    // the block the next packet goes into, when tail is not a block boundary
+    uint32_t first_block = kNoBlock;  // the ring's first block ever, where its reader starts
 };
 struct alignas(64) RingHead {     // written by the receiving node
     uint64_t head = 0;            // packets consumed
-    uint64_t published_head[2] = {0, 0};
+    uint32_t block = kNoBlock;    // the block of the last packet consumed (kNoBlock before the first)
+    uint32_t last_wire = 0;       // cache: the sender's serialization time of the last packet size seen
+    int64_t last_ser = 0;         // ps
 };
+
+// The block that holds the packet at a ring's head: the reader's current block, or at a block boundary the
+// one the writer linked after it (or the ring's first block).
+ORRERY_HD inline uint32_t ring_head_block(const RingHead& h, const RingTail& t, const uint32_t* next) {
+    if (h.head % kBlockPackets != 0) return h.block;
+    return h.block == kNoBlock ? t.first_block : next[h.block];
+}
 
 // Transmit state of a port (switch egress or NIC). Written by the owner's systems.
 struct alignas(64) PortTx {
@@ -106,10 +115,9 @@ struct alignas(64) PortTx {
     uint64_t loss_draws = 0;      // counter of this port's random link-loss draws (packets received)
 };
 
-// A switch egress port's queues: singly linked lists through the switch's packet pool.
+// A switch egress port's queues: one FIFO of blocks per priority.
 struct alignas(64) PortQueues {
-    uint32_t head[kPriorities];
-    uint32_t tail[kPriorities];
+    BlockFifo fifo[kPriorities];
     uint32_t bytes[kPriorities];
     uint32_t bytes_total;
     uint32_t packets;             // queued packets, all priorities
@@ -138,11 +146,6 @@ struct alignas(64) SwitchMmu {
     uint32_t port_reserve;        // bytes per (port, priority) before the shared buffer counts (pfc.port_reserve)
     uint32_t resume_offset;       // bytes below the threshold before a resume (pfc.resume_offset)
     uint32_t static_threshold;    // bytes of shared use per (port, priority) that pause; 0 = the dynamic threshold
-    Packet* pool;                 // this switch's packet pool (host memory owned by the batch)
-    uint32_t* pool_next;          // its free list and queue links
-    uint32_t pool_capacity;
-    uint32_t free_head;           // free list through pool_next
-    uint32_t free_count;
     uint32_t drops;               // packets dropped for lack of buffer: headroom full (or, with PFC off, the lossy limit)
     uint32_t reserved;
     int64_t next_sample = kNever; // ps: next queue-monitor sample
@@ -237,10 +240,7 @@ struct alignas(64) NicState {
     uint32_t starts_offset = 0;        // flows sourced here, by start time: nic_starts[starts_offset .. + starts_count)
     uint32_t starts_count = 0;
     uint32_t starts_next = 0;
-    Packet* ack_slots = nullptr;       // ACK/NACK queue: a ring in the NIC's own allocation
-    uint32_t ack_capacity = 0;
-    uint32_t ack_overflow = 0;
-    uint64_t ack_head = 0, ack_tail = 0;
+    BlockFifo acks;                    // ACK/NACK queue
     int64_t next_send = kNever;        // ps: a scheduled retry of DequeueAndTransmit
     int64_t next_send_scheduled = 0;
     uint64_t completions = 0;
@@ -255,11 +255,20 @@ struct PfcEvent {
     uint8_t pause;                     // 1 pause, 0 resume
 };
 
+// PFC events received in a step by the nodes one worker processed: events[0 .. count). The host drains it
+// after the step and sizes it before, to the pause frames in flight (every frame a step receives was sent
+// before it began, since the lookahead is at most a link's delay).
+struct PfcLog {
+    PfcEvent* events = nullptr;
+    uint32_t count = 0;
+    uint32_t capacity = 0;
+};
+
 struct alignas(64) NodeOutput {
-    PfcEvent* events = nullptr;        // PFC events received in the step: events[0 .. events_count)
-    uint32_t events_capacity = 0;
-    uint32_t events_count = 0;
-    uint32_t events_overflow = 0;
+    uint32_t events_overflow = 0;      // bits: 1 PFC log full, 2 no block for a ring, 4 for a switch queue, 8 for an ACK queue
+    uint64_t pfc_sent = 0;             // PFC frames this node put on a link, cumulative
+    uint64_t pfc_received = 0;         // PFC frames that reached this node's ports, cumulative (lost ones too)
+    int64_t blocks_held = 0;           // packet blocks this node took minus those it gave back (net/blocks.h)
     uint64_t packets_processed = 0;    // events handled (for speed figures)
     uint64_t transmissions = 0;        // packets put on a link (packet-hops)
     int64_t next_event = kNever;       // ps: earliest pending local event after the step
@@ -295,9 +304,9 @@ struct NetView {
     // ports
     const PortInfo* port;
     const double* port_loss;           // by port: probability that a packet arriving at it is lost (link error rate)
-    const Ring* ring;                  // receive ring of each port
-    RingTail* ring_tail;
-    RingHead* ring_head;
+    RingTail* ring_tail;               // receive ring of each port: the writer's side
+
+    RingHead* ring_head;               // and the reader's
     PortTx* tx;
     int64_t* next_arrival;             // by port: arrival of the next visible packet in its ring, kNever when none
     int64_t* next_arrival_scheduled;   // by port: when that arrival was scheduled (its sender began transmitting)
@@ -315,6 +324,9 @@ struct NetView {
     const uint32_t* spray_set;         // [spray_table + row·groups + group]: set id, kNoRow to deliver
     const uint32_t* set_begin;         // set s = set_ports[set_begin[s] .. set_begin[s+1])
     const uint16_t* set_ports;
+    // packet storage (net/blocks.h): the batch's arena of blocks and their links; the worker's stock and log
+    BlockStore store;
+    PfcLog* pfc_log;
     // flows
     const FlowInfo* flow;
     const uint16_t* path_ports;

@@ -62,22 +62,11 @@ ORRERY_HD inline bool should_resume(const SwitchMmu& s, const PortMmu& m, int q)
 
 // ---- queues -------------------------------------------------------------------------------------------------
 ORRERY_HD inline void queue_push(NetView& v, uint32_t node, uint32_t row, int q, const Packet& p) {
-    SwitchMmu& s = v.sw[node];
-    Packet* pool = s.pool;
-    uint32_t* next = s.pool_next;
-    if (s.free_count == 0) {  // the pool is grown between steps to hold a step's arrivals; this is a sizing bug
+    PortQueues& qs = v.queues[row];
+    if (!fifo_push(v.store, v.out[node].blocks_held, qs.fifo[q], p)) {
         v.out[node].events_overflow |= 4u;
         return;
     }
-    const uint32_t slot = s.free_head;
-    s.free_head = next[slot];
-    --s.free_count;
-    pool[slot] = p;
-    next[slot] = kNoRow;
-    PortQueues& qs = v.queues[row];
-    if (qs.tail[q] == kNoRow) qs.head[q] = slot;
-    else next[qs.tail[q]] = slot;
-    qs.tail[q] = slot;
     qs.nonempty |= uint8_t(1u << q);
     qs.bytes[q] += p.wire;
     qs.bytes_total += p.wire;
@@ -85,20 +74,9 @@ ORRERY_HD inline void queue_push(NetView& v, uint32_t node, uint32_t row, int q,
 }
 
 ORRERY_HD inline Packet queue_pop(NetView& v, uint32_t node, uint32_t row, int q) {
-    SwitchMmu& s = v.sw[node];
-    Packet* pool = s.pool;
-    uint32_t* next = s.pool_next;
     PortQueues& qs = v.queues[row];
-    const uint32_t slot = qs.head[q];
-    Packet p = pool[slot];
-    qs.head[q] = next[slot];
-    if (qs.head[q] == kNoRow) {
-        qs.tail[q] = kNoRow;
-        qs.nonempty &= uint8_t(~(1u << q));
-    }
-    next[slot] = s.free_head;
-    s.free_head = slot;
-    ++s.free_count;
+    const Packet p = fifo_pop(v.store, v.out[node].blocks_held, qs.fifo[q]);
+    if (fifo_empty(qs.fifo[q])) qs.nonempty &= uint8_t(~(1u << q));
     qs.bytes[q] -= p.wire;
     qs.bytes_total -= p.wire;
     --qs.packets;
@@ -125,10 +103,10 @@ ORRERY_HD inline void int_push(Packet& p, int64_t now_ps, uint64_t tx_bytes, uin
     ++p.nhop;
 }
 
-ORRERY_HD void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_t now, const StepClock& clock);
+ORRERY_HD void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_t now);
 
 // The reference's SendPfc: a pause or resume frame into queue 0 of the port toward the upstream device.
-ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, uint32_t row, int q, bool pause, int64_t now, const StepClock& clock) {
+ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, uint32_t row, int q, bool pause, int64_t now) {
     Packet f{};
     f.kind = kPfc;
     f.wire = kPfcBytes;
@@ -136,7 +114,7 @@ ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, uint32_t row, i
     f.pg = 0;
     f.flags = pause ? kFlagPause : 0;
     queue_push(v, node, row, 0, f);
-    switch_start_next(v, node, row, now, clock);
+    switch_start_next(v, node, row, now);
 }
 
 // The queue a port serves next: queue 0 (control frames) strictly first, then round robin over the
@@ -152,7 +130,7 @@ ORRERY_HD inline int next_queue(uint8_t nonempty, uint8_t paused, uint8_t rr_las
 }
 
 // DequeueAndTransmit of a switch port.
-ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_t now, const StepClock& clock) {
+ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_t now) {
     PortTx& tx = v.tx[row];
     if (tx.busy) return;
     PortQueues& qs = v.queues[row];
@@ -179,19 +157,19 @@ ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, uint32_t row,
         }
         if (should_resume(s, in, q)) {
             in.ingress_paused &= uint8_t(~(1u << q));
-            switch_send_pfc(v, node, in_row, q, false, now, clock);
+            switch_send_pfc(v, node, in_row, q, false, now);
         }
         if (p.kind == kData && ep.cc_mode == kHpcc)
             int_push(p, now, tx.tx_bytes, qs.bytes_total, v.port[row].rate_bps, ep.int_multi);
     }
     tx.tx_bytes += p.wire;
-    transmit_start(v, row, p, now, clock);
+    transmit_start(v, row, p, now);
 }
 
 // TransmitComplete of a switch port.
-ORRERY_HD inline void switch_tx_complete(NetView& v, uint32_t node, uint32_t row, int64_t now, const StepClock& clock) {
+ORRERY_HD inline void switch_tx_complete(NetView& v, uint32_t node, uint32_t row, int64_t now) {
     v.tx[row].busy = 0;
-    switch_start_next(v, node, row, now, clock);
+    switch_start_next(v, node, row, now);
 }
 
 // Per-packet spraying: any of the equal-cost ports toward the destination, chosen by a counter-based hash
@@ -211,9 +189,9 @@ ORRERY_HD inline uint16_t spray_egress(const NetView& v, uint32_t node, const Ex
 }
 
 // A packet has fully arrived at switch port `in_row`.
-ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row, Packet p, int64_t now, const StepClock& clock) {
+ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row, Packet p, int64_t now) {
     if (p.kind == kPfc) {
-        if (receive_pfc(v, node, in_row, p, now, 1)) switch_start_next(v, node, in_row, now, clock);
+        if (receive_pfc(v, node, in_row, p, now, 1)) switch_start_next(v, node, in_row, now);
         return;
     }
     const FlowInfo& f = v.flow[p.flow];
@@ -239,11 +217,11 @@ ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row,
         v.mmu[out_row].egress_bytes[q] += p.wire;
         if (should_pause(s, in, q)) {
             in.ingress_paused |= uint8_t(1u << q);
-            switch_send_pfc(v, node, in_row, q, true, now, clock);
+            switch_send_pfc(v, node, in_row, q, true, now);
         }
     }
     queue_push(v, node, out_row, q, p);
-    switch_start_next(v, node, out_row, now, clock);
+    switch_start_next(v, node, out_row, now);
 }
 
 // One queue-monitor sample of every port: egress bytes summed over the queues, in 1 KB buckets.

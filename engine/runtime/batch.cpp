@@ -16,12 +16,6 @@ namespace {
 
 using namespace net;
 
-constexpr uint32_t kInitialAckCapacity = 32;
-constexpr uint32_t kInitialPoolCapacity = 64;
-constexpr uint32_t kInitialEvents = 8;
-constexpr uint32_t kPfcFrameBytes = net::kPfcBytes;
-
-int64_t ser_ps(uint32_t bytes, uint64_t bps) { return tx_time_ns(bytes, bps) * 1000; }
 
 ExperimentParams make_params(const Scenario& s) {
     ExperimentParams p;
@@ -110,7 +104,6 @@ net::NetView Batch::view() {
     v.out = out.data();
     v.port = port.data();
     v.port_loss = port_loss.data();
-    v.ring = ring.data();
     v.ring_tail = ring_tail.data();
     v.ring_head = ring_head.data();
     v.tx = tx.data();
@@ -141,19 +134,17 @@ net::NetView Batch::view() {
     v.dctcp = dctcp.data();
     v.nic_qps = nic_qps.data();
     v.nic_starts = nic_starts.data();
+    v.store.blocks = arena->blocks();
+    v.store.next = arena->next();
     return v;
 }
 
 size_t Batch::memory_bytes() const {
     auto bytes = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
-    size_t pools = 0;
-    for (size_t e = 0; e < qlen_hist.size(); ++e) pools += bytes(qlen_hist[e]);
-    for (const Ring& r : ring) pools += size_t(r.capacity) * sizeof(Packet);
-    for (size_t n = 0; n < sw.size(); ++n)
-        pools += size_t(sw[n].pool_capacity) * (sizeof(Packet) + 4) + size_t(nic[n].ack_capacity) * sizeof(Packet) +
-                 size_t(out[n].events_capacity) * sizeof(PfcEvent);
-    return pools + bytes(node_forwarder) + bytes(node_dest_group) + bytes(spray_set) + bytes(set_begin) + bytes(set_ports) + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
-           bytes(nic) + bytes(sw) + bytes(out) + bytes(port) + bytes(ring) + bytes(ring_grow_to) + bytes(ring_tail) + bytes(ring_head) +
+    size_t grown = arena ? arena->committed_blocks() * BlockArena::kBytesPerBlock : 0;
+    for (size_t e = 0; e < qlen_hist.size(); ++e) grown += bytes(qlen_hist[e]);
+    return grown + bytes(node_forwarder) + bytes(node_dest_group) + bytes(spray_set) + bytes(set_begin) + bytes(set_ports) + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
+           bytes(nic) + bytes(sw) + bytes(out) + bytes(port) + bytes(ring_tail) + bytes(ring_head) +
            bytes(tx) + bytes(next_arrival) + bytes(next_arrival_scheduled) + bytes(tx_done) + bytes(port_tree) + bytes(node_tree_begin) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
            bytes(flow) + bytes(path_ports) + bytes(qp) + bytes(rx) +
            bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts);
@@ -170,27 +161,16 @@ size_t Batch::experiment_memory_bytes(uint32_t e) const {
                    share(node_tree_begin, nodes, all_nodes) + share(node_forwarder, nodes, all_nodes) + share(node_dest_group, nodes, all_nodes) +
                    share(spray_set, nodes, all_nodes) + share(set_begin, nodes, all_nodes) + share(set_ports, nodes, all_nodes) +
                    share(port_tree, nodes, all_nodes);
-    total += share(port, ports, all_ports) + share(ring, ports, all_ports) + share(ring_grow_to, ports, all_ports) + share(ring_tail, ports, all_ports) +
+    total += share(port, ports, all_ports) + share(ring_tail, ports, all_ports) +
              share(ring_head, ports, all_ports) + share(tx, ports, all_ports) + share(next_arrival, ports, all_ports) +
              share(next_arrival_scheduled, ports, all_ports) + share(tx_done, ports, all_ports) + share(queues, ports, all_ports) +
              share(mmu, ports, all_ports) + share(qlen_offset, ports, all_ports) + share(qlen_buckets, ports, all_ports);
     total += share(flow, flows, all_flows) + share(path_ports, flows, all_flows) + share(qp, flows, all_flows) + share(rx, flows, all_flows) +
              share(dcqcn, flows, all_flows) + share(hpcc, flows, all_flows) + share(timely, flows, all_flows) + share(dctcp, flows, all_flows) +
              share(nic_qps, flows, all_flows) + share(nic_starts, flows, all_flows);
-    size_t grown = e < qlen_hist.size() ? qlen_hist[e].capacity() * sizeof(uint32_t) : 0;
-    for (uint32_t row = x.port_begin; row < x.port_end; ++row) grown += size_t(ring[row].capacity) * sizeof(Packet);
-    for (uint32_t n = x.node_begin; n < x.node_end; ++n)
-        grown += size_t(sw[n].pool_capacity) * (sizeof(Packet) + 4) + size_t(nic[n].ack_capacity) * sizeof(Packet) +
-                 size_t(out[n].events_capacity) * sizeof(PfcEvent);
+    const size_t grown = (e < qlen_hist.size() ? qlen_hist[e].capacity() * sizeof(uint32_t) : 0) + size_t(x.peak_blocks) * BlockArena::kBytesPerBlock;
     return size_t(total) + grown;
 }
-
-// The most packets a port can put on its link in one step: back to back at the smallest frame (a 43 B PFC
-// frame), or, for a NIC, the smallest data packet (48 B of headers and one byte).
-uint32_t max_writes_per_step(uint64_t rate_bps, int64_t lookahead, uint32_t smallest_frame) {
-    return uint32_t(lookahead / std::max<int64_t>(ser_ps(smallest_frame, rate_bps), 1000) + 1);
-}
-constexpr uint32_t kSmallestDataFrame = net::kDataHeaderBytes + 1;
 
 bool carries_packets(const Fabric& f, LinkId l) {
     return f.node_kind[f.link_a[l]] != NodeKind::nvswitch && f.node_kind[f.link_b[l]] != NodeKind::nvswitch;
@@ -213,11 +193,11 @@ struct FabricFacts {
 
 Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
     {   // What the tables will take, before any is built: a flow's rows in every flow column, a port's in every
-        // port column (its ring and queues start small and grow with what the run brings).
+        // port column, and a block of packets for its ring and one for its queues.
         constexpr uint64_t per_flow = sizeof(FlowInfo) + sizeof(QpState) + sizeof(RxState) + sizeof(DcqcnState) + sizeof(HpccState) +
                                       sizeof(TimelyState) + sizeof(DctcpState) + 16 * sizeof(uint16_t) + 2 * sizeof(uint32_t);
-        constexpr uint64_t per_port = sizeof(PortInfo) + sizeof(double) + sizeof(Ring) + sizeof(RingTail) + sizeof(RingHead) + sizeof(PortTx) +
-                                      sizeof(PortQueues) + sizeof(PortMmu) + 3 * sizeof(int64_t) + 2 * sizeof(PortEvent) + 64 * sizeof(Packet);
+        constexpr uint64_t per_port = sizeof(PortInfo) + sizeof(double) + sizeof(RingTail) + sizeof(RingHead) + sizeof(PortTx) +
+                                      sizeof(PortQueues) + sizeof(PortMmu) + 3 * sizeof(int64_t) + 2 * sizeof(PortEvent) + 2 * sizeof(PacketBlock);
         uint64_t flows = 0, ports = 0;
         for (const ExperimentInput& in : inputs) {
             flows += in.flows.size();
@@ -232,6 +212,8 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                              flows * per_flow + ports * per_port);
     }
     Batch b;
+    // Packet storage: address space for as many blocks as the machine's memory holds, committed as used.
+    b.arena = std::make_unique<BlockArena>(std::max<uint64_t>(physical_memory_bytes(), 1ull << 30) / BlockArena::kBytesPerBlock);
     std::map<std::pair<const Fabric*, uint32_t>, FabricFacts> facts_cache;
     for (uint32_t e = 0; e < inputs.size(); ++e) {
         const ExperimentInput& in = inputs[e];
@@ -293,10 +275,6 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             b.nic.push_back(nic);
             b.sw.push_back(SwitchMmu{});
             b.out.push_back(NodeOutput{});
-            b.node_events.emplace_back();
-            b.node_pool.emplace_back();
-            b.node_pool_next.emplace_back();
-            b.node_acks.emplace_back();
         }
         std::vector<std::pair<uint32_t, uint32_t>> link_ports(f.link_count(), {kNone, kNone});
         for (uint32_t p = 0; p < f.port_begin[f.node_count()]; ++p) {
@@ -320,24 +298,10 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                 b.next_arrival.push_back(kNever);
                 b.next_arrival_scheduled.push_back(kNever);
                 b.tx_done.push_back(kNever);
-                PortQueues q{};
-                for (int i = 0; i < kPriorities; ++i) q.head[i] = q.tail[i] = kNoRow;
-                b.queues.push_back(q);
+                b.queues.push_back(PortQueues{});
                 b.mmu.push_back(PortMmu{});
                 b.qlen_offset.push_back(0);
                 b.qlen_buckets.push_back(0);
-                Ring ring;
-                if (carries_packets(f, l)) {
-                    // What the sender can write in the first step, when nothing is queued yet; grown later.
-                    ring.capacity = f.node_kind[f.port_peer[p]] == NodeKind::host
-                                        ? max_writes_per_step(info.rate_bps, lookahead, uint32_t(ep.mtu + kDataHeaderBytes)) + 16 : 16;
-                    b.ring_slots.push_back(std::make_unique_for_overwrite<Packet[]>(ring.capacity));
-                    ring.storage = b.ring_slots.back().get();
-                } else {
-                    b.ring_slots.emplace_back();
-                }
-                b.ring.push_back(ring);
-                b.ring_grow_to.push_back(0);
                 b.ring_tail.push_back(RingTail{});
                 b.ring_head.push_back(RingHead{});
             }
@@ -390,14 +354,6 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                                          ": its buffer less headroom and reserve, split evenly), so its ports could overrun the buffer");
                 sm.static_threshold = uint32_t(std::max<uint64_t>(1, wanted));
             }
-            sm.pool_capacity = kInitialPoolCapacity;  // grown before each step to what the step can bring
-            b.node_pool[node0 + n] = std::make_unique_for_overwrite<Packet[]>(sm.pool_capacity);
-            b.node_pool_next[node0 + n] = std::make_unique<uint32_t[]>(sm.pool_capacity);
-            sm.pool = b.node_pool[node0 + n].get();
-            sm.pool_next = b.node_pool_next[node0 + n].get();
-            for (uint32_t i = 0; i < sm.pool_capacity; ++i) sm.pool_next[i] = i + 1 < sm.pool_capacity ? i + 1 : kNoRow;
-            sm.free_head = 0;
-            sm.free_count = sm.pool_capacity;
             sm.next_sample = ep.qlen_start;
         }
 
@@ -502,15 +458,6 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             nic.starts_count = uint32_t(list.size());
             b.nic_qps.resize(b.nic_qps.size() + list.size(), kNoRow);
             b.nic_starts.insert(b.nic_starts.end(), list.begin(), list.end());
-            if (b.node_role[node0 + n] == kRoleHost) {
-                nic.ack_capacity = kInitialAckCapacity;  // grown before each step to what the step can bring
-                b.node_acks[node0 + n] = std::make_unique_for_overwrite<Packet[]>(kInitialAckCapacity);
-                nic.ack_slots = b.node_acks[node0 + n].get();
-            }
-            NodeOutput& o = b.out[node0 + n];
-            o.events_capacity = b.node_role[node0 + n] == kRoleIdle ? 0 : kInitialEvents;  // grown before each step
-            b.node_events[node0 + n] = std::make_unique_for_overwrite<PfcEvent[]>(o.events_capacity);
-            o.events = b.node_events[node0 + n].get();
         }
         slice.node_end = uint32_t(b.node_experiment.size());
         slice.port_end = uint32_t(b.port.size());
@@ -527,23 +474,6 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
     b.node_tree_begin.push_back(uint32_t(b.port_tree.size()));
     return b;
 }
-
-namespace {
-// Packets in port `row`'s receive ring that arrive before `end`: rings are in arrival order (a link is
-// FIFO), so a binary search over the unconsumed ones finds them.
-uint64_t arriving_before(const Batch& b, uint32_t row, uint64_t step, int64_t end) {
-    const Ring& r = b.ring[row];
-    if (!r.capacity) return 0;
-    uint64_t lo = b.ring_head[row].head, hi = b.ring_tail[row].published_tail[step & 1];
-    const uint64_t first = lo;
-    while (lo < hi) {
-        const uint64_t mid = lo + (hi - lo) / 2;
-        if (r.storage[mid % r.capacity].arrival < end) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo - first;
-}
-}  // namespace
 
 uint64_t standalone_fct_ns(const PathMetrics& m, uint64_t size, uint32_t mtu) {
     const uint64_t wire_bytes = size + ((size - 1) / mtu + 1) * kDataHeaderBytes;
@@ -587,162 +517,28 @@ void allocate_queue_monitor(Batch& b, uint32_t e) {
     b.qlen_ptr[e] = hist.data();
 }
 
-bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, PlanScratch& scratch) {
-    const uint8_t role = b.node_role[n];
-    if (role == kRoleIdle) return false;
-    const uint32_t e = b.node_experiment[n];
+void release_experiment_storage(Batch& b, uint32_t e, BlockCache& cache) {
     const ExperimentSlice& x = b.experiments[e];
-    const uint32_t first = b.node_port_begin[n], last = b.node_port_begin[n + 1];
-    // Per port, the packets its receive ring brings in the next step (a binary search each): counted once
-    // here for the pool, the ACK queue, the pause frames and the routing below.
-    std::vector<uint64_t>& arriving_at = scratch.arriving;
-    arriving_at.resize(last - first);
-    uint64_t arriving = 0;
-    for (uint32_t row = first; row < last; ++row) arriving += arriving_at[row - first] = arriving_before(b, row, step, next_end);
-    // Its own pool or ACK queue: each arrival takes a switch slot and may queue a pause frame (a resume
-    // frees a slot first); a NIC sends at most one ACK or NACK per arriving packet. Each node's storage has
-    // its own allocation: growing one copies only its own contents.
-    if (role == kRoleSwitch) {
-        SwitchMmu& s = b.sw[n];
-        const uint32_t want = uint32_t(2 * arriving + 8);
-        if (s.free_count < want) {
-            const uint32_t old_capacity = s.pool_capacity;
-            const uint32_t capacity = std::max(2 * old_capacity, old_capacity - s.free_count + 2 * want);
-            auto pool = std::make_unique_for_overwrite<Packet[]>(capacity);
-            auto next = std::make_unique<uint32_t[]>(capacity);
-            std::copy(s.pool, s.pool + old_capacity, pool.get());
-            std::copy(s.pool_next, s.pool_next + old_capacity, next.get());
-            // New slots join the free list; queue links are slot indices, unchanged by the move.
-            for (uint32_t i = old_capacity; i < capacity; ++i) next[i] = i + 1 < capacity ? i + 1 : s.free_head;
-            s.free_head = old_capacity;
-            s.free_count += capacity - old_capacity;
-            s.pool_capacity = capacity;
-            b.node_pool[n] = std::move(pool);
-            b.node_pool_next[n] = std::move(next);
-            s.pool = b.node_pool[n].get();
-            s.pool_next = b.node_pool_next[n].get();
-        }
-    } else {
-        NicState& nic = b.nic[n];
-        const uint32_t want = uint32_t(arriving + 8);
-        const uint32_t used = uint32_t(nic.ack_tail - nic.ack_head);
-        if (nic.ack_capacity - used < want) {
-            const uint32_t capacity = std::max(2 * nic.ack_capacity, used + 2 * want);
-            auto acks = std::make_unique_for_overwrite<Packet[]>(capacity);
-            // Same counters, new ring size: every waiting ACK moves to its slot in the new ring.
-            for (uint64_t i = nic.ack_head; i < nic.ack_tail; ++i) acks[i % capacity] = nic.ack_slots[i % nic.ack_capacity];
-            b.node_acks[n] = std::move(acks);
-            nic.ack_slots = b.node_acks[n].get();
-            nic.ack_capacity = capacity;
-        }
-    }
-    // Its PFC event buffer: at most one frame received per arriving packet.
-    NodeOutput& o = b.out[n];
-    if (o.events_capacity < arriving + 8) {
-        const uint32_t capacity = uint32_t(std::max<uint64_t>(2ull * o.events_capacity, 2 * (arriving + 8)));
-        auto events = std::make_unique_for_overwrite<PfcEvent[]>(capacity);
-        std::copy(o.events, o.events + o.events_count, events.get());
-        b.node_events[n] = std::move(events);
-        o.events = b.node_events[n].get();
-        o.events_capacity = capacity;
-    }
-    // The rings it writes: what is in flight plus what it can write in the next step. A switch port sends at
-    // most its queued packets, whatever its switch receives, and a pause and a resume frame per arrival on
-    // it; a NIC its ACK queue, an ACK per arrival, one step of full-size data at line rate and a short last
-    // packet (or its resend) per queue pair; nobody more than back to back at the smallest frame.
-    const uint32_t data_frame = b.params[e].mtu + kDataHeaderBytes;
-    bool counted = false;  // routed: arrivals per egress port, counted when a quick bound is not enough
-    std::vector<uint32_t>& routed = scratch.routed;
-    auto routed_to = [&](uint32_t egress_row) -> uint64_t {
-        if (!counted) {
-            counted = true;
-            routed.assign(last - first, 0);
-            const bool spray = b.params[e].spray;
-            uint32_t all = 0;
-            for (uint32_t in = first; in < last; ++in) {
-                const Ring& r = b.ring[in];
-                const uint64_t head = b.ring_head[in].head, count = arriving_at[in - first];
-                for (uint64_t i = head; i < head + count; ++i) {
-                    const Packet& p = r.storage[i % r.capacity];
-                    if (spray || p.kind == kPfc) {
-                        ++all;
-                        continue;
-                    }
-                    const FlowInfo& f = b.flow[p.flow];
-                    ++routed[b.path_ports[(p.kind == kData ? f.data_path : f.ack_path) + p.hop]];  // a local port index
-                }
+    const BlockStore store{b.arena->blocks(), b.arena->next(), &cache};
+    for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
+        int64_t& held = b.out[n].blocks_held;
+        if (b.node_role[n] == kRoleHost) fifo_release(store, held, b.nic[n].acks);
+        for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) {
+            for (BlockFifo& q : b.queues[row].fifo) fifo_release(store, held, q);
+            // Its receive ring: from the block the reader holds (or the first) to the writer's.
+            RingHead& h = b.ring_head[row];
+            RingTail& t = b.ring_tail[row];
+            uint32_t block = h.block != kNoBlock ? h.block : t.first_block;
+            while (block != kNoBlock) {
+                const uint32_t next = block == t.block ? kNoBlock : store.next[block];
+                block_give(cache, held, block);
+                block = next;
             }
-            for (uint32_t& c : routed) c += all;  // sprayed packets may leave by any port
+            // Empty from now on: its reader, still visited by a step of other experiments, sees nothing.
+            h.block = t.block = t.first_block = kNoBlock;
+            t.tail = t.published_tail[0] = t.published_tail[1] = h.head;
         }
-        return routed[egress_row - first];
-    };
-    // Packets queued at a port that it can send within one step: per priority, from the head while their
-    // serialization times fit in the step (round robin only interleaves these).
-    auto sendable_queued = [&](uint32_t egress_row) -> uint64_t {
-        const SwitchMmu& sm = b.sw[n];
-        const uint64_t rate = b.port[egress_row].rate_bps;
-        uint64_t count = 0;
-        for (int q = 0; q < kPriorities; ++q) {
-            int64_t budget = x.lookahead;
-            for (uint32_t slot = b.queues[egress_row].head[q]; slot != kNoRow && budget >= 0; slot = sm.pool_next[slot]) {
-                budget -= ser_ps(sm.pool[slot].wire, rate);
-                ++count;
-            }
-        }
-        return count;
-    };
-    bool grows = false;
-    for (uint32_t sender_row = first; sender_row < last; ++sender_row) {
-        const uint32_t row = b.port[sender_row].peer_port;
-        const Ring& r = b.ring[row];
-        b.ring_grow_to[row] = 0;
-        if (!r.capacity) continue;
-        const uint64_t rate = b.port[sender_row].rate_bps;
-        const uint64_t in_flight = b.ring_tail[row].tail - b.ring_head[row].head;
-        uint64_t writes, frames_back = 0;  // a switch port: a pause and a resume frame per arrival on it
-        if (role == kRoleHost) {
-            const NicState& nic = b.nic[n];
-            writes = (nic.ack_tail - nic.ack_head) + arriving + max_writes_per_step(rate, x.lookahead, data_frame) + 2ull * nic.qp_count + 2;
-        } else {
-            frames_back = 2 * arriving_at[sender_row - first];
-            writes = b.queues[sender_row].packets + arriving + frames_back + 8;
-        }
-        const uint64_t cap = max_writes_per_step(rate, x.lookahead, kPfcFrameBytes);
-        writes = std::min<uint64_t>(writes, cap);
-        if (r.capacity >= in_flight + writes) continue;
-        if (role == kRoleSwitch)  // the quick bound is not enough: count what this port can really send
-            writes = std::min<uint64_t>(cap, sendable_queued(sender_row) + routed_to(sender_row) + frames_back + 8);
-        const uint64_t want = in_flight + writes;
-        if (r.capacity >= want) continue;
-        b.ring_grow_to[row] = uint32_t(want + want / 2 + 16);
-        grows = true;
     }
-    return grows;
-}
-
-void grow_node_rings(Batch& b, uint32_t n) {
-    for (uint32_t sender_row = b.node_port_begin[n]; sender_row < b.node_port_begin[n + 1]; ++sender_row) {
-        const uint32_t row = b.port[sender_row].peer_port;
-        const uint32_t capacity = b.ring_grow_to[row];
-        if (!capacity) continue;
-        b.ring_grow_to[row] = 0;
-        Ring& r = b.ring[row];
-        std::unique_ptr<Packet[]> slots = std::make_unique_for_overwrite<Packet[]>(capacity);
-        // Same counters, new ring size: every packet in flight moves to its slot in the new ring.
-        for (uint64_t i = b.ring_head[row].head; i < b.ring_tail[row].tail; ++i) slots[i % capacity] = r.storage[i % r.capacity];
-        b.ring_slots[row] = std::move(slots);
-        r.storage = b.ring_slots[row].get();
-        r.capacity = capacity;
-    }
-}
-
-void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end) {
-    const ExperimentSlice& x = b.experiments[e];
-    PlanScratch scratch;
-    // One thread: a ring grown right after its writer's plan keeps its packets at the same counters, so
-    // its reader's plan later in this loop counts exactly what it would have counted before.
-    for (uint32_t n = x.node_begin; n < x.node_end; ++n)
-        if (plan_node_buffers(b, n, step, next_end, scratch)) grow_node_rings(b, n);
 }
 
 }  // namespace orrery

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "net/state.h"
+#include "runtime/block_arena.h"
 #include "scenario/scenario.h"
 #include "topology/fabric.h"
 #include "topology/routing.h"
@@ -31,6 +32,7 @@ struct ExperimentSlice {
     bool done = false;
     uint64_t max_rtt_ns = 0, max_bdp = 0;
     const Fabric* fabric = nullptr;
+    int64_t peak_blocks = 0;        // most packet blocks its FIFOs held at a step's end
     SkippingSpec skipping;          // steady-state skipping (engine/wormhole)
 };
 
@@ -46,19 +48,13 @@ struct Batch {
     std::vector<net::NicState> nic;
     std::vector<net::SwitchMmu> sw;
     std::vector<net::NodeOutput> out;
-    // Per-node storage the tables point into, each grown on its own before a step when it needs to:
-    std::vector<std::unique_ptr<net::PfcEvent[]>> node_events;  // PFC events received in a step
-    std::vector<std::unique_ptr<net::Packet[]>> node_pool;      // switch packet pools
-    std::vector<std::unique_ptr<uint32_t[]>> node_pool_next;
-    std::vector<std::unique_ptr<net::Packet[]>> node_acks;      // NIC ACK queues
+    // Every packet in a ring or a queue: blocks of one arena (net/blocks.h), taken and given back by the step.
+    std::unique_ptr<BlockArena> arena;
     // ports
     std::vector<net::PortInfo> port;
     std::vector<double> port_loss;       // per port: loss probability of what arrives at it (link error rate)
-    std::vector<net::Ring> ring;
-    std::vector<net::RingTail> ring_tail;
+    std::vector<net::RingTail> ring_tail;  // per port: its receive ring
     std::vector<net::RingHead> ring_head;
-    std::vector<std::unique_ptr<net::Packet[]>> ring_slots;  // per port: its ring's storage, uninitialized until used
-    std::vector<uint32_t> ring_grow_to;  // per port: the capacity plan_node_buffers wants for its ring, 0 for none
     std::vector<net::PortTx> tx;
     std::vector<int64_t> next_arrival, next_arrival_scheduled, tx_done;  // by port: the event columns of node.h
     std::vector<net::PortEvent> port_tree;       // per node: the tournament tree over its ports (port_events.h)
@@ -86,11 +82,12 @@ struct Batch {
     std::vector<std::vector<uint32_t>> released;
 
 
+    // The systems' view of the tables; the worker's block stock and PFC log are set by each worker.
     net::NetView view();
+    // The tables and the packet storage committed so far.
     size_t memory_bytes() const;
     // Experiment e's share: its rows of every per-node, per-port and per-flow column (routing sets and paths
-    // by its share of nodes and flows) and the storage it grew (rings, pools, ACK and PFC event buffers,
-    // queue histogram). The experiments' shares add up to memory_bytes() but for the per-experiment rows.
+    // by its share of nodes and flows), the most packet blocks it held at once, its queue histogram.
     size_t experiment_memory_bytes(uint32_t e) const;
 };
 
@@ -98,23 +95,22 @@ struct Batch {
 // delay, a flow between unreachable hosts, no ECN threshold for a port rate).
 Batch compile_batch(const std::vector<ExperimentInput>& inputs);
 
-// Before a step, the buffers that what can arrive in it would overflow are grown: every packet that can
-// arrive in the next step is already in the receive rings (the lookahead is at most a link's delay).
-// `step` is the step just finished; `next_end` is the end of the experiment's next step (or later: it only
-// bounds what can arrive). The view reaches the storage through pointer tables: no rebuild needed.
-//
-// plan_node_buffers grows node n's own switch pool or NIC ACK queue and PFC event buffer, and sets
-// ring_grow_to for the receive rings n writes that must grow; it returns whether any must. It reads other
-// nodes' rings but reallocates none, so threads may plan different nodes at once, each with its own scratch.
-// grow_node_rings then reallocates the rings n's plan marked: no plan may run on other threads meanwhile.
-struct PlanScratch {
-    std::vector<uint64_t> arriving;  // by local port: packets its receive ring brings in the next step
-    std::vector<uint32_t> routed;    // by local port: of all arrivals at the switch, those leaving by it
-};
-bool plan_node_buffers(Batch& b, uint32_t n, uint64_t step, int64_t next_end, PlanScratch& scratch);
-void grow_node_rings(Batch& b, uint32_t n);
-// Both, for every node of experiment e, on the calling thread. Touches only that experiment's arrays.
-void grow_buffers(Batch& b, uint32_t e, uint64_t step, int64_t next_end);
+// Gives back every packet block experiment e still holds (its rings and queues), into `cache`: its results
+// are taken and nothing will step it again.
+void release_experiment_storage(Batch& b, uint32_t e, net::BlockCache& cache);
+
+// Every packet in port `row`'s receive ring, from the head (host hooks between steps).
+template <class Visit>
+void for_each_ring_packet(const Batch& b, uint32_t row, Visit visit) {
+    const net::RingHead& h = b.ring_head[row];
+    const net::RingTail& t = b.ring_tail[row];
+    if (h.head == t.tail) return;
+    uint32_t block = net::ring_head_block(h, t, b.arena->next());
+    for (uint64_t i = h.head; i < t.tail; ++i) {
+        visit(b.arena->blocks()[block].slot[i % net::kBlockPackets]);
+        if ((i + 1) % net::kBlockPackets == 0 && i + 1 < t.tail) block = b.arena->next()[block];
+    }
+}
 
 // The reference's standalone FCT of `size` payload bytes on a path: its base RTT plus the wire bytes (48 B of
 // header per packet, no INT) at the path's bottleneck rate, in integer ns.

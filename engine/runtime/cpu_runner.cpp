@@ -4,11 +4,11 @@
 //     working set stays in cache);
 //   - fewer experiments than threads: threads take small chunks of the batch's nodes (chunk_shares.h) and
 //     meet at a barrier every step (a step with little work runs on one thread).
-// Both run Stepper: workers call process_node over their nodes; Stepper::host_step (the barrier's
-// completion) drains PFC events → takes queue snapshots → detects completion → moves each clock to its
-// next event → grows packet pools and rings. On several threads a big step's growth is planned by the
-// workers, node by node (it walks every arriving packet: ~11 % of a one-thread run of the k = 8 ring), and
-// only the rings that must grow are reallocated serially, at a second barrier.
+// Both run Stepper: workers call process_node over their nodes, each with its own stock of packet blocks
+// and PFC log (WorkerStorage); Stepper::host_step (the barrier's completion) drains the PFC logs → takes
+// queue snapshots → detects completion → moves each clock to its next event → sizes the logs for the
+// next step. Nothing is planned or grown per node between steps: packets live in blocks the step itself
+// takes and gives back (net/blocks.h).
 #include "runtime/cpu_runner.h"
 
 #include <algorithm>
@@ -93,25 +93,23 @@ struct Stepper {
     uint64_t step = 0;
     bool finished = false;
     std::exception_ptr error;
-    std::unique_ptr<ChunkShares> shares, plan_shares;  // node-parallel: chunks of nodes handed out within a step
+    std::unique_ptr<ChunkShares> shares;  // node-parallel: chunks of nodes handed out within a step
     std::vector<uint32_t> order;  // the nodes in the order they are stepped and chunks cut them (locality_order)
     uint32_t chunk_size = 1;
     bool solo = true;                     // the next step is small: one thread does it all
     int threads = 1;
-    bool plan_parallel = false;           // the workers plan the buffers of the next step (plan_nodes)
-    uint64_t plan_step = 0;               // the step those plans follow
-    std::vector<uint8_t> node_rings_grow;  // by node from node_begin: its plan marked rings to grow
-    std::atomic<bool> plan_failed{false};
-    std::exception_ptr plan_error;
+    std::vector<std::unique_ptr<WorkerStorage>> workers;  // per thread: its block stock and PFC log
     uint64_t events_seen = 0;             // events of the range up to the last step
 
-    Stepper(Batch& batch, const NetView& v, std::vector<ExperimentResult>& r, std::vector<uint32_t> experiments, const RunOptions* o)
+    Stepper(Batch& batch, const NetView& v, std::vector<ExperimentResult>& r, std::vector<uint32_t> experiments, const RunOptions* o, int thread_count)
         : b(batch), results(r), exps(std::move(experiments)), options(o), view(v),
           window_end(batch.experiments.size(), 0), done_count(batch.experiments.size(), 0), next_sample(batch.experiments.size(), kNever), own_next(batch.experiments.size(), kNever) {
         skippers.resize(batch.experiments.size());
         node_begin = b.experiments[exps.front()].node_begin;
         node_end = b.experiments[exps.back()].node_end;
         order = locality_order(b, node_begin, node_end);
+        threads = thread_count;
+        for (int t = 0; t < threads; ++t) workers.push_back(std::make_unique<WorkerStorage>(*b.arena));
         for (uint32_t e : exps) {
             const int64_t interval = b.params[e].sample_interval;
             if (interval != kNever && interval > 0) next_sample[e] = (b.experiments[e].clock / interval + 1) * interval;
@@ -145,43 +143,12 @@ struct Stepper {
         }
     }
 
-    // The nodes at positions [begin, end) of `order`.
-    void process(uint32_t begin, uint32_t end) {
+    // The nodes at positions [begin, end) of `order`, on worker thread t.
+    void process(int t, uint32_t begin, uint32_t end) {
         NetView v = view;
+        v.store.cache = &workers[t]->cache;
+        v.pfc_log = &workers[t]->log;
         for (uint32_t i = begin; i < end; ++i) process_node(v, order[i], StepClock{step, window_end[b.node_experiment[order[i]]]});
-    }
-
-    // A worker's share of planning the next step's buffers (plan_node_buffers); rings wait for grow_rings.
-    void plan_nodes(uint32_t begin, uint32_t end, PlanScratch& scratch) noexcept {
-        try {
-            for (uint32_t i = begin; i < end; ++i) {
-                const uint32_t n = order[i];
-                const ExperimentSlice& x = b.experiments[b.node_experiment[n]];
-                if (!x.done && plan_node_buffers(b, n, plan_step, x.clock + x.lookahead, scratch)) node_rings_grow[n - node_begin] = 1;
-            }
-        } catch (...) {
-            if (!plan_failed.exchange(true)) plan_error = std::current_exception();
-        }
-    }
-
-    // The second barrier's completion: the rings the plans marked, on one thread.
-    void grow_rings() noexcept {
-        plan_parallel = false;
-        if (plan_failed) {
-            error = plan_error;
-            finished = true;
-            return;
-        }
-        try {
-            for (uint32_t n = node_begin; n < node_end; ++n)
-                if (node_rings_grow[n - node_begin]) {
-                    node_rings_grow[n - node_begin] = 0;
-                    grow_node_rings(b, n);
-                }
-        } catch (...) {
-            error = std::current_exception();
-            finished = true;
-        }
     }
 
     // Nothing but queue-monitor samples happens before `until`: the queues are constant, so count those
@@ -248,21 +215,26 @@ struct Stepper {
     }
 
     void host_step() {
-        uint64_t events = 0;
+        uint64_t events = 0, pfc_in_flight = 0;
         for (uint32_t n = node_begin; n < node_end; ++n) {
-            NodeOutput& o = b.out[n];
+            const NodeOutput& o = b.out[n];
             events += o.packets_processed;
+            pfc_in_flight += o.pfc_sent - o.pfc_received;
+            if (o.events_overflow & 1u) throw std::logic_error("a PFC event log was sized below the pause frames in flight");
             if (o.events_overflow)
-                throw std::runtime_error("packet engine capacity exceeded at node " + std::to_string(b.node_fabric_id[n]) + " of experiment " +
-                                         b.experiments[b.node_experiment[n]].id + " (flags " + std::to_string(o.events_overflow) +
-                                         "): a ring, pool, ACK queue or event buffer was sized too small");
-            ExperimentResult& r = results[b.node_experiment[n]];
-            for (uint32_t i = 0; i < o.events_count; ++i) {
-                PfcEvent ev = o.events[i];
-                ev.node = b.node_fabric_id[n];
-                r.pfc.push_back(ev);
+                throw std::runtime_error("packet storage exhausted at node " + std::to_string(b.node_fabric_id[n]) + " of experiment " +
+                                         b.experiments[b.node_experiment[n]].id + ": " +
+                                         std::to_string(b.arena->committed_blocks() * BlockArena::kBytesPerBlock >> 20) +
+                                         " MiB of packets in flight and queued, as much as this machine's memory holds");
+        }
+        for (const auto& w : workers) {
+            for (uint32_t i = 0; i < w->log.count; ++i) {
+                PfcEvent ev = w->log.events[i];
+                results[b.node_experiment[ev.node]].pfc.push_back({ev.time, b.node_fabric_id[ev.node], ev.ifindex, ev.node_type, ev.pause});
             }
-            o.events_count = 0;
+            w->log.count = 0;
+            // The frames the next step can receive were all sent before it starts.
+            w->reserve_log(pfc_in_flight + 8);
         }
         const bool was_split = !solo && threads > 1;
         // Splitting a step over threads pays only when it holds enough work; measured on the last step.
@@ -290,14 +262,16 @@ struct Stepper {
             // Every unconsumed packet was either seen by its receiver (its next event) or sent in this step
             // (its sender's earliest arrival): the next event of the experiment needs no scan of the rings.
             uint32_t done = 0;
-            int64_t next = kNever, next_busy = kNever;
+            int64_t next = kNever, next_busy = kNever, held = 0;
             for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
                 const NodeOutput& o = b.out[n];
                 done += o.completions;
+                held += o.blocks_held;
                 next = std::min(next, o.next_event);
                 next_busy = std::min({next_busy, o.next_busy_event, o.min_sent_arrival});
             }
             done_count[e] = done;
+            x.peak_blocks = std::max(x.peak_blocks, held);
             next = std::min(next, next_busy);
             if (next_busy > end && next < next_busy) next = skip_idle_samples(e, next, next_busy);
             bool flows_done = done == x.flow_end - x.flow_begin;
@@ -336,15 +310,6 @@ struct Stepper {
                 next_sample[e] = (x.clock + ep.sample_interval - 1) / ep.sample_interval * ep.sample_interval;
             all_done = false;
         }
-        // The view reads buffer pointers through the batch: no rebuild needed.
-        if (solo || threads == 1 || all_done) {
-            for (uint32_t e : exps)
-                if (!b.experiments[e].done) grow_buffers(b, e, step, b.experiments[e].clock + b.experiments[e].lookahead);
-        } else {
-            plan_parallel = true;
-            plan_step = step;
-            plan_shares->reset();
-        }
         if (shares) shares->reset();  // released to the workers by the barrier
         ++step;
         if (options && options->on_progress && step % 1000 == 0)
@@ -368,40 +333,29 @@ void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResu
                        const RunOptions* options) {
     const uint32_t nodes = b.experiments[exps.back()].node_end - b.experiments[exps.front()].node_begin;
     threads = std::max(1, std::min<int>(threads, int(std::max<uint32_t>(1, nodes))));
-    Stepper stepper(b, view, results, std::move(exps), options);
-    stepper.threads = threads;
+    Stepper stepper(b, view, results, std::move(exps), options, threads);
     if (threads == 1) {
         while (!stepper.finished) {
-            stepper.process(0, uint32_t(stepper.order.size()));
+            stepper.process(0, 0, uint32_t(stepper.order.size()));
             stepper.run();
         }
     } else {
         auto on_step = [&stepper]() noexcept { stepper.run(); };
         SpinBarrier sync(threads, on_step);
-        auto on_planned = [&stepper]() noexcept { stepper.grow_rings(); };
-        SpinBarrier planned(threads, on_planned);
-        stepper.node_rings_grow.assign(stepper.node_end - stepper.node_begin, 0);
         // Threads take small chunks of nodes, their own share first, so a step's uneven work spreads by itself.
         const uint32_t begin = stepper.node_begin, end = stepper.node_end;
         stepper.chunk_size = std::max<uint32_t>(1, (end - begin) / (uint32_t(threads) * 16));
         const uint32_t count = end - begin, chunks = (count + stepper.chunk_size - 1) / stepper.chunk_size;
         stepper.shares = std::make_unique<ChunkShares>(threads, chunks);
-        stepper.plan_shares = std::make_unique<ChunkShares>(threads, chunks);
         auto work = [&](int t) {
-            PlanScratch scratch;
             while (!stepper.finished) {
                 if (stepper.solo) {
-                    if (t == 0) stepper.process(0, count);
+                    if (t == 0) stepper.process(0, 0, count);
                 } else {
                     for (uint32_t c; (c = stepper.shares->take(t)) != ChunkShares::kNone;)
-                        stepper.process(c * stepper.chunk_size, std::min(count, (c + 1) * stepper.chunk_size));
+                        stepper.process(t, c * stepper.chunk_size, std::min(count, (c + 1) * stepper.chunk_size));
                 }
                 sync.arrive_and_wait();
-                if (stepper.plan_parallel) {  // set by host_step before the barrier released everyone
-                    for (uint32_t c; (c = stepper.plan_shares->take(t)) != ChunkShares::kNone;)
-                        stepper.plan_nodes(c * stepper.chunk_size, std::min(count, (c + 1) * stepper.chunk_size), scratch);
-                    planned.arrive_and_wait();
-                }
             }
         };
         std::vector<std::thread> pool;
@@ -419,8 +373,7 @@ std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
     for (size_t e = 0; e < b.experiments.size(); ++e) results[e].id = b.experiments[e].id;
     const uint32_t count = uint32_t(b.experiments.size());
     if (count == 0) return results;
-    // Built once: steppers of different experiments run concurrently and only ever change their own
-    // experiment's entries of the pool and ACK pointer tables.
+    // Built once: steppers of different experiments run concurrently, each with its own workers' storage.
     const NetView view = b.view();
     if (count > 1 && count >= uint32_t(options.threads)) {
         // Whole experiments per thread, taken from a queue in order (one thread: one after the other).

@@ -54,20 +54,17 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
         }
         shift_time(b.tx_done[row], dt);
         const uint32_t to = b.port[row].peer_port;
-        const Ring& ring = b.ring[to];
-        for (uint64_t i = b.ring_head[to].head; i < b.ring_tail[to].tail; ++i) {
-            Packet& p = ring.storage[i % ring.capacity];
+        for_each_ring_packet(b, to, [&](Packet& p) {
             p.arrival += dt;
             move.packet(p);
-        }
+        });
         const uint32_t node = b.port[row].node;
+        auto shift_queued = [&](Packet& p) { move.packet(p); };
         if (b.node_role[node] == kRoleSwitch) {
-            const SwitchMmu& s = b.sw[node];
-            for (int q = 0; q < kPriorities; ++q)
-                for (uint32_t slot = b.queues[row].head[q]; slot != kNoRow; slot = s.pool_next[slot]) move.packet(s.pool[slot]);
+            for (const BlockFifo& q : b.queues[row].fifo) fifo_for_each(b.arena->blocks(), b.arena->next(), q, shift_queued);
         } else {
             NicState& nic = b.nic[node];
-            for (uint64_t i = nic.ack_head; i < nic.ack_tail; ++i) move.packet(nic.ack_slots[i % nic.ack_capacity]);
+            fifo_for_each(b.arena->blocks(), b.arena->next(), nic.acks, shift_queued);
             if (nic.next_send != kNever) {
                 nic.next_send += dt;
                 nic.next_send_scheduled += dt;
@@ -105,14 +102,13 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
 
 bool touches_pfc(const Batch& b, const std::vector<uint32_t>& ports) {
     auto ring_has_pfc = [&](uint32_t row) {
-        const Ring& ring = b.ring[row];
-        for (uint64_t i = b.ring_head[row].head; i < b.ring_tail[row].tail; ++i)
-            if (ring.storage[i % ring.capacity].kind == kPfc) return true;
-        return false;
+        bool found = false;
+        for_each_ring_packet(b, row, [&](const Packet& p) { found |= p.kind == kPfc; });
+        return found;
     };
     for (uint32_t row : ports) {
         if (b.tx[row].paused) return true;
-        if (b.node_role[b.port[row].node] == kRoleSwitch && b.queues[row].head[0] != kNoRow) return true;
+        if (b.node_role[b.port[row].node] == kRoleSwitch && !fifo_empty(b.queues[row].fifo[0])) return true;
         if (ring_has_pfc(row) || ring_has_pfc(b.port[row].peer_port)) return true;
         const uint32_t peer = b.port[row].peer_port;
         if (b.node_role[b.port[peer].node] == kRoleSwitch && b.mmu[peer].ingress_paused) return true;

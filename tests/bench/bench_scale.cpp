@@ -71,29 +71,14 @@ int main(int argc, char** argv) {
                 k, flows.size(), size, threads, threads == 1 ? "" : "s", compile_s, run_s, finished, r[0].flows.size(), max_fct_us,
                 double(r[0].events), double(r[0].packet_hops), double(r[0].packet_hops) / run_s, start_mb,
                 double(batch.memory_bytes()) / 1048576.0, rss_gb);
-    // Where the memory went by the end, and what rings sized for the worst case when compiled would take:
-    // in flight on the link (delay) plus one step (lookahead) of back-to-back 43-byte PFC frames.
+    // Where the memory went: packet storage (blocks in rings and queues, net/blocks.h) against the tables.
     {
         const double mib = 1048576.0;
-        double rings = 0, worst_rings = 0, pools = 0, acks = 0, events = 0;
-        uint32_t largest_ring = 0;
-        const int64_t lookahead = batch.experiments[0].lookahead;
-        for (size_t row = 0; row < batch.ring.size(); ++row) {
-            rings += double(batch.ring[row].capacity) * sizeof(net::Packet);
-            largest_ring = std::max(largest_ring, batch.ring[row].capacity);
-            const net::PortInfo& sender = batch.port[batch.port[row].peer_port];
-            const double frame_ps = 43.0 * 8 * 1e12 / double(sender.rate_bps);
-            worst_rings += (double(sender.delay_ps + lookahead) / frame_ps + 1) * sizeof(net::Packet);
-        }
-        for (size_t n = 0; n < batch.sw.size(); ++n) {
-            pools += double(batch.sw[n].pool_capacity) * (sizeof(net::Packet) + 4);
-            acks += double(batch.nic[n].ack_capacity) * sizeof(net::Packet);
-            events += double(batch.out[n].events_capacity) * sizeof(net::PfcEvent);
-        }
-        std::printf("  at the end: rings %.1f MiB (%zu, largest %u packets), switch pools %.1f MiB, NIC ACK queues %.1f MiB, PFC event buffers %.1f MiB, "
-                    "tables %.1f MiB; rings sized for the worst case at compile time would take %.0f MiB\n",
-                    rings / mib, batch.ring.size(), largest_ring, pools / mib, acks / mib, events / mib,
-                    (double(batch.memory_bytes()) - rings - pools - acks - events) / mib, worst_rings / mib);
+        const double committed = double(batch.arena->committed_blocks()) * BlockArena::kBytesPerBlock;
+        const double peak = double(batch.experiments[0].peak_blocks) * BlockArena::kBytesPerBlock;
+        std::printf("  packet storage: %.1f MiB committed, at most %.1f MiB held at a step's end (%lld blocks of %zu packets); tables %.1f MiB\n",
+                    committed / mib, peak / mib, (long long)batch.experiments[0].peak_blocks, size_t(net::kBlockPackets),
+                    (double(batch.memory_bytes()) - committed) / mib);
     }
     if (!json_path.empty())
         std::ofstream(json_path) << nlohmann::json({{"k", k}, {"flows", flows.size()}, {"flow_bytes", size}, {"threads", threads},

@@ -1,0 +1,128 @@
+#pragma once
+// Packet storage: blocks of kBlockPackets packets taken from one arena per batch (runtime/block_arena.h)
+// and chained by index into FIFOs — a port's receive ring, a switch port's queue of one priority, a NIC's
+// ACK queue. A FIFO holds blocks only while it holds packets, so memory follows what is in flight, not the
+// worst case a step could bring, and no pass before a step has to size anything.
+//
+// Blocks come from the worker's own stock (BlockCache) and go back to the stock of whoever frees them:
+// last freed, first reused, so the block a step writes next is usually still in that core's cache. On the
+// CPU backend an empty stock refills from the shared pool (runtime/block_arena.cpp, under a lock); a block
+// that cannot be had is flagged in the node's overflow and stops the run with a message, never a dropped packet.
+#include <cstdint>
+
+#include "common/host_device.h"
+#include "net/packet.h"
+
+namespace orrery::net {
+
+inline constexpr uint32_t kBlockPackets = 16;
+inline constexpr uint32_t kNoBlock = 0xffffffffu;
+
+struct PacketBlock {
+    Packet slot[kBlockPackets];
+};
+
+// A worker's stock of free blocks; one per thread that runs process_node.
+struct BlockCache {
+    uint32_t* free = nullptr;      // free[0 .. count): block indices
+    uint32_t count = 0;
+    uint32_t capacity = 0;
+    void* pool = nullptr;          // the shared pool it refills from and spills to (host)
+};
+
+// What the systems see of the storage: the batch's blocks and their links, and the stock of the worker
+// running them. `held` arguments below are the node's count of blocks in use (NodeOutput::blocks_held).
+struct BlockStore {
+    PacketBlock* blocks = nullptr;
+    uint32_t* next = nullptr;
+    BlockCache* cache = nullptr;
+};
+
+// Host side of the CPU backend (runtime/block_arena.cpp): refill an empty stock, spill half of a full one.
+// Both return with count strictly between 0 and capacity, or, when the arena is exhausted, count 0.
+void block_cache_refill(BlockCache& c);
+void block_cache_spill(BlockCache& c);
+
+ORRERY_HD inline uint32_t block_take(BlockCache& c, int64_t& held) {
+    if (c.count == 0) {
+#if !defined(__CUDA_ARCH__)
+        block_cache_refill(c);
+#endif
+        if (c.count == 0) return kNoBlock;
+    }
+    ++held;
+    return c.free[--c.count];
+}
+
+ORRERY_HD inline void block_give(BlockCache& c, int64_t& held, uint32_t block) {
+    if (c.count == c.capacity) {
+#if !defined(__CUDA_ARCH__)
+        block_cache_spill(c);
+#endif
+    }
+    --held;
+    c.free[c.count++] = block;
+}
+
+// A FIFO owned by one node (both ends on the same thread): a switch port's queue of one priority, a NIC's
+// ACK queue. Empty means no block held and counters at 0.
+struct BlockFifo {
+    uint32_t head_block = kNoBlock, tail_block = kNoBlock;
+    uint32_t head = 0, tail = 0;   // packets read and written since it was last empty
+};
+
+ORRERY_HD inline bool fifo_empty(const BlockFifo& f) { return f.head == f.tail; }
+
+ORRERY_HD inline Packet& fifo_front(const BlockStore& s, const BlockFifo& f) { return s.blocks[f.head_block].slot[f.head % kBlockPackets]; }
+
+// False when no block could be had (the packet is not stored; the caller flags the overflow).
+ORRERY_HD inline bool fifo_push(const BlockStore& s, int64_t& held, BlockFifo& f, const Packet& p) {
+    const uint32_t slot = f.tail % kBlockPackets;
+    if (slot == 0) {
+        const uint32_t b = block_take(*s.cache, held);
+        if (b == kNoBlock) return false;
+        if (f.tail_block == kNoBlock) f.head_block = b;
+        else s.next[f.tail_block] = b;
+        f.tail_block = b;
+    }
+    s.blocks[f.tail_block].slot[slot] = p;
+    ++f.tail;
+    return true;
+}
+
+ORRERY_HD inline Packet fifo_pop(const BlockStore& s, int64_t& held, BlockFifo& f) {
+    const Packet p = fifo_front(s, f);
+    ++f.head;
+    if (f.head == f.tail) {
+        block_give(*s.cache, held, f.head_block);
+        f = BlockFifo{};
+    } else if (f.head % kBlockPackets == 0) {
+        const uint32_t done = f.head_block;
+        f.head_block = s.next[done];
+        block_give(*s.cache, held, done);
+    }
+    return p;
+}
+
+// Every packet of a FIFO from its head, for host hooks that shift or inspect what is queued.
+template <class Visit>
+void fifo_for_each(PacketBlock* blocks, const uint32_t* next, const BlockFifo& f, Visit visit) {
+    uint32_t b = f.head_block;
+    for (uint32_t i = f.head; i < f.tail; ++i) {
+        visit(blocks[b].slot[i % kBlockPackets]);
+        if ((i + 1) % kBlockPackets == 0 && i + 1 < f.tail) b = next[b];
+    }
+}
+
+// Frees every block of a FIFO (an experiment that ended).
+inline void fifo_release(const BlockStore& s, int64_t& held, BlockFifo& f) {
+    if (fifo_empty(f)) return;
+    for (uint32_t b = f.head_block;; b = s.next[b]) {
+        const bool last = b == f.tail_block;
+        block_give(*s.cache, held, b);
+        if (last) break;
+    }
+    f = BlockFifo{};
+}
+
+}  // namespace orrery::net

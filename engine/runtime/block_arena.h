@@ -1,0 +1,61 @@
+#pragma once
+// The arena of packet blocks of a batch (net/blocks.h): one reservation of address space for the blocks
+// and one for their links, committed in steps as the run needs more, so a block's address never moves and
+// a block is named by its index alone. Workers keep their own stocks of free blocks (WorkerStorage) and
+// trade with the arena's shared free list in bunches, under a lock.
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "net/blocks.h"
+#include "net/state.h"
+
+namespace orrery {
+
+class BlockArena {
+public:
+    // Reserves room for up to `max_blocks` (address space only; nothing is committed yet).
+    explicit BlockArena(uint64_t max_blocks);
+    ~BlockArena();
+    BlockArena(const BlockArena&) = delete;
+    BlockArena& operator=(const BlockArena&) = delete;
+
+    net::PacketBlock* blocks() const { return blocks_; }
+    uint32_t* next() const { return next_; }
+    // Gives an empty stock a bunch of free blocks (none when the arena is exhausted); takes half of a full
+    // one, or all of it.
+    void refill(net::BlockCache& c);
+    void spill(net::BlockCache& c, bool all = false);
+    uint64_t committed_blocks() const { return committed_; }
+    uint64_t max_blocks() const { return max_blocks_; }
+    static constexpr size_t kBytesPerBlock = sizeof(net::PacketBlock) + sizeof(uint32_t);
+
+private:
+    bool commit_more();  // with the lock held
+    net::PacketBlock* blocks_ = nullptr;
+    uint32_t* next_ = nullptr;
+    uint64_t max_blocks_ = 0;
+    uint64_t committed_ = 0;   // blocks [0, committed_) are backed by memory
+    uint64_t fresh_ = 0;       // blocks [fresh_, committed_) were never handed out
+    std::vector<uint32_t> free_;
+    std::mutex lock_;
+};
+
+// What one worker thread brings to process_node: its stock of free blocks and its PFC event log.
+// Returns its blocks to the arena when it ends.
+struct WorkerStorage {
+    explicit WorkerStorage(BlockArena& arena);
+    ~WorkerStorage();
+    WorkerStorage(const WorkerStorage&) = delete;
+    WorkerStorage& operator=(const WorkerStorage&) = delete;
+    // Makes room in the log for `events` events of the next step (host, between steps).
+    void reserve_log(uint64_t events);
+
+    BlockArena& arena;
+    std::vector<uint32_t> stock;
+    net::BlockCache cache;
+    std::vector<net::PfcEvent> log_events;
+    net::PfcLog log;
+};
+
+}  // namespace orrery
