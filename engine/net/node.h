@@ -42,12 +42,13 @@ ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock&
         const Packet& p = v.store.blocks[ring_head_block(v, row)].slot[head % kBlockPackets];
         const PortInfo& sender = v.port[v.port[row].peer_port];
         RingHead& h = v.ring_head[row];
-        if (h.last_wire != p.wire) {  // its serialization time, as the sender computed it (link.h)
-            h.last_wire = p.wire;
-            h.last_ser = tx_time_ns(p.wire, sender.rate_bps) * 1000;
+        const int cached = p.kind == kData ? 0 : 1;
+        if (h.last_wire[cached] != p.wire) {  // its serialization time, as the sender computed it (link.h)
+            h.last_wire[cached] = p.wire;
+            h.last_ser[cached] = tx_time_ns(p.wire, sender.rate_bps) * 1000;
         }
         v.next_arrival[row] = p.arrival;
-        v.next_arrival_scheduled[row] = p.arrival - sender.delay_ps - h.last_ser;
+        v.next_arrival_scheduled[row] = p.arrival - sender.delay_ps - h.last_ser[cached];
     } else {
         v.next_arrival[row] = kNever;
     }

@@ -89,8 +89,8 @@ struct alignas(64) RingTail {     // written by the sending node
 struct alignas(64) RingHead {     // written by the receiving node
     uint64_t head = 0;            // packets consumed
     uint32_t block = kNoBlock;    // the block of the last packet consumed (kNoBlock before the first)
-    uint32_t last_wire = 0;       // cache: the sender's serialization time of the last packet size seen
-    int64_t last_ser = 0;         // ps
+    uint16_t last_wire[2] = {0, 0};  // cache, data packets [0] and control frames [1]: the sender's
+    int64_t last_ser[2] = {0, 0};    // serialization time (ps) of the last size of each seen
 };
 
 // The block that holds the packet at a ring's head: the reader's current block, or at a block boundary the

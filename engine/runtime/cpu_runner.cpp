@@ -203,6 +203,7 @@ struct Stepper {
         r.cancelled = cancelled;
         finish_experiment(b, e, r);
         if (options && options->on_experiment_done) options->on_experiment_done(e, r);
+        release_experiment_storage(b, e, workers[0]->cache);  // the next experiments of a sweep reuse its blocks
     }
 
     void run() noexcept {

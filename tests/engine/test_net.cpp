@@ -566,7 +566,7 @@ private slots:
     }
     void identical_when_steps_are_split_over_threads() {
         // The k = 8 ring: ~15,000 events per step, so (unlike the reference scenarios) its steps are split
-        // over the threads, and buffers are planned by the workers; rings and pools grow on the way.
+        // over the threads, and blocks taken by one worker are given back by another.
         nlohmann::json flows = nlohmann::json::array();
         for (int i = 0; i < 128; ++i) flows.push_back({{"src", i}, {"dst", (i + 1) % 128}, {"size", "1MB"}});
         const nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 8}}},

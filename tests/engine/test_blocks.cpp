@@ -1,0 +1,100 @@
+// Packet storage (net/blocks.h, runtime/block_arena.h): FIFOs of blocks from one arena, and what a run
+// leaves of it.
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "net/blocks.h"
+#include "runtime/batch.h"
+#include "runtime/block_arena.h"
+#include "runtime/cpu_runner.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
+
+using namespace orrery;
+
+namespace {
+
+// A k-ary fat-tree with a permutation of 1 MB flows under DCQCN (as bench_scale runs it).
+LoadedScenario permutation(int k, uint64_t seed_shift) {
+    const int hosts = k * k * k / 4;
+    nlohmann::json flows = nlohmann::json::array();
+    for (int i = 0; i < hosts; ++i) flows.push_back({{"src", i}, {"dst", (i + int(seed_shift)) % hosts}, {"size", "1MB"}});
+    const nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", k}}},
+                                {"cc", {{"algorithm", "dcqcn"}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+    return load_scenario_document(doc, "perm.json", ".", PresetLibrary());
+}
+
+int64_t blocks_held(const Batch& b, uint32_t e) {
+    int64_t held = 0;
+    for (uint32_t n = b.experiments[e].node_begin; n < b.experiments[e].node_end; ++n) held += b.out[n].blocks_held;
+    return held;
+}
+
+}  // namespace
+
+class TestBlocks : public QObject {
+    Q_OBJECT
+private slots:
+    void a_fifo_keeps_order_across_blocks_and_holds_blocks_only_while_it_holds_packets() {
+        BlockArena arena(1 << 16);
+        WorkerStorage worker(arena);
+        const net::BlockStore store{arena.blocks(), arena.next(), &worker.cache};
+        net::BlockFifo fifo;
+        int64_t held = 0;
+        uint32_t written = 0, read = 0;
+        // Bursts of pushes and fewer pops, then drain: 37 blocks at most, order kept throughout.
+        for (int round = 0; round < 40; ++round) {
+            for (int i = 0; i < 23; ++i) {
+                net::Packet p{};
+                p.seq = written++;
+                QVERIFY(net::fifo_push(store, held, fifo, p));
+            }
+            for (int i = 0; i < 8; ++i) QCOMPARE(net::fifo_pop(store, held, fifo).seq, read++);
+            QCOMPARE(held, int64_t((fifo.tail - 1) / net::kBlockPackets - fifo.head / net::kBlockPackets + 1));
+        }
+        uint32_t visited = read;
+        net::fifo_for_each(store.blocks, store.next, fifo, [&](const net::Packet& p) { QCOMPARE(p.seq, visited++); });
+        QCOMPARE(visited, written);
+        while (!net::fifo_empty(fifo)) QCOMPARE(net::fifo_pop(store, held, fifo).seq, read++);
+        QCOMPARE(read, written);
+        QCOMPARE(held, int64_t(0));
+        QCOMPARE(fifo.head_block, net::kNoBlock);
+    }
+
+    void a_run_gives_back_every_block_and_a_sweep_reuses_them() {
+        const LoadedScenario s = permutation(4, 1);
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        std::vector<ExperimentInput> inputs;
+        for (int e = 0; e < 4; ++e) inputs.push_back({std::string("e000") + char('0' + e), &s.scenarios[0], &f, workload_flows(s.scenarios[0])});
+        Batch one = compile_batch({inputs[0]});
+        run_cpu(one, RunOptions{});
+        Batch four = compile_batch(inputs);
+        const auto results = run_cpu(four, RunOptions{});  // one thread: the experiments one after another
+        for (uint32_t e = 0; e < 4; ++e) {
+            QCOMPARE(results[e].flows.size(), size_t(16));
+            QCOMPARE(blocks_held(four, e), int64_t(0));  // everything given back when it ended
+            QCOMPARE(four.experiments[e].peak_blocks, one.experiments[0].peak_blocks);
+            QVERIFY(four.experiments[e].peak_blocks > 0);
+        }
+        // Run one after another, the four experiments use the same blocks: no more storage than one alone.
+        QCOMPARE(four.arena->committed_blocks(), one.arena->committed_blocks());
+    }
+
+    void an_exhausted_arena_stops_the_run_naming_the_node() {
+        const LoadedScenario s = permutation(8, 64);  // every flow to the other half of the pods
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        Batch b = compile_batch({{"e0000", &s.scenarios[0], &f, workload_flows(s.scenarios[0])}});
+        b.arena = std::make_unique<BlockArena>(4096);  // the smallest arena: a k = 8 permutation needs more
+        try {
+            run_cpu(b, RunOptions{});
+            QFAIL("the run went on without storage for its packets");
+        } catch (const std::runtime_error& e) {
+            const QString what = e.what();
+            QVERIFY2(what.contains("packet storage exhausted at node") && what.contains("of experiment e0000") && what.contains("MiB"), qPrintable(what));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBlocks)
+#include "test_blocks.moc"
