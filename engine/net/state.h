@@ -167,6 +167,12 @@ struct FlowInfo {
     uint64_t standalone_fct_ns;
 };
 
+// What a switch reads of a flow for each packet it forwards, apart from FlowInfo: 8 flows per cache line.
+struct FlowPaths {
+    uint32_t data_path;           // = FlowInfo::data_path
+    uint32_t ack_path;            // = FlowInfo::ack_path
+};
+
 enum FlowPhase : uint8_t { kWaiting = 0, kActive = 1, kDone = 2 };
 
 struct alignas(64) QpState {
@@ -329,6 +335,7 @@ struct NetView {
     PfcLog* pfc_log;
     // flows
     const FlowInfo* flow;
+    const FlowPaths* flow_paths;
     const uint16_t* path_ports;
     QpState* qp;
     RxState* rx;

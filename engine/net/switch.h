@@ -194,12 +194,13 @@ ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row,
         if (receive_pfc(v, node, in_row, p, now, 1)) switch_start_next(v, node, in_row, now);
         return;
     }
-    const FlowInfo& f = v.flow[p.flow];
     const ExperimentParams& ep = node_params(v, node);
     uint16_t egress;
     if (ep.spray) {
+        const FlowInfo& f = v.flow[p.flow];
         egress = spray_egress(v, node, ep, p, p.kind == kData ? f.dst : f.src);
     } else {
+        const FlowPaths& f = v.flow_paths[p.flow];
         egress = v.path_ports[(p.kind == kData ? f.data_path : f.ack_path) + p.hop];
         ++p.hop;
     }

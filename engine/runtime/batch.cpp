@@ -125,6 +125,7 @@ net::NetView Batch::view() {
     v.set_begin = set_begin.data();
     v.set_ports = set_ports.data();
     v.flow = flow.data();
+    v.flow_paths = flow_paths.data();
     v.path_ports = path_ports.data();
     v.qp = qp.data();
     v.rx = rx.data();
@@ -146,7 +147,7 @@ size_t Batch::memory_bytes() const {
     return grown + bytes(node_forwarder) + bytes(node_dest_group) + bytes(spray_set) + bytes(set_begin) + bytes(set_ports) + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
            bytes(nic) + bytes(sw) + bytes(out) + bytes(port) + bytes(ring_tail) + bytes(ring_head) +
            bytes(tx) + bytes(next_arrival) + bytes(next_arrival_scheduled) + bytes(tx_done) + bytes(port_tree) + bytes(node_tree_begin) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
-           bytes(flow) + bytes(path_ports) + bytes(qp) + bytes(rx) +
+           bytes(flow) + bytes(flow_paths) + bytes(path_ports) + bytes(qp) + bytes(rx) +
            bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts);
 }
 
@@ -165,7 +166,7 @@ size_t Batch::experiment_memory_bytes(uint32_t e) const {
              share(ring_head, ports, all_ports) + share(tx, ports, all_ports) + share(next_arrival, ports, all_ports) +
              share(next_arrival_scheduled, ports, all_ports) + share(tx_done, ports, all_ports) + share(queues, ports, all_ports) +
              share(mmu, ports, all_ports) + share(qlen_offset, ports, all_ports) + share(qlen_buckets, ports, all_ports);
-    total += share(flow, flows, all_flows) + share(path_ports, flows, all_flows) + share(qp, flows, all_flows) + share(rx, flows, all_flows) +
+    total += share(flow, flows, all_flows) + share(flow_paths, flows, all_flows) + share(path_ports, flows, all_flows) + share(qp, flows, all_flows) + share(rx, flows, all_flows) +
              share(dcqcn, flows, all_flows) + share(hpcc, flows, all_flows) + share(timely, flows, all_flows) + share(dctcp, flows, all_flows) +
              share(nic_qps, flows, all_flows) + share(nic_starts, flows, all_flows);
     const size_t grown = (e < qlen_hist.size() ? qlen_hist[e].capacity() * sizeof(uint32_t) : 0) + size_t(x.peak_blocks) * BlockArena::kBytesPerBlock;
@@ -194,7 +195,7 @@ struct FabricFacts {
 Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
     {   // What the tables will take, before any is built: a flow's rows in every flow column, a port's in every
         // port column, and a block of packets for its ring and one for its queues.
-        constexpr uint64_t per_flow = sizeof(FlowInfo) + sizeof(QpState) + sizeof(RxState) + sizeof(DcqcnState) + sizeof(HpccState) +
+        constexpr uint64_t per_flow = sizeof(FlowInfo) + sizeof(FlowPaths) + sizeof(QpState) + sizeof(RxState) + sizeof(DcqcnState) + sizeof(HpccState) +
                                       sizeof(TimelyState) + sizeof(DctcpState) + 16 * sizeof(uint16_t) + 2 * sizeof(uint32_t);
         constexpr uint64_t per_port = sizeof(PortInfo) + sizeof(double) + sizeof(RingTail) + sizeof(RingHead) + sizeof(PortTx) +
                                       sizeof(PortQueues) + sizeof(PortMmu) + 3 * sizeof(int64_t) + 2 * sizeof(PortEvent) + 2 * sizeof(PacketBlock);
@@ -441,6 +442,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             fi.win = s.cc.window ? (s.cc.global_base_rtt ? slice.max_bdp : pair_bdp) : 0;
             fi.standalone_fct_ns = standalone_fct_ns(m, fi.size, ep.mtu);
             b.flow.push_back(fi);
+            b.flow_paths.push_back({fi.data_path, fi.ack_path});
             b.qp.push_back(QpState{});
             b.rx.push_back(RxState{});
             b.dcqcn.push_back(DcqcnState{});

@@ -70,6 +70,7 @@ struct Batch {
     std::vector<uint16_t> set_ports;
     // flows
     std::vector<net::FlowInfo> flow;
+    std::vector<net::FlowPaths> flow_paths;     // the path offsets of each flow, apart for the switches
     std::vector<uint16_t> path_ports;
     std::vector<net::QpState> qp;
     std::vector<net::RxState> rx;

@@ -2,7 +2,7 @@
 # Cache misses per packet-hop of the packet engine's step, simulated by valgrind's cachegrind (this VM has
 # no hardware counters: `perf stat` says "not supported"). Runs bench_scale once under cachegrind with a
 # 32 KiB L1d and a 2 MiB 16-way last level (a core's share of a server's cache), then sums the step's
-# functions (orrery::net::*, plan_node_buffers, grow_buffers, run_node*) and divides by the run's
+# functions (orrery::net::*, run_node*) and divides by the run's
 # packet-hops. Needs Debian's valgrind. About 50× slower than the run itself: k = 16 × 1 MB takes ~3 minutes.
 # Usage: tests/bench/cache_per_hop.sh BUILD_DIR K SIZE_BYTES
 set -euo pipefail
@@ -21,10 +21,10 @@ cat "$out/run.txt"
 # cg_annotate rows: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw, each "N (p%)", then file:function.
 cg_annotate --threshold=0 "$out/cg.out" | sed -E 's/\([ 0-9.]+%\)//g; s/,//g' |
   awk -v hops="$hops" '
-    NF >= 10 && $1 ~ /^[0-9]+$/ && /orrery::net::|plan_node_buffers|grow_buffers|run_node/ {
-      ir += $1; d1 += $5 + $8; ll += $6 + $9; plan += (/plan_node_buffers/ ? $5 + $8 : 0)
+    NF >= 10 && $1 ~ /^[0-9]+$/ && /orrery::net::|run_node/ {
+      ir += $1; d1 += $5 + $8; ll += $6 + $9
     }
     END {
-      printf "step functions: %.0f instructions per packet-hop, %.2f L1d misses and %.3f last-level misses per packet-hop (%.2f L1d misses per hop in plan_node_buffers)\n",
-             ir / hops, d1 / hops, ll / hops, plan / hops
+      printf "step functions: %.0f instructions per packet-hop, %.2f L1d misses and %.3f last-level misses per packet-hop\n",
+             ir / hops, d1 / hops, ll / hops
     }'
