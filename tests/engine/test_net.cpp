@@ -420,6 +420,38 @@ private slots:
             QCOMPARE(unsigned(e.ifindex), 1u);
         }
     }
+    void mixed_flows_against_the_reference_and_its_own_spread() {
+        // 64 flows of 10 KB to 10 MB between random hosts of the k = 4 fat-tree, starts spread over 100 µs
+        // (tests/reference/ns3-hpcc/README.md §9). Where a single flow differs from the reference, compare
+        // with how far the reference moves its own flows when one start moves 3 ns (config_mixedlate_*).
+        struct Spread {
+            double mean_fct, per_flow_mean, per_flow_max;
+        };
+        auto spread = [](const std::map<std::string, double>& a, const std::map<std::string, double>& b) {
+            Spread s{0, 0, 0};
+            double sum_a = 0, sum_b = 0;
+            for (const auto& [key, fct] : b) {
+                const double e = std::abs(a.at(key) - fct) / fct;
+                s.per_flow_mean += e / double(b.size());
+                s.per_flow_max = std::max(s.per_flow_max, e);
+                sum_a += a.at(key), sum_b += fct;
+            }
+            s.mean_fct = std::abs(sum_a / sum_b - 1);
+            return s;
+        };
+        for (const std::string cc : {"dctcp", "hpcc"}) {
+            const Run r = run_reference("mixed", cc);
+            const auto ref = reference_fcts("mixed", cc);
+            QCOMPARE(ref.size(), size_t(64));
+            const Spread ours = spread(our_fcts(r), ref), itself = spread(reference_fcts("mixedlate", cc), ref);
+            qInfo("%s: mean FCT %.3f %%, per flow %.3f %% mean, %.2f %% max; the reference against itself 3 ns later: %.3f %% mean, %.2f %% max",
+                  cc.c_str(), 100 * ours.mean_fct, 100 * ours.per_flow_mean, 100 * ours.per_flow_max, 100 * itself.per_flow_mean, 100 * itself.per_flow_max);
+            QVERIFY(itself.per_flow_max > 0);  // the shifted start really moved something in the reference
+            QVERIFY(ours.mean_fct < (cc == "hpcc" ? 0.005 : 0.0005));
+            QVERIFY(ours.per_flow_mean < 1.5 * itself.per_flow_mean);
+            if (cc == "dctcp") QVERIFY(ours.per_flow_max < 0.01);
+        }
+    }
     void pfc_off_drops_and_recovers_as_the_reference() {
         // The reference with NS_ATTRIBUTE_DEFAULT=ns3::QbbNetDevice::QbbEnabled=false on the TIMELY incast
         // (tests/reference/ns3-hpcc/README.md §9): no pause is obeyed, the ToR's headroom overflows, 1,508
