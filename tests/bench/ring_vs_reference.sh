@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The k = 8 ring of the engine-core issue (128 hosts, each sends 10 MB to the next, DCQCN, the reference's
+# 100 Gb/s settings) timed side by side: the reference simulator (HPCC ns-3, built as
+# tests/reference/ns3-hpcc/README.md §9 says) and `orrery-cli run-hpcc` on one thread, on the same
+# config.txt converted from an Orrery scenario. Prints both wall times, the ratio and whether the FCT files agree.
+# Usage: tests/bench/ring_vs_reference.sh BUILD_DIR NS3_SIMULATION_DIR   (NS3_SIMULATION_DIR holds build/scratch/third)
+set -euo pipefail
+build=${1:?usage: $0 BUILD_DIR NS3_SIMULATION_DIR}
+ns3=${2:?usage: $0 BUILD_DIR NS3_SIMULATION_DIR}
+cli="$(cd "$build" && pwd)/app/orrery-cli"
+ns3=$(cd "$ns3" && pwd)
+[ -x "$cli" ] || { echo "$0: $cli not found: build first" >&2; exit 2; }
+[ -x "$ns3/build/scratch/third" ] || { echo "$0: $ns3/build/scratch/third not found: build the reference first" >&2; exit 2; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+python3 - <<'PY'
+import json
+flows = [{"src": i, "dst": (i + 1) % 128, "size": "10MB", "start": "2s"} for i in range(128)]
+json.dump({"format": "orrery-scenario", "version": 1, "name": "k = 8 ring", "seed": 1, "topology": {"preset": "fat-tree-k8"},
+           "network": {"preset": "reference-100g"}, "cc": {"preset": "dcqcn-100g"}, "workload": {"kind": "flows", "flows": flows}},
+          open("ring8.json", "w"))
+PY
+"$cli" convert ring8.json -o config.txt --to hpcc-config > /dev/null 2>&1
+printf "0\n" > trace.txt
+mkdir -p ours
+for who in ref ours; do
+  dir=$([ $who = ours ] && echo ours/ || echo "")
+  cp config.txt config_$who.txt
+  printf "TRACE_FILE trace.txt\nTRACE_OUTPUT_FILE ${dir}mix.tr\nFCT_OUTPUT_FILE ${dir}fct.txt\nPFC_OUTPUT_FILE ${dir}pfc.txt\nSIMULATOR_STOP_TIME 4.00\nQLEN_MON_FILE ${dir}qlen.txt\nQLEN_MON_START 2000000000\nQLEN_MON_END 2000000000\n" >> config_$who.txt
+done
+t0=$(date +%s.%N); LD_LIBRARY_PATH="$ns3/build" "$ns3/build/scratch/third" config_ref.txt > ref.log 2>&1; t1=$(date +%s.%N)
+"$cli" run-hpcc config_ours.txt --threads 1 > ours.log 2>&1; t2=$(date +%s.%N)
+python3 - "$t0" "$t1" "$t2" <<'PY'
+import sys
+t0, t1, t2 = map(float, sys.argv[1:])
+same = sorted(open("fct.txt")) == sorted(open("ours/fct.txt"))  # flows finishing in the same ns may be listed in another order
+print(f"k = 8 ring, 128 x 10 MB, DCQCN: reference {t1 - t0:.2f} s, orrery-cli run-hpcc (1 thread) {t2 - t1:.2f} s: {(t1 - t0) / (t2 - t1):.1f}x; FCT files {'hold the same lines' if same else 'differ'}")
+PY
