@@ -15,47 +15,53 @@ struct StepClock {
     ORRERY_HD uint32_t write_slot() const { return uint32_t(step & 1); }
 };
 
-// Appends p to the receive ring of `to_port`, opening a block from the worker's stock at each block
-// boundary. A block that cannot be had is flagged in the node's overflow (the host stops the run), never dropped.
-ORRERY_HD inline bool ring_push(NetView& v, uint32_t to_port, const Packet& p, uint32_t node) {
+// The slot for the next packet of the receive ring of `to_port`, opening a block from the worker's stock
+// at each block boundary; nullptr when no block can be had (flagged in the node's overflow: the host stops
+// the run, never drops a packet).
+ORRERY_HD inline Packet* ring_push_slot(NetView& v, uint32_t to_port, uint32_t node) {
     RingTail& t = v.ring_tail[to_port];
     const uint32_t slot = uint32_t(t.tail % kBlockPackets);
     if (slot == 0) {
         const uint32_t b = block_take(*v.store.cache, v.out[node].blocks_held);
         if (b == kNoBlock) {
             v.out[node].events_overflow |= 2u;
-            return false;
+            return nullptr;
         }
         if (t.block == kNoBlock) t.first_block = b;
         else v.store.next[t.block] = b;
         t.block = b;
     }
-    v.store.blocks[t.block].slot[slot] = p;
     ++t.tail;
-    return true;
+    return &v.store.blocks[t.block].slot[slot];
 }
 
 // Starts transmitting p on port `row` at `now`: the port is busy for the serialization time, and p reaches
 // the peer after serialization and propagation (reference README §5: floor(bytes·8/rate) ns, no gap).
-ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, Packet p, int64_t now) {
+ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, const Packet& p, int64_t now) {
     const PortInfo& info = v.port[row];
     PortTx& tx = v.tx[row];
-    if (tx.last_wire != p.wire) {
-        tx.last_wire = p.wire;
-        tx.last_ser = tx_time_ns(p.wire, info.rate_bps) * 1000;
+    const int cached = p.kind == kData ? 0 : 1;
+    if (tx.last_wire[cached] != p.wire) {
+        tx.last_wire[cached] = p.wire;
+        tx.last_ser[cached] = tx_time_ns(p.wire, info.rate_bps) * 1000;
     }
-    const int64_t ser = tx.last_ser;
+    const int64_t ser = tx.last_ser[cached];
     tx.busy = 1;
     tx.busy_since = now;
     tx.busy_until = now + ser;
     v.tx_done[row] = tx.busy_until;
     port_event_changed(v, row);
-    p.arrival = now + ser + info.delay_ps;
+    const int64_t arrival = now + ser + info.delay_ps;
     NodeOutput& o = v.out[info.node];
     ++o.transmissions;
-    if (p.arrival < o.min_sent_arrival) o.min_sent_arrival = p.arrival;
+    if (arrival < o.min_sent_arrival) o.min_sent_arrival = arrival;
     if (p.kind == kPfc) ++o.pfc_sent;
-    ring_push(v, info.peer_port, p, info.node);
+    // Copied whole, then its arrival set in place: patching a copy on the stack first would make the
+    // copy into the ring read back a half-written line (a store-forwarding stall, 20 % of this function).
+    if (Packet* slot = ring_push_slot(v, info.peer_port, info.node)) {
+        *slot = p;
+        slot->arrival = arrival;
+    }
 }
 
 ORRERY_HD inline void record_pfc(NetView& v, uint32_t node, uint32_t row, bool pause, int64_t now, uint8_t node_type) {

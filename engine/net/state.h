@@ -108,8 +108,8 @@ struct alignas(64) PortTx {
     uint8_t rr_last = 0;          // switch: last priority served by round robin
     uint8_t busy = 0;             // 1 from transmit start until its completion event is handled (ns-3's BUSY)
     uint8_t reserved = 0;
-    uint32_t last_wire = 0;       // cache: serialization time of the last packet size sent
-    int64_t last_ser = 0;         // ps
+    uint16_t last_wire[2] = {0, 0};  // cache, data packets [0] and control frames [1]: serialization
+    int64_t last_ser[2] = {0, 0};    // time (ps) of the last size of each sent (a port sends both)
     uint64_t tx_bytes = 0;        // bytes sent (HPCC INT counter)
     uint64_t ecn_draws = 0;       // counter of this port's random ECN draws
     uint64_t loss_draws = 0;      // counter of this port's random link-loss draws (packets received)
