@@ -1,5 +1,5 @@
 // Map: compile_batch → per experiment: add_experiment_nodes_and_ports → reference_rtts (base RTT, BDP) →
-// add_experiment_flows (paths by the reference hash, windows, standalone FCTs) → size rings and pools.
+// add_experiment_flows (paths by the reference hash, windows, standalone FCTs); packets live in the arena.
 #include "runtime/batch.h"
 
 #include <algorithm>
@@ -308,7 +308,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             }
 
 
-        // ---- switches: buffer, PFC, ECN, pools, queue monitor ----
+        // ---- switches: buffer, PFC, ECN, queue monitor ----
         for (NodeId n = 0; n < f.node_count(); ++n) {
             if (f.node_kind[n] != NodeKind::network_switch) continue;
             SwitchMmu& sm = b.sw[node0 + n];

@@ -1,7 +1,7 @@
 #pragma once
 // The CPU backend. With at least as many experiments as threads, each thread steps whole experiments,
 // one after another; otherwise threads split the nodes and meet at a barrier every step, whose completion
-// runs the host's share (telemetry, completion, idle-time jumps, pool growth, load balance). Results are
+// runs the host's share (telemetry, completion, idle-time jumps, PFC log sizing, load balance). Results are
 // identical for every thread count and either mode: nodes of one step never touch each other's state,
 // experiments never touch each other's, and every reduction runs in node order on one thread.
 #include <atomic>
