@@ -47,9 +47,9 @@ ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, const Packet& p, 
     }
     const int64_t ser = tx.last_ser[cached];
     tx.busy = 1;
-    tx.busy_since = now;
     tx.busy_until = now + ser;
-    v.tx_done[row] = tx.busy_until;
+    v.times[row].tx_done = tx.busy_until;
+    v.times[row].busy_since = now;
     port_event_changed(v, row);
     const int64_t arrival = now + ser + info.delay_ps;
     NodeOutput& o = v.out[info.node];

@@ -47,10 +47,10 @@ ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock&
             h.last_wire[cached] = p.wire;
             h.last_ser[cached] = tx_time_ns(p.wire, sender.rate_bps) * 1000;
         }
-        v.next_arrival[row] = p.arrival;
-        v.next_arrival_scheduled[row] = p.arrival - sender.delay_ps - h.last_ser[cached];
+        v.times[row].next_arrival = p.arrival;
+        v.times[row].arrival_scheduled = p.arrival - sender.delay_ps - h.last_ser[cached];
     } else {
-        v.next_arrival[row] = kNever;
+        v.times[row].next_arrival = kNever;
     }
 }
 
@@ -140,10 +140,10 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                 }
                 case kSrcTxDone:
                     v.tx[e.index].busy = 0;
-                    v.tx_done[e.index] = kNever;
+                    v.times[e.index].tx_done = kNever;
                     if (role == kRoleSwitch) switch_start_next(v, node, e.index, now);
                     else nic_start_next(v, node, now);
-                    if (v.tx_done[e.index] == kNever) port_event_changed(v, e.index);  // else transmit_start did
+                    if (v.times[e.index].tx_done == kNever) port_event_changed(v, e.index);  // else transmit_start did
                     break;
                 case kSrcAlpha: dcqcn_alpha_timer(v, e.index, now); break;
                 case kSrcDecrease: dcqcn_decrease_timer(v, e.index, now); break;

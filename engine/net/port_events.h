@@ -24,9 +24,10 @@ ORRERY_HD inline bool earlier(const PortEvent& a, const PortEvent& b) {
 
 // Port `row`'s own next event, from its two event columns.
 ORRERY_HD inline PortEvent port_own_event(const NetView& v, uint32_t row) {
-    const PortEvent arrival{v.next_arrival[row], v.next_arrival_scheduled[row], row, v.next_arrival[row] != kNever ? uint8_t(kSrcArrival) : uint8_t(kSrcNone)};
-    if (v.tx_done[row] == kNever) return arrival;
-    const PortEvent done{v.tx_done[row], v.tx[row].busy_since, row, kSrcTxDone};
+    const PortTimes& t = v.times[row];
+    const PortEvent arrival{t.next_arrival, t.arrival_scheduled, row, t.next_arrival != kNever ? uint8_t(kSrcArrival) : uint8_t(kSrcNone)};
+    if (t.tx_done == kNever) return arrival;
+    const PortEvent done{t.tx_done, t.busy_since, row, kSrcTxDone};
     return earlier(done, arrival) ? done : arrival;
 }
 

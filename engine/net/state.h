@@ -103,7 +103,6 @@ ORRERY_HD inline uint32_t ring_head_block(const RingHead& h, const RingTail& t, 
 // Transmit state of a port (switch egress or NIC). Written by the owner's systems.
 struct alignas(64) PortTx {
     int64_t busy_until = 0;       // ps; the port is transmitting before this
-    int64_t busy_since = 0;       // ps; when the current transmission started
     uint8_t paused = 0;           // bit per priority: paused by a PFC frame from the peer
     uint8_t rr_last = 0;          // switch: last priority served by round robin
     uint8_t busy = 0;             // 1 from transmit start until its completion event is handled (ns-3's BUSY)
@@ -296,6 +295,14 @@ struct PortEvent {
     uint8_t source;     // kSrcArrival or kSrcTxDone (kSrcNone when none)
 };
 
+// A port's own event times, read together whenever its leaf of the node's event tree is recomputed.
+struct PortTimes {
+    int64_t next_arrival = kNever;     // ps: arrival of the next visible packet in its ring, kNever when none
+    int64_t arrival_scheduled = kNever;  // ps: when that arrival was scheduled (its sender began transmitting)
+    int64_t tx_done = kNever;          // ps: when its transmission completes, kNever when idle
+    int64_t busy_since = 0;            // ps: when that transmission started
+};
+
 // ---- the view systems take ------------------------------------------------------------------------------
 struct NetView {
     // experiments
@@ -314,9 +321,7 @@ struct NetView {
 
     RingHead* ring_head;               // and the reader's
     PortTx* tx;
-    int64_t* next_arrival;             // by port: arrival of the next visible packet in its ring, kNever when none
-    int64_t* next_arrival_scheduled;   // by port: when that arrival was scheduled (its sender began transmitting)
-    int64_t* tx_done;                  // by port: when its transmission completes, kNever when idle
+    PortTimes* times;                  // by port: its next arrival and transmission end (port_events.h)
     PortEvent* port_tree;              // per node, a tournament tree over its ports' next events (port_events.h)
     const uint32_t* node_tree_begin;   // node n's tree: port_tree[node_tree_begin[n] .. node_tree_begin[n+1]), 2 × leaves
     PortQueues* queues;                // by port (switch ports)

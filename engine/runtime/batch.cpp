@@ -107,9 +107,7 @@ net::NetView Batch::view() {
     v.ring_tail = ring_tail.data();
     v.ring_head = ring_head.data();
     v.tx = tx.data();
-    v.next_arrival = next_arrival.data();
-    v.next_arrival_scheduled = next_arrival_scheduled.data();
-    v.tx_done = tx_done.data();
+    v.times = times.data();
     v.port_tree = port_tree.data();
     v.node_tree_begin = node_tree_begin.data();
     v.queues = queues.data();
@@ -146,7 +144,7 @@ size_t Batch::memory_bytes() const {
     for (size_t e = 0; e < qlen_hist.size(); ++e) grown += bytes(qlen_hist[e]);
     return grown + bytes(node_forwarder) + bytes(node_dest_group) + bytes(spray_set) + bytes(set_begin) + bytes(set_ports) + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
            bytes(nic) + bytes(sw) + bytes(out) + bytes(port) + bytes(ring_tail) + bytes(ring_head) +
-           bytes(tx) + bytes(next_arrival) + bytes(next_arrival_scheduled) + bytes(tx_done) + bytes(port_tree) + bytes(node_tree_begin) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
+           bytes(tx) + bytes(times) + bytes(port_tree) + bytes(node_tree_begin) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
            bytes(flow) + bytes(flow_paths) + bytes(path_ports) + bytes(qp) + bytes(rx) +
            bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts);
 }
@@ -163,8 +161,7 @@ size_t Batch::experiment_memory_bytes(uint32_t e) const {
                    share(spray_set, nodes, all_nodes) + share(set_begin, nodes, all_nodes) + share(set_ports, nodes, all_nodes) +
                    share(port_tree, nodes, all_nodes);
     total += share(port, ports, all_ports) + share(ring_tail, ports, all_ports) +
-             share(ring_head, ports, all_ports) + share(tx, ports, all_ports) + share(next_arrival, ports, all_ports) +
-             share(next_arrival_scheduled, ports, all_ports) + share(tx_done, ports, all_ports) + share(queues, ports, all_ports) +
+             share(ring_head, ports, all_ports) + share(tx, ports, all_ports) + share(times, ports, all_ports) + share(queues, ports, all_ports) +
              share(mmu, ports, all_ports) + share(qlen_offset, ports, all_ports) + share(qlen_buckets, ports, all_ports);
     total += share(flow, flows, all_flows) + share(flow_paths, flows, all_flows) + share(path_ports, flows, all_flows) + share(qp, flows, all_flows) + share(rx, flows, all_flows) +
              share(dcqcn, flows, all_flows) + share(hpcc, flows, all_flows) + share(timely, flows, all_flows) + share(dctcp, flows, all_flows) +
@@ -198,7 +195,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
         constexpr uint64_t per_flow = sizeof(FlowInfo) + sizeof(FlowPaths) + sizeof(QpState) + sizeof(RxState) + sizeof(DcqcnState) + sizeof(HpccState) +
                                       sizeof(TimelyState) + sizeof(DctcpState) + 16 * sizeof(uint16_t) + 2 * sizeof(uint32_t);
         constexpr uint64_t per_port = sizeof(PortInfo) + sizeof(double) + sizeof(RingTail) + sizeof(RingHead) + sizeof(PortTx) +
-                                      sizeof(PortQueues) + sizeof(PortMmu) + 3 * sizeof(int64_t) + 2 * sizeof(PortEvent) + 2 * sizeof(PacketBlock);
+                                      sizeof(PortQueues) + sizeof(PortMmu) + sizeof(PortTimes) + 2 * sizeof(PortEvent) + 2 * sizeof(PacketBlock);
         uint64_t flows = 0, ports = 0;
         for (const ExperimentInput& in : inputs) {
             flows += in.flows.size();
@@ -296,9 +293,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
                 // The reference gives every link whose own rate in topology.txt is 0 ERROR_RATE_PER_LINK.
                 b.port_loss.push_back(f.link_error_rate[l] > 0 ? f.link_error_rate[l] : s.network.error_rate_per_link);
                 b.tx.push_back(PortTx{});
-                b.next_arrival.push_back(kNever);
-                b.next_arrival_scheduled.push_back(kNever);
-                b.tx_done.push_back(kNever);
+                b.times.push_back(PortTimes{});
                 b.queues.push_back(PortQueues{});
                 b.mmu.push_back(PortMmu{});
                 b.qlen_offset.push_back(0);

@@ -56,7 +56,7 @@ struct Batch {
     std::vector<net::RingTail> ring_tail;  // per port: its receive ring
     std::vector<net::RingHead> ring_head;
     std::vector<net::PortTx> tx;
-    std::vector<int64_t> next_arrival, next_arrival_scheduled, tx_done;  // by port: the event columns of node.h
+    std::vector<net::PortTimes> times;   // by port: the event times of node.h
     std::vector<net::PortEvent> port_tree;       // per node: the tournament tree over its ports (port_events.h)
     std::vector<uint32_t> node_tree_begin;       // size nodes + 1
     std::vector<net::PortQueues> queues;

@@ -49,10 +49,10 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
         // What the port sends: its transmission under way and the packets on the link to its peer.
         PortTx& tx = b.tx[row];
         if (tx.busy) {
-            tx.busy_since += dt;
+            b.times[row].busy_since += dt;
             tx.busy_until += dt;
         }
-        shift_time(b.tx_done[row], dt);
+        shift_time(b.times[row].tx_done, dt);
         const uint32_t to = b.port[row].peer_port;
         for_each_ring_packet(b, to, [&](Packet& p) {
             p.arrival += dt;

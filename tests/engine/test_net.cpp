@@ -321,10 +321,10 @@ private slots:
         std::mt19937_64 rng(7);
         auto draw = [&](int64_t none_one_in) { return rng() % none_one_in == 0 ? net::kNever : int64_t(rng() % 4) * 1000; };
         auto randomize = [&](uint32_t row) {
-            b.next_arrival[row] = draw(3);
-            b.next_arrival_scheduled[row] = int64_t(rng() % 3) * 100;
-            b.tx_done[row] = draw(3);
-            b.tx[row].busy_since = int64_t(rng() % 3) * 100;
+            b.times[row].next_arrival = draw(3);
+            b.times[row].arrival_scheduled = int64_t(rng() % 3) * 100;
+            b.times[row].tx_done = draw(3);
+            b.times[row].busy_since = int64_t(rng() % 3) * 100;
         };
         for (uint32_t row = first; row < last; ++row) randomize(row);
         net::port_events_build(v, sw);
