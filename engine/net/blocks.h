@@ -104,24 +104,32 @@ ORRERY_HD inline Packet fifo_pop(const BlockStore& s, int64_t& held, BlockFifo& 
     return p;
 }
 
-// Every packet of a FIFO from its head, for host hooks that shift or inspect what is queued.
+// Packets [from, to) of a chain of blocks, `block` holding packet `from`, for host hooks that shift or
+// inspect what is queued or in flight (rings and FIFOs alike: positions are counters modulo kBlockPackets).
 template <class Visit>
-void fifo_for_each(PacketBlock* blocks, const uint32_t* next, const BlockFifo& f, Visit visit) {
-    uint32_t b = f.head_block;
-    for (uint32_t i = f.head; i < f.tail; ++i) {
-        visit(blocks[b].slot[i % kBlockPackets]);
-        if ((i + 1) % kBlockPackets == 0 && i + 1 < f.tail) b = next[b];
+void chain_for_each(PacketBlock* blocks, const uint32_t* next, uint32_t block, uint64_t from, uint64_t to, Visit visit) {
+    for (uint64_t i = from; i < to; ++i) {
+        visit(blocks[block].slot[i % kBlockPackets]);
+        if ((i + 1) % kBlockPackets == 0 && i + 1 < to) block = next[block];
     }
 }
 
-// Frees every block of a FIFO (an experiment that ended).
-inline void fifo_release(const BlockStore& s, int64_t& held, BlockFifo& f) {
-    if (fifo_empty(f)) return;
-    for (uint32_t b = f.head_block;; b = s.next[b]) {
-        const bool last = b == f.tail_block;
+template <class Visit>
+void fifo_for_each(PacketBlock* blocks, const uint32_t* next, const BlockFifo& f, Visit visit) {
+    chain_for_each(blocks, next, f.head_block, f.head, f.tail, visit);
+}
+
+// Gives back the blocks of a chain from `first` to `last` (kNoBlock: none), for an experiment that ended.
+inline void chain_release(const BlockStore& s, int64_t& held, uint32_t first, uint32_t last) {
+    for (uint32_t b = first; b != kNoBlock;) {
+        const uint32_t following = b == last ? kNoBlock : s.next[b];
         block_give(*s.cache, held, b);
-        if (last) break;
+        b = following;
     }
+}
+
+inline void fifo_release(const BlockStore& s, int64_t& held, BlockFifo& f) {
+    chain_release(s, held, f.head_block, f.tail_block);
     f = BlockFifo{};
 }
 

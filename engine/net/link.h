@@ -15,6 +15,17 @@ struct StepClock {
     ORRERY_HD uint32_t write_slot() const { return uint32_t(step & 1); }
 };
 
+// p's serialization time (ps) on a link of `rate_bps` (reference README §5: floor(bytes·8/rate) ns, no gap),
+// from the link end's cache of the last data and control frame sizes.
+ORRERY_HD inline int64_t serialization_ps(SerializationCache& c, const Packet& p, uint64_t rate_bps) {
+    const int kind = p.kind == kData ? 0 : 1;
+    if (c.wire[kind] != p.wire) {
+        c.wire[kind] = p.wire;
+        c.ser_ps[kind] = tx_time_ns(p.wire, rate_bps) * 1000;
+    }
+    return c.ser_ps[kind];
+}
+
 // The slot for the next packet of the receive ring of `to_port`, opening a block from the worker's stock
 // at each block boundary; nullptr when no block can be had (flagged in the node's overflow: the host stops
 // the run, never drops a packet).
@@ -40,12 +51,7 @@ ORRERY_HD inline Packet* ring_push_slot(NetView& v, uint32_t to_port, uint32_t n
 ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, const Packet& p, int64_t now) {
     const PortInfo& info = v.port[row];
     PortTx& tx = v.tx[row];
-    const int cached = p.kind == kData ? 0 : 1;
-    if (tx.last_wire[cached] != p.wire) {
-        tx.last_wire[cached] = p.wire;
-        tx.last_ser[cached] = tx_time_ns(p.wire, info.rate_bps) * 1000;
-    }
-    const int64_t ser = tx.last_ser[cached];
+    const int64_t ser = serialization_ps(tx.ser, p, info.rate_bps);
     tx.busy = 1;
     tx.busy_until = now + ser;
     v.times[row].tx_done = tx.busy_until;

@@ -31,24 +31,19 @@ ORRERY_HD inline void consider(NextEvent& best, int64_t time, int64_t scheduled,
     }
 }
 
-// The arrival time of the next packet of port `row`'s ring that the peer has published (kNever when none),
-// and when it was scheduled: the reference orders equal-time events by when they were scheduled, and an
-// arrival was scheduled when its sender started transmitting.
 ORRERY_HD inline uint32_t ring_head_block(const NetView& v, uint32_t row) { return ring_head_block(v.ring_head[row], v.ring_tail[row], v.store.next); }
 
+// The arrival time of the next packet of port `row`'s ring that the peer has published (kNever when none),
+// and when it was scheduled: the reference orders equal-time events by when they were scheduled, and an
+// arrival was scheduled when its sender started transmitting (its serialization time recomputed as the
+// sender computed it).
 ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock& clock) {
     const uint64_t head = v.ring_head[row].head;
     if (head < v.ring_tail[row].published_tail[clock.read_slot()]) {
         const Packet& p = v.store.blocks[ring_head_block(v, row)].slot[head % kBlockPackets];
         const PortInfo& sender = v.port[v.port[row].peer_port];
-        RingHead& h = v.ring_head[row];
-        const int cached = p.kind == kData ? 0 : 1;
-        if (h.last_wire[cached] != p.wire) {  // its serialization time, as the sender computed it (link.h)
-            h.last_wire[cached] = p.wire;
-            h.last_ser[cached] = tx_time_ns(p.wire, sender.rate_bps) * 1000;
-        }
         v.times[row].next_arrival = p.arrival;
-        v.times[row].arrival_scheduled = p.arrival - sender.delay_ps - h.last_ser[cached];
+        v.times[row].arrival_scheduled = p.arrival - sender.delay_ps - serialization_ps(v.ring_head[row].ser, p, sender.rate_bps);
     } else {
         v.times[row].next_arrival = kNever;
     }

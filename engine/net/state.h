@@ -74,6 +74,14 @@ struct PortInfo {
     int64_t delay_ps;
 };
 
+// The serialization times (ps) of the last data packet size and the last control frame size seen on a link,
+// by its sender (PortTx) and its receiver (RingHead): a port sends both kinds, so one entry would miss for
+// most packets. serialization_ps (link.h) reads and fills it.
+struct SerializationCache {
+    uint16_t wire[2] = {0, 0};    // [0] data packets, [1] ACK, NACK and PFC frames
+    int64_t ser_ps[2] = {0, 0};
+};
+
 // Packets arriving at a port: a FIFO of blocks (net/blocks.h) written by the peer (sender) and read by the
 // owner (receiver). The writer publishes its counter for the reader at the end of a step, into the slot of
 // that step's parity, so the two never touch the same counter in the same step. The writer's and the
@@ -89,8 +97,7 @@ struct alignas(64) RingTail {     // written by the sending node
 struct alignas(64) RingHead {     // written by the receiving node
     uint64_t head = 0;            // packets consumed
     uint32_t block = kNoBlock;    // the block of the last packet consumed (kNoBlock before the first)
-    uint16_t last_wire[2] = {0, 0};  // cache, data packets [0] and control frames [1]: the sender's
-    int64_t last_ser[2] = {0, 0};    // serialization time (ps) of the last size of each seen
+    SerializationCache ser;       // the sender's serialization times, recomputed from the wire sizes it sends
 };
 
 // The block that holds the packet at a ring's head: the reader's current block, or at a block boundary the
@@ -107,8 +114,7 @@ struct alignas(64) PortTx {
     uint8_t rr_last = 0;          // switch: last priority served by round robin
     uint8_t busy = 0;             // 1 from transmit start until its completion event is handled (ns-3's BUSY)
     uint8_t reserved = 0;
-    uint16_t last_wire[2] = {0, 0};  // cache, data packets [0] and control frames [1]: serialization
-    int64_t last_ser[2] = {0, 0};    // time (ps) of the last size of each sent (a port sends both)
+    SerializationCache ser;       // of what it sends
     uint64_t tx_bytes = 0;        // bytes sent (HPCC INT counter)
     uint64_t ecn_draws = 0;       // counter of this port's random ECN draws
     uint64_t loss_draws = 0;      // counter of this port's random link-loss draws (packets received)
@@ -159,17 +165,16 @@ struct FlowInfo {
     uint8_t reserved[3];
     uint64_t size;                // payload bytes
     int64_t start;                // ps
-    uint32_t data_path;           // offset in path_ports: egress ports (local) from the sender's NIC on
-    uint32_t ack_path;            // offset in path_ports: egress ports from the receiver's NIC on
     uint64_t win;                 // bytes; 0 = no window
     uint64_t base_rtt_ns;
     uint64_t standalone_fct_ns;
 };
 
-// What a switch reads of a flow for each packet it forwards, apart from FlowInfo: 8 flows per cache line.
+// A flow's paths, what a switch reads of it for each packet it forwards: apart from FlowInfo, 8 flows
+// per cache line.
 struct FlowPaths {
-    uint32_t data_path;           // = FlowInfo::data_path
-    uint32_t ack_path;            // = FlowInfo::ack_path
+    uint32_t data_path;           // offset in path_ports: egress ports (local) from the sender's NIC on
+    uint32_t ack_path;            // offset in path_ports: egress ports from the receiver's NIC on
 };
 
 enum FlowPhase : uint8_t { kWaiting = 0, kActive = 1, kDone = 2 };
@@ -318,7 +323,6 @@ struct NetView {
     const PortInfo* port;
     const double* port_loss;           // by port: probability that a packet arriving at it is lost (link error rate)
     RingTail* ring_tail;               // receive ring of each port: the writer's side
-
     RingHead* ring_head;               // and the reader's
     PortTx* tx;
     PortTimes* times;                  // by port: its next arrival and transmission end (port_events.h)

@@ -422,12 +422,13 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             fi.pg = uint8_t(fs.priority);
             fi.size = uint64_t(fs.size.count);
             fi.start = fs.start.count;
+            FlowPaths paths{};
             for (int dir = 0; dir < 2; ++dir) {
                 const NodeId from = dir == 0 ? fs.src : fs.dst, to = dir == 0 ? fs.dst : fs.src;
                 const uint16_t sp = dir == 0 ? fs.sport : fs.dport, dp = dir == 0 ? fs.dport : fs.sport;
                 std::vector<Hop> hops = flow_path(f, routes, from, to, sp, dp);
                 if (hops.empty()) throw InputError(fs.where, "host " + std::to_string(to) + " cannot be reached from host " + std::to_string(from));
-                (dir == 0 ? fi.data_path : fi.ack_path) = uint32_t(b.path_ports.size());
+                (dir == 0 ? paths.data_path : paths.ack_path) = uint32_t(b.path_ports.size());
                 for (const Hop& h : hops) b.path_ports.push_back(uint16_t(h.port));
             }
             const PathMetrics m = path_metrics(f, routes, fs.src, fs.dst, ep.mtu);
@@ -437,7 +438,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
             fi.win = s.cc.window ? (s.cc.global_base_rtt ? slice.max_bdp : pair_bdp) : 0;
             fi.standalone_fct_ns = standalone_fct_ns(m, fi.size, ep.mtu);
             b.flow.push_back(fi);
-            b.flow_paths.push_back({fi.data_path, fi.ack_path});
+            b.flow_paths.push_back(paths);
             b.qp.push_back(QpState{});
             b.rx.push_back(RxState{});
             b.dcqcn.push_back(DcqcnState{});
@@ -525,12 +526,7 @@ void release_experiment_storage(Batch& b, uint32_t e, BlockCache& cache) {
             // Its receive ring: from the block the reader holds (or the first) to the writer's.
             RingHead& h = b.ring_head[row];
             RingTail& t = b.ring_tail[row];
-            uint32_t block = h.block != kNoBlock ? h.block : t.first_block;
-            while (block != kNoBlock) {
-                const uint32_t next = block == t.block ? kNoBlock : store.next[block];
-                block_give(cache, held, block);
-                block = next;
-            }
+            chain_release(store, held, h.block != kNoBlock ? h.block : t.first_block, t.block);
             // Empty from now on: its reader, still visited by a step of other experiments, sees nothing.
             h.block = t.block = t.first_block = kNoBlock;
             t.tail = t.published_tail[0] = t.published_tail[1] = h.head;

@@ -106,11 +106,7 @@ void for_each_ring_packet(const Batch& b, uint32_t row, Visit visit) {
     const net::RingHead& h = b.ring_head[row];
     const net::RingTail& t = b.ring_tail[row];
     if (h.head == t.tail) return;
-    uint32_t block = net::ring_head_block(h, t, b.arena->next());
-    for (uint64_t i = h.head; i < t.tail; ++i) {
-        visit(b.arena->blocks()[block].slot[i % net::kBlockPackets]);
-        if ((i + 1) % net::kBlockPackets == 0 && i + 1 < t.tail) block = b.arena->next()[block];
-    }
+    net::chain_for_each(b.arena->blocks(), b.arena->next(), net::ring_head_block(h, t, b.arena->next()), h.head, t.tail, visit);
 }
 
 // The reference's standalone FCT of `size` payload bytes on a path: its base RTT plus the wire bytes (48 B of

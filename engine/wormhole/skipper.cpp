@@ -115,8 +115,8 @@ struct Skipper::State {
                 node = b.port[b.port[row].peer_port].node;
             }
         };
-        walk(info.src, info.dst, info.data_path);
-        walk(info.dst, info.src, info.ack_path);
+        walk(info.src, info.dst, b.flow_paths[f].data_path);
+        walk(info.dst, info.src, b.flow_paths[f].ack_path);
         std::sort(out.begin(), out.end());
         out.erase(std::unique(out.begin(), out.end()), out.end());
         return out;

@@ -90,8 +90,9 @@ std::string batch_bytes(const Batch& b) {
     feed(out, b.port_loss);
     for (const net::PortMmu& m : b.mmu) fields(out, m.pfc_shift, m.headroom, m.kmin, m.kmax, m.pmax);
     for (const net::FlowInfo& f : b.flow)
-        fields(out, f.src, f.dst, f.sip, f.dip, f.sport, f.dport, f.pg, f.size, f.start, f.data_path, f.ack_path, f.win, f.base_rtt_ns,
+        fields(out, f.src, f.dst, f.sip, f.dip, f.sport, f.dport, f.pg, f.size, f.start, f.win, f.base_rtt_ns,
                f.standalone_fct_ns);
+    for (const net::FlowPaths& p : b.flow_paths) fields(out, p.data_path, p.ack_path);
     feed(out, b.path_ports);
     feed(out, b.nic_starts);
     feed(out, b.qlen_offset);
