@@ -19,6 +19,11 @@ orrery_packages=(
   xvfb xauth libgl1-mesa-dri           # GUI screenshots in tests (software OpenGL under Xvfb); headless demo
 )
 
+# Thrust for the device backend's OpenMP build: the CUDA Toolkit's CCCL where it is installed, else Debian's.
+if [ ! -e /usr/local/cuda/include/cccl/thrust/version.h ]; then
+  orrery_packages+=(libthrust-dev libcub-dev)
+fi
+
 orrery_install_deps() {
   local missing=()
   for p in "${orrery_packages[@]}"; do

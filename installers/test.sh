@@ -6,3 +6,7 @@ cd "$root"
 source installers/common.sh
 orrery_build
 ctest --preset release
+# The device backend's code built for Thrust's OpenMP device system (CPU cores) and checked against the CPU backend.
+cmake --preset device-omp
+cmake --build --preset device-omp --target test_device
+ctest --preset device-omp -R '^test_device$'

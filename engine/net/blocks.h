@@ -8,8 +8,12 @@
 // last freed, first reused, so the block a step writes next is usually still in that core's cache. On the
 // CPU backend an empty stock refills from the shared pool (runtime/block_arena.cpp, under a lock); a block
 // that cannot be had is flagged in the node's overflow and stops the run with a message, never a dropped packet.
+// On the device backend every node running at once has a small stock of its own that refills from a
+// SharedBlockPool by atomic increments; a node whose stock cannot cover its next event stops before it
+// (block_stock_ready) and resumes in another pass of the same step once the host has refilled the pool.
 #include <cstdint>
 
+#include "common/atomic_hd.h"
 #include "common/host_device.h"
 #include "net/packet.h"
 
@@ -22,13 +26,51 @@ struct PacketBlock {
     Packet slot[kBlockPackets];
 };
 
-// A worker's stock of free blocks; one per thread that runs process_node.
+// The device backend's free blocks for one pass of a step, shared by the nodes running at once: taken
+// from free[taken ..) by atomic increments, given back by atomic appends to returned[], which the host
+// makes free again between passes (so a block given back is never reused within the pass).
+struct SharedBlockPool {
+    const uint32_t* free = nullptr;
+    uint32_t size = 0;
+    uint32_t taken = 0;            // atomic; may run past size, when nothing is left
+    uint32_t* returned = nullptr;  // room for every block of the arena
+    uint32_t returned_count = 0;   // atomic
+};
+
+// A worker's stock of free blocks; one per thread that runs process_node (CPU), one per node (device).
 struct BlockCache {
     uint32_t* free = nullptr;      // free[0 .. count): block indices
     uint32_t count = 0;
     uint32_t capacity = 0;
     void* pool = nullptr;          // the shared pool it refills from and spills to (host)
+    SharedBlockPool* shared = nullptr;  // instead, on the device backend
 };
+
+// The most blocks one event of process_node can take: a switch arrival queues the packet and may queue a
+// pause frame, and each may start a transmission that itself sends a resume frame (switch.h).
+inline constexpr uint32_t kTakesPerEvent = 8;
+
+// Device stocks: take up to half the capacity from the pool; give back `n` blocks from the top.
+ORRERY_HD inline void shared_refill(BlockCache& c) {
+    SharedBlockPool& p = *c.shared;
+    const uint32_t want = c.capacity / 2;
+    const uint32_t start = atomic_fetch_add_u32(&p.taken, want);
+    for (uint32_t i = start; i < p.size && i < start + want; ++i) c.free[c.count++] = p.free[i];
+}
+
+ORRERY_HD inline void shared_spill(BlockCache& c, uint32_t n) {
+    SharedBlockPool& p = *c.shared;
+    const uint32_t at = atomic_fetch_add_u32(&p.returned_count, n);
+    for (uint32_t i = 0; i < n; ++i) p.returned[at + i] = c.free[c.count - n + i];
+    c.count -= n;
+}
+
+// Device stocks, before each event: whether the stock covers the most an event can take (refilling it if
+// it does not). A node that finds it does not stops before the event, its state whole.
+ORRERY_HD inline bool block_stock_ready(BlockCache& c) {
+    if (c.count < kTakesPerEvent) shared_refill(c);
+    return c.count >= kTakesPerEvent;
+}
 
 // What the systems see of the storage: the batch's blocks and their links, and the stock of the worker
 // running them. `held` arguments below are the node's count of blocks in use (NodeOutput::blocks_held).
@@ -45,8 +87,9 @@ void block_cache_spill(BlockCache& c);
 
 ORRERY_HD inline uint32_t block_take(BlockCache& c, int64_t& held) {
     if (c.count == 0) {
+        if (c.shared) shared_refill(c);
 #if !defined(__CUDA_ARCH__)
-        block_cache_refill(c);
+        else block_cache_refill(c);
 #endif
         if (c.count == 0) return kNoBlock;
     }
@@ -56,8 +99,9 @@ ORRERY_HD inline uint32_t block_take(BlockCache& c, int64_t& held) {
 
 ORRERY_HD inline void block_give(BlockCache& c, int64_t& held, uint32_t block) {
     if (c.count == c.capacity) {
+        if (c.shared) shared_spill(c, c.capacity / 2);
 #if !defined(__CUDA_ARCH__)
-        block_cache_spill(c);
+        else block_cache_spill(c);
 #endif
     }
     --held;

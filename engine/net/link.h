@@ -72,11 +72,13 @@ ORRERY_HD inline void transmit_start(NetView& v, uint32_t row, const Packet& p, 
 
 ORRERY_HD inline void record_pfc(NetView& v, uint32_t node, uint32_t row, bool pause, int64_t now, uint8_t node_type) {
     PfcLog& log = *v.pfc_log;
-    if (log.count >= log.capacity) {
+    const uint32_t at = log.shared ? atomic_fetch_add_u32(&log.count, 1) : log.count;
+    if (at >= log.capacity) {
         v.out[node].events_overflow |= 1u;
         return;
     }
-    PfcEvent& e = log.events[log.count++];
+    if (!log.shared) ++log.count;
+    PfcEvent& e = log.events[at];
     e.time = now;
     e.node = node;
     e.ifindex = uint16_t(v.port[row].local + 1);

@@ -106,7 +106,10 @@ ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node) {
 ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& clock) {
     const uint8_t role = v.node_role[node];
     NodeOutput& out = v.out[node];
-    out.min_sent_arrival = kNever;
+    // A node resumed in a later pass of the same step (device backend) keeps what it sent so far; the
+    // arrivals and its tree are rebuilt from the state it stopped in, as at the step's start.
+    if (out.suspended) out.suspended = 0;
+    else out.min_sent_arrival = kNever;
     if (role != kRoleIdle) {
         for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) refresh_arrival(v, row, clock);
         port_events_build(v, node);
@@ -116,6 +119,10 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                 out.next_event = e.time;
                 out.next_busy_event = e.busy_time;
                 break;
+            }
+            if (v.store.cache->shared && !block_stock_ready(*v.store.cache)) {
+                out.suspended = 1;
+                return;
             }
             ++out.packets_processed;
             const int64_t now = e.time;

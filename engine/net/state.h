@@ -272,10 +272,12 @@ struct PfcLog {
     PfcEvent* events = nullptr;
     uint32_t count = 0;
     uint32_t capacity = 0;
+    bool shared = false;  // written by every node at once (device backend): count is taken atomically
 };
 
 struct alignas(64) NodeOutput {
     uint32_t events_overflow = 0;      // bits: 1 PFC log full, 2 no block for a ring, 4 for a switch queue, 8 for an ACK queue
+    uint32_t suspended = 0;            // device backend: stopped within the step for want of blocks, to be resumed
     uint64_t pfc_sent = 0;             // PFC frames this node put on a link, cumulative
     uint64_t pfc_received = 0;         // PFC frames that reached this node's ports, cumulative (lost ones too)
     int64_t blocks_held = 0;           // packet blocks this node took minus those it gave back (net/blocks.h)

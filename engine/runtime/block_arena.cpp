@@ -47,6 +47,13 @@ bool BlockArena::commit_more() {
     return true;
 }
 
+bool BlockArena::commit_at_least(uint64_t n) {
+    std::lock_guard<std::mutex> hold(lock_);
+    while (committed_ < n)
+        if (!commit_more()) return false;
+    return true;
+}
+
 void BlockArena::refill(net::BlockCache& c) {
     std::lock_guard<std::mutex> hold(lock_);
     while (c.count < kStockBunch && c.count < c.capacity) {

@@ -27,6 +27,9 @@ public:
     void refill(net::BlockCache& c);
     void spill(net::BlockCache& c, bool all = false);
     uint64_t committed_blocks() const { return committed_; }
+    // Commits at least blocks [0, n) without handing them out (the host copy of a device's blocks);
+    // false when the memory is not there.
+    bool commit_at_least(uint64_t n);
     uint64_t max_blocks() const { return max_blocks_; }
     static constexpr size_t kBytesPerBlock = sizeof(net::PacketBlock) + sizeof(uint32_t);
 

@@ -1,0 +1,198 @@
+// engine/runtime/device: the device backend gives the CPU backend's results byte for byte — every reference
+// scenario of tests/reference/ns3-hpcc, a 64-experiment sweep, an LLM job with steady-state skipping — and
+// does so when its packet storage starts tiny, so that nodes stop within steps for want of blocks and are
+// resumed after the pool grows. Run under the build's device system (CI: OpenMP on CPU cores); skipped
+// where that system has no device here (the CUDA build on a machine without a GPU).
+#include <QtTest>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "runtime/batch.h"
+#include "runtime/cpu_runner.h"
+#include "runtime/device/device_runner.h"
+#include "runtime/hpcc_job.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
+#include "workload/llm_driver.h"
+#include "workload/llm_job.h"
+
+using namespace orrery;
+
+namespace {
+const std::filesystem::path kRef = std::filesystem::path(ORRERY_TEST_DIR) / "reference/ns3-hpcc";
+
+// Everything a run reports, as text: flows, PFC events, queue snapshots, counters, skips.
+std::string fingerprint(const std::vector<ExperimentResult>& results) {
+    std::ostringstream s;
+    for (const ExperimentResult& r : results) {
+        s << r.id << " events " << r.events << " hops " << r.packet_hops << " steps " << r.steps << " end " << r.end_time << " drops " << r.drops
+          << " lost " << r.lost << " stalled " << r.stalled << "\n";
+        for (const FlowResult& f : r.flows) s << "f " << f.flow << " " << f.finish << "\n";
+        for (const net::PfcEvent& p : r.pfc) s << "p " << p.time << " " << p.node << " " << p.ifindex << " " << int(p.node_type) << " " << int(p.pause) << "\n";
+        for (const QueueSnapshot& q : r.queues) {
+            s << "q " << q.time;
+            for (const auto& port : q.ports) {
+                s << " " << port.node << "/" << port.ifindex << ":";
+                for (uint32_t c : port.counts) s << c << ",";
+            }
+            s << "\n";
+        }
+        s << "skips " << r.skipping.skips.size() << " credited " << r.skipping.bytes_credited << " memo " << r.skipping.memo_hits << "\n";
+    }
+    return s.str();
+}
+
+bool device_here(QString* why) {
+    try {
+        Batch empty;
+        run_device(empty, RunOptions{});
+        return true;
+    } catch (const std::exception& e) {
+        *why = e.what();
+        return false;
+    }
+}
+
+#define SKIP_WITHOUT_DEVICE()                            \
+    do {                                                 \
+        QString why;                                     \
+        if (!device_here(&why)) QSKIP(qPrintable(why));  \
+    } while (0)
+
+DeviceOptions tiny_storage(DeviceReport* report) {
+    DeviceOptions d;
+    d.initial_blocks = 40;
+    d.growth = 1.2;
+    d.report = report;
+    return d;
+}
+
+const PresetLibrary kPresets({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"});
+
+LoadedScenario load(const nlohmann::json& doc) { return load_scenario_document(doc, "test.json", ".", kPresets, LoadOptions{false}); }
+
+// An LLM job (DP all-reduce over 8 GPUs on one switch) with skipping, on both backends.
+void llm_job_with_skipping_run() {
+    nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"name", "t"},
+                          {"topology", {{"generator", "single-switch"}, {"hosts", 8}}},
+                          {"cc", {{"algorithm", "dcqcn"}}},
+                          {"skipping", {{"enabled", true}}},
+                          {"workload", {{"kind", "llm"}, {"network_mode", "packet"},
+                                        {"model", {{"layers", 4}, {"hidden", 4096}, {"heads", 32}, {"ffn", 16384}, {"seq", 2048}, {"vocab", 1024}}},
+                                        {"parallel", {{"tp", 1}, {"dp", 8}, {"micro_batches", 1}}}}}};
+    const LoadedScenario sc = load(doc);
+    const Scenario& s = sc.scenarios[0];
+    const Fabric f = build_fabric(s.topology);
+    const WorkloadTables tables = load_workload_tables(kPresets);
+    const LlmJob job = prepare_llm_job(*s.workload.llm, f, tables);
+    std::vector<std::string> prints;
+    std::vector<double> iteration;
+    for (int backend = 0; backend < 2; ++backend) {
+        Batch batch = compile_batch({{"e0", &s, &f, llm_flows(job, s.workload.llm->collectives.priority)}});
+        LlmDriver driver(job, batch, 0, f, tables);
+        RunOptions o;
+        o.threads = 2;
+        o.drive = [&](uint32_t, int64_t now, uint32_t done) { return driver.drive(now, done); };
+        const auto results = backend ? run_device(batch, o) : run_cpu(batch, o);
+        QVERIFY2(driver.executor().finished(), qPrintable(QString("backend %1: %2 tasks unfinished, stalled %3, end %4 ps, %5 flows").arg(backend).arg(driver.executor().unfinished()).arg(results[0].stalled).arg(results[0].end_time).arg(results[0].flows.size())));
+        prints.push_back(fingerprint(results));
+        iteration.push_back(summarize_llm(job, driver.executor()).iteration_time_s);
+        if (!backend) QVERIFY2(!results[0].skipping.skips.empty(), "the job skips nothing: it tests nothing of the skipper");
+    }
+    QCOMPARE(prints[1], prints[0]);
+    QCOMPARE(iteration[1], iteration[0]);
+}
+}  // namespace
+
+class TestDevice : public QObject {
+    Q_OBJECT
+private slots:
+    void reference_scenarios_data() {
+        QTest::addColumn<QString>("config");
+        for (const auto& entry : std::filesystem::directory_iterator(kRef)) {
+            const std::string name = entry.path().filename().string();
+            if (name.rfind("config_", 0) == 0) QTest::newRow(name.c_str()) << QString::fromStdString(name);
+        }
+    }
+    void reference_scenarios() {
+        SKIP_WITHOUT_DEVICE();
+        QFETCH(QString, config);
+        Diagnostics warnings;
+        const auto job = load_hpcc_job(kRef / config.toStdString(), kRef, PresetLibrary(), warnings);
+        RunOptions o;
+        o.threads = 2;
+        Batch cpu = compile_batch({job->input});
+        const std::string expected = fingerprint(run_cpu(cpu, o));
+        Batch device = compile_batch({job->input});
+        DeviceReport plain;
+        DeviceOptions d;
+        d.report = &plain;
+        QCOMPARE(fingerprint(run_device(device, o, d)), expected);
+        // Storage that starts at 40 blocks: nodes stop within steps and resume after the pool grows.
+        Batch small = compile_batch({job->input});
+        DeviceReport report;
+        QCOMPARE(fingerprint(run_device(small, o, tiny_storage(&report))), expected);
+        QVERIFY2(report.passes > report.steps, qPrintable(QString("%1 passes over %2 steps").arg(report.passes).arg(report.steps)));
+        qInfo("%s: %llu steps; %llu passes with 40 blocks to start, %llu with %llu", qPrintable(config), (unsigned long long)report.steps,
+              (unsigned long long)report.passes, (unsigned long long)plain.passes, (unsigned long long)DeviceOptions{}.initial_blocks);
+    }
+
+    void sweep_of_64_experiments() {
+        SKIP_WITHOUT_DEVICE();
+        // 64 ECN threshold pairs on a k = 4 fat-tree ring of 1 MB flows, one batch.
+        std::vector<LoadedScenario> loaded;
+        std::vector<Fabric> fabrics;
+        for (int i = 0; i < 64; ++i) {
+            nlohmann::json flows = nlohmann::json::array();
+            for (int h = 0; h < 16; ++h) flows.push_back({{"src", h}, {"dst", (h + 5) % 16}, {"size", "1MB"}});
+            loaded.push_back(load({{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
+                                   {"network", {{"ecn", {{"thresholds", {{{"rate", "100Gbps"}, {"kmin", std::to_string(20 + 10 * (i % 8)) + "KB"},
+                                                                          {"kmax", std::to_string(100 + 50 * (i / 8)) + "KB"}, {"pmax", 0.2}}}}}}}},
+                                   {"cc", {{"algorithm", i % 2 ? "dcqcn" : "hpcc"}}},
+                                   {"workload", {{"kind", "flows"}, {"flows", flows}}}}));
+        }
+        for (const LoadedScenario& l : loaded) fabrics.push_back(build_fabric(l.scenarios[0].topology));
+        std::vector<ExperimentInput> inputs;
+        for (size_t i = 0; i < loaded.size(); ++i)
+            inputs.push_back({"e" + std::to_string(i), &loaded[i].scenarios[0], &fabrics[i], workload_flows(loaded[i].scenarios[0])});
+        RunOptions o;
+        o.threads = 2;
+        Batch cpu = compile_batch(inputs);
+        const auto expected = run_cpu(cpu, o);
+        Batch device = compile_batch(inputs);
+        QCOMPARE(fingerprint(run_device(device, o)), fingerprint(expected));
+        // The thresholds matter: the experiments do not all finish alike.
+        std::set<int64_t> ends;
+        for (const ExperimentResult& r : expected) ends.insert(r.end_time);
+        QVERIFY(ends.size() > 8);
+    }
+
+    void llm_job_with_skipping() {
+        SKIP_WITHOUT_DEVICE();
+        try {
+            llm_job_with_skipping_run();
+        } catch (const std::exception& e) {
+            QFAIL(e.what());
+        }
+    }
+    void storage_bound_is_an_error_not_a_drop() {
+        SKIP_WITHOUT_DEVICE();
+        Diagnostics warnings;
+        const auto job = load_hpcc_job(kRef / "config_incast_dcqcn.txt", kRef, PresetLibrary(), warnings);
+        Batch b = compile_batch({job->input});
+        DeviceOptions d;
+        d.initial_blocks = 64;
+        d.memory_limit_bytes = 200 * BlockArena::kBytesPerBlock;  // 200 blocks: far below what the incast queues
+        try {
+            run_device(b, RunOptions{}, d);
+            QFAIL("a run that needs more packet storage than allowed ran");
+        } catch (const std::runtime_error& e) {
+            QVERIFY2(QString(e.what()).contains("packet storage exhausted on the device"), e.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDevice)
+#include "test_device.moc"
