@@ -8,5 +8,5 @@ orrery_build
 ctest --preset release
 # The device backend's code built for Thrust's OpenMP device system (CPU cores) and checked against the CPU backend.
 cmake --preset device-omp
-cmake --build --preset device-omp --target test_device
+cmake --build --preset device-omp --target test_device orrery-cli
 ctest --preset device-omp -R '^test_device$'

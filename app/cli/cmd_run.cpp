@@ -18,14 +18,14 @@ namespace orrery::cli {
 Runner add_run(CLI::App& app, const PresetLibrary& presets) {
     struct Options {
         std::string scenario, out;
-        int threads = 1;
+        Backend backend;
         bool json = false, force = false, progress_json = false;
     };
     auto o = std::make_shared<Options>();
     app.add_option("SCENARIO", o->scenario, "Scenario .json, or the name of a bundled scenario (`orrery-cli presets scenarios`)")->required();
     app.add_option("--out", o->out, "Results store (SQLite); default: the scenario's output.store beside the scenario. An existing "
                                     "store keeps its runs and gains this one");
-    app.add_option("--threads", o->threads, "CPU threads (results are identical for any number)")->check(CLI::Range(1, 1024));
+    add_backend_options(app, o->backend);
     app.add_flag("--json", o->json, "Print each experiment's summary on stdout as it finishes: one JSON object per line");
     app.add_flag("--progress-json", o->progress_json, "Also report progress as one JSON object per line on stderr (run, start, progress, done)");
     app.add_flag("--force", o->force, "Replace reference-format output files (output.hpcc_files) that exist");
@@ -55,7 +55,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             std::vector<ExperimentRecord> records;
             for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
             const std::string sha256 = loaded.experiments.size() == 1 ? loaded.experiments[0].sha256 : sha256_of_document(base.document);
-            store.begin_run(cli_run_record(base.name, path, sha256, o->threads), records);
+            store.begin_run(cli_run_record(base.name, path, sha256, o->backend), records);
             progress.run(store.run_id(), records.size(), store_path);
         };
         if (base.workload.kind == "llm") {
@@ -63,7 +63,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             ResultsStore store(store_path);
             begin_run(store);
             const FailedRunMark mark_failed(store);
-            const LlmRunResult r = run_llm_experiments(loaded, fabric_of, presets, store, o->threads, &progress);
+            const LlmRunResult r = run_llm_experiments(loaded, fabric_of, presets, store, o->backend, &progress);
             std::fprintf(stderr, "%s: %zu experiment%s %s; results in %s (run %lld)\n", path.string().c_str(), r.summaries.size(),
                          r.summaries.size() == 1 ? "" : "s", r.cancelled ? "cancelled" : "finished", store_path.string().c_str(), (long long)store.run_id());
             return r.cancelled ? 130 : kOk;
@@ -98,7 +98,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
         const FailedRunMark mark_failed(store);
 
         Batch batch = compile_batch(inputs);
-        const SessionResult session = run_session(batch, inputs, &store, o->threads, {}, &progress);
+        const SessionResult session = run_session(batch, inputs, &store, o->backend, {}, &progress);
         const std::vector<ExperimentResult>& results = session.results;
         for (size_t e = 0; e < results.size(); ++e) {
             if (!out.hpcc_fct_file.empty()) write_output(output_name(out.hpcc_fct_file, e), format_hpcc_fct(batch, results[e]), o->force);

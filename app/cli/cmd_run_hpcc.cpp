@@ -16,13 +16,13 @@ namespace orrery::cli {
 Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets) {
     struct Options {
         std::string config, out;
-        int threads = 1;
+        Backend backend;
         uint64_t seed = 1;
         bool force = false;
     };
     auto o = std::make_shared<Options>();
     app.add_option("CONFIG", o->config, "An HPCC/SimAI config.txt; the files it names resolve as the reference resolves them")->required();
-    app.add_option("--threads", o->threads, "CPU threads (results are identical for any number)")->check(CLI::Range(1, 1024));
+    add_backend_options(app, o->backend);
     app.add_option("--out", o->out, "Also store the run in this results store (SQLite; an existing store gains a run)");
     app.add_option("--seed", o->seed,
                    "Seed of the random ECN marks (DCQCN between Kmin and Kmax), default 1. Like the reference's RngRun, one seed is one "
@@ -50,9 +50,9 @@ Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets) {
         if (!o->out.empty()) {
             store = std::make_unique<ResultsStore>(o->out);
             const Experiment& x = job->loaded.experiments[0];
-            store->begin_run(cli_run_record(path.stem().string(), path, x.sha256, o->threads), {{x.id, x.index, x.seed, x.sha256, x.parameters}});
+            store->begin_run(cli_run_record(path.stem().string(), path, x.sha256, o->backend), {{x.id, x.index, x.seed, x.sha256, x.parameters}});
         }
-        SessionResult session = run_session(batch, {input}, store.get(), o->threads);
+        SessionResult session = run_session(batch, {input}, store.get(), o->backend);
         const std::vector<ExperimentResult>& results = session.results;
         const double wall = session.wall_seconds;
         const ExperimentResult& r = results.at(0);
@@ -66,9 +66,9 @@ Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets) {
             finished += f.finish != net::kNever;
             first_start = std::min(first_start, batch.flow[f.flow].start);
         }
-        std::fprintf(stderr, "%s: %zu of %zu flows finished, the last %.3f us after the first start; %zu PFC frames; %llu events in %.3f s wall (%.3g events/s), %zu threads\n",
+        std::fprintf(stderr, "%s: %zu of %zu flows finished, the last %.3f us after the first start; %zu PFC frames; %llu events in %.3f s wall (%.3g events/s), %s\n",
                      path.string().c_str(), finished, r.flows.size(), double(r.end_time - first_start) / 1e6, r.pfc.size(),
-                     (unsigned long long)r.events, wall, double(r.events) / wall, size_t(o->threads));
+                     (unsigned long long)r.events, wall, double(r.events) / wall, describe_backend(o->backend).c_str());
         if (r.stalled)
             std::fprintf(stderr, "warning: the run stopped with flows unfinished and nothing left to happen%s\n",
                          r.drops || r.lost ? " (a flow whose last packet or last ACK is lost never finishes: the reference's NIC has no retransmission timeout)" : "");

@@ -18,5 +18,6 @@ Runner add_presets(CLI::App& app, const PresetLibrary& presets);
 Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets);
 Runner add_run(CLI::App& app, const PresetLibrary& presets);
 Runner add_export(CLI::App& app, const PresetLibrary& presets);
+Runner add_devices(CLI::App& app, const PresetLibrary& presets);
 
 }  // namespace orrery::cli

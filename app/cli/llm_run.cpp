@@ -34,7 +34,7 @@ std::vector<std::tuple<std::string, double, std::string>> llm_metrics(const LlmO
 }  // namespace
 
 LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets,
-                                 ResultsStore& store, int threads, ProgressLines* progress) {
+                                 ResultsStore& store, const Backend& backend, ProgressLines* progress) {
     WorkloadTables tables = load_workload_tables(presets);
     const size_t count = loaded.experiments.size();
     LlmRunResult out;
@@ -153,7 +153,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
         auto extra = llm_metrics(o);
         metrics.insert(metrics.begin(), extra.begin(), extra.end());
     };
-    const SessionResult session = run_session(batch, packet_inputs, &store, threads, hooks, progress);
+    const SessionResult session = run_session(batch, packet_inputs, &store, backend, hooks, progress);
     for (size_t e = 0; e < packet_inputs.size(); ++e) out.summaries[packet_index[e]] = session.summaries[e];
     out.cancelled = session.cancelled;
     return out;

@@ -22,6 +22,6 @@ struct LlmRunResult {
 };
 
 LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets,
-                                 ResultsStore& store, int threads, ProgressLines* progress = nullptr);
+                                 ResultsStore& store, const Backend& backend, ProgressLines* progress = nullptr);
 
 }  // namespace orrery::cli

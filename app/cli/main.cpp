@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/inputs.h"
 #include "common/version.h"
-#include "runtime/cuda/device.h"
+#include "runtime/device/device_runner.h"
 
 int main(int argc, char** argv) {
     using namespace orrery;
@@ -18,12 +18,13 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version",
                          [] {
-                             std::string why;
-                             // Say exactly what exists: simulation runs on CPU threads only; a CUDA build compiles the
-                             // engine's per-node systems for the GPU and can list GPUs, but does not simulate on them.
-                             std::string cuda = cuda::built_with_cuda() ? "simulation on CPU; CUDA device code compiled (GPU listing and a hash check, no GPU simulation)"
-                                                                        : "simulation on CPU; no CUDA in this build";
-                             return "orrery-cli " + version() + " (git " + git_revision() + ", " + cuda + ")";
+                             // Say exactly what exists and what was verified: the device backend's OpenMP build is
+                             // tested against the CPU backend; its CUDA build compiles but has never run on a GPU.
+                             const std::string system = device_backend_system();
+                             const std::string device = system.empty() ? "no device backend"
+                                                        : system == "OpenMP" ? "device backend on Thrust's OpenMP device system (CPU cores; byte-identical to the CPU backend in the project's tests)"
+                                                                             : "device backend on CUDA (compiled for sm 80/90; never yet run on a GPU: no GPU speed or correctness is claimed)";
+                             return "orrery-cli " + version() + " (git " + git_revision() + "; CPU backend; " + device + ")";
                          },
                          "Print the version and git revision, then exit");
     std::map<CLI::App*, cli::Runner> runners;
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     add("run", "Simulate every experiment of a scenario's sweep and store the results (SQLite); a summary per experiment", cli::add_run);
     add("run-hpcc", "Simulate an HPCC/SimAI config.txt unchanged and write its FCT, PFC and queue-length files in the reference's formats",
         cli::add_run_hpcc);
+    add("devices", "List what this build can run on: CPU threads, its device backend's system, CUDA GPUs and their memory", cli::add_devices);
     add("export", "Export what a run stored: `export timeline` writes an LLM experiment's timeline as Chrome trace JSON for Perfetto",
         cli::add_export);
     try {

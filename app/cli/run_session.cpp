@@ -1,5 +1,7 @@
 #include "cli/run_session.h"
 
+#include "runtime/device/device_runner.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -141,17 +143,35 @@ FailedRunMark::~FailedRunMark() {
     }
 }
 
-RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, int threads) {
+void add_backend_options(CLI::App& app, Backend& backend) {
+    app.add_option("--threads", backend.threads, "CPU threads (results are identical for any number)")->check(CLI::Range(1, 1024));
+    const std::string system = device_backend_system();
+    if (system.empty()) return;  // a build without a device backend does not offer one
+    app.add_option_function<std::string>(
+           "--backend", [&backend](const std::string& b) { backend.device = b == "device"; },
+           "cpu (default) or device: the same steps on this build's device system (" + system +
+               (system == "OpenMP" ? ": CPU cores, --threads of them" : ": a CUDA GPU") + "); results are identical")
+        ->check(CLI::IsMember({"cpu", "device"}));
+}
+
+std::string describe_backend(const Backend& backend) {
+    const std::string threads = std::to_string(backend.threads) + " thread" + (backend.threads == 1 ? "" : "s");
+    if (!backend.device) return "CPU backend, " + threads;
+    const std::string system = device_backend_system();
+    return "device backend (" + system + " device system" + (system == "OpenMP" ? ", " + threads : "") + ")";
+}
+
+RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, const Backend& backend) {
     RunRecord record;
     record.scenario_name = name;
     record.scenario_file = std::filesystem::absolute(file).string();
     record.scenario_sha256 = sha256;
-    record.threads = threads;
-    record.device = std::to_string(std::thread::hardware_concurrency()) + " CPU threads available";
+    record.threads = backend.threads;
+    record.device = describe_backend(backend) + "; " + std::to_string(std::thread::hardware_concurrency()) + " CPU threads available";
     return record;
 }
 
-SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads,
+SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, const Backend& backend,
                           const SessionWorkload& workload, ProgressLines* progress) {
     SessionResult out;
     out.summaries.resize(inputs.size());
@@ -173,7 +193,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
     const wormhole::MemoTable memo = memo_file.empty() ? wormhole::MemoTable{} : wormhole::load_memo(memo_file);
     if (!memo_file.empty()) std::fprintf(stderr, "memo: %zu transients read from %s\n", memo.size(), memo_file.string().c_str());
     RunOptions options;
-    options.threads = threads;
+    options.threads = backend.threads;
     options.memo = &memo;
     options.cancel = &g_cancel;
     options.drive = workload.drive;
@@ -241,7 +261,20 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
     {
         const SignalsCancel while_running;
         try {
-            out.results = run_cpu(batch, options);
+            if (backend.device) {
+                // What the device will hold before packets: the tables of every experiment (blocks grow as needed).
+                std::fprintf(stderr, "%s: %zu experiments, %.1f MiB of tables on the device; packet blocks grow as the run needs\n",
+                             describe_backend(backend).c_str(), inputs.size(), double(batch.memory_bytes()) / (1 << 20));
+                DeviceReport report;
+                DeviceOptions device;
+                device.report = &report;
+                out.results = run_device(batch, options, device);
+                std::fprintf(stderr, "%s: %llu steps in %llu passes, %.1f MiB on the device at the end (%llu packet blocks)\n",
+                             describe_backend(backend).c_str(), (unsigned long long)report.steps, (unsigned long long)report.passes,
+                             double(report.device_bytes) / (1 << 20), (unsigned long long)report.block_capacity);
+            } else {
+                out.results = run_cpu(batch, options);
+            }
         } catch (...) {
             if (store) store->end_run("failed", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
             throw;

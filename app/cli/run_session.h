@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "runtime/batch.h"
@@ -24,8 +25,19 @@ struct SessionResult {
     double wall_seconds = 0;
 };
 
+// Where a run's steps execute: CPU threads, or the device backend (engine/runtime/device) where this build
+// has one. Results are identical either way.
+struct Backend {
+    int threads = 1;
+    bool device = false;
+};
+// --threads, and --backend cpu|device when this build has a device backend.
+void add_backend_options(CLI::App& app, Backend& backend);
+// "CPU backend, 2 threads", "device backend (OpenMP device system, 2 CPU threads)", ...
+std::string describe_backend(const Backend& backend);
+
 // What a CLI run records about itself in the results store.
-RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, int threads);
+RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, const Backend& backend);
 
 // What a workload adds to a run: a driver per experiment (RunOptions::drive), and, when an experiment ends,
 // its own status, summary and metrics (called before the experiment is stored).
@@ -75,7 +87,7 @@ private:
 };
 
 // `store` may be null (nothing stored). The store's run must have been begun; it is ended here.
-SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, int threads,
+SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, const Backend& backend,
                           const SessionWorkload& workload = {}, ProgressLines* progress = nullptr);
 
 }  // namespace orrery::cli

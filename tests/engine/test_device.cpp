@@ -4,6 +4,8 @@
 // resumed after the pool grows. Run under the build's device system (CI: OpenMP on CPU cores); skipped
 // where that system has no device here (the CUDA build on a machine without a GPU).
 #include <QtTest>
+#include <QProcess>
+#include <QTemporaryDir>
 
 #include <filesystem>
 #include <set>
@@ -177,6 +179,36 @@ private slots:
             QFAIL(e.what());
         }
     }
+    void cli_backend_device_writes_the_same_files() {
+        if (QString(ORRERY_CLI).isEmpty()) QSKIP("this build has no orrery-cli");
+        SKIP_WITHOUT_DEVICE();
+        const QString ref = QString::fromStdString(kRef.string());
+        QTemporaryDir cpu, device;
+        for (const QTemporaryDir* dir : {&cpu, &device})
+            for (const char* f : {"config_incast_dcqcn.txt", "topology.txt", "flow_incast.txt", "trace.txt"})
+                QVERIFY(QFile::copy(ref + "/" + f, dir->filePath(f)));
+        auto run = [](const QTemporaryDir& dir, const QStringList& backend) {
+            QProcess p;
+            p.setWorkingDirectory(dir.path());
+            p.start(ORRERY_CLI, QStringList{"run-hpcc", "config_incast_dcqcn.txt", "--threads", "2"} + backend);
+            p.waitForFinished(120000);
+            return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardError()));
+        };
+        const auto on_cpu = run(cpu, {});
+        QCOMPARE(on_cpu.first, 0);
+        const auto on_device = run(device, {"--backend", "device"});
+        QVERIFY2(on_device.first == 0, qPrintable(on_device.second));
+        QVERIFY2(on_device.second.contains("device backend (OpenMP device system, 2 threads)") || on_device.second.contains("device backend (CUDA"),
+                 qPrintable(on_device.second));
+        for (const char* f : {"fct_incast_dcqcn.txt", "pfc_incast_dcqcn.txt", "qlen_incast_dcqcn.txt"}) {
+            QFile a(cpu.filePath(f)), b(device.filePath(f));
+            QVERIFY2(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly), f);
+            const QByteArray text = a.readAll();
+            QVERIFY2(!text.isEmpty(), f);
+            QVERIFY2(text == b.readAll(), f);
+        }
+    }
+
     void storage_bound_is_an_error_not_a_drop() {
         SKIP_WITHOUT_DEVICE();
         Diagnostics warnings;

@@ -1,7 +1,7 @@
 // Map: DeviceTables keeps every column of the view in a 64-byte aligned device buffer and a device copy of
 // the view pointing at them; step() launches process_node over the listed nodes (thrust::for_each over a
-// counting range), each node with a stock of kDeviceStock blocks on its own stack that refills from the
-// shared pool by atomic increments; nodes that stopped for want of blocks (NodeOutput::suspended) are
+// counting range of tasks, StepNodes), each task with a stock of kDeviceStock blocks on its own stack that
+// refills from the shared pool by atomic increments; nodes that stopped for want of blocks (NodeOutput::suspended) are
 // collected with copy_if and run again after the pool is refilled from the blocks given back (and grown).
 // summaries() reduces NodeOutput per experiment with reduce_by_key; only those summaries, the PFC events
 // and a few counters cross to the host each step.
@@ -104,15 +104,24 @@ void to_host(const Buffer& b, size_t at, void* host, size_t n) {
     thrust::copy(dev(b.data() + at), dev(b.data() + at + n), static_cast<unsigned char*>(host));
 }
 
-// One node's share of a step.
-struct StepNode {
+// Nodes per task: one per GPU thread; on CPU cores a run of neighbours (the list is in node order, each
+// experiment's racks together), which share one copy of the view and one stock, so a block one node gives
+// back is the next one another takes while it is still in cache.
+#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+constexpr uint32_t kNodesPerTask = 1;
+#else
+constexpr uint32_t kNodesPerTask = 32;
+#endif
+
+// Task i's nodes of a step: list[i·kNodesPerTask ..], at most `count` in all.
+struct StepNodes {
     NetView view;
     const uint32_t* nodes;
+    uint32_t count;
     const int64_t* window_end;
     uint64_t step;
     SharedBlockPool* pool;
-    ORRERY_HD void operator()(uint32_t i) const {
-        const uint32_t node = nodes[i];
+    ORRERY_HD void operator()(uint32_t task) const {
         uint32_t stock[kDeviceStock];
         BlockCache cache;
         cache.free = stock;
@@ -120,7 +129,11 @@ struct StepNode {
         cache.shared = pool;
         NetView v = view;
         v.store.cache = &cache;
-        process_node(v, node, StepClock{step, window_end[v.node_experiment[node]]});
+        const uint32_t end = (task + 1) * kNodesPerTask < count ? (task + 1) * kNodesPerTask : count;
+        for (uint32_t i = task * kNodesPerTask; i < end; ++i) {
+            const uint32_t node = nodes[i];
+            process_node(v, node, StepClock{step, window_end[v.node_experiment[node]]});
+        }
         if (cache.count) shared_spill(cache, cache.count);
     }
 };
@@ -347,8 +360,9 @@ StepStats DeviceTables::step(uint64_t step, const std::vector<int64_t>& window_e
             m.grow(uint64_t(double(m.capacity) * m.growth) + 1);
         }
         m.open_pool();
-        thrust::for_each(thrust::device, thrust::counting_iterator<uint32_t>(0), thrust::counting_iterator<uint32_t>(count),
-                         StepNode{m.view, list, m.window_end.as<int64_t>(), step, m.pool.as<SharedBlockPool>()});
+        const uint32_t tasks = (count + kNodesPerTask - 1) / kNodesPerTask;
+        thrust::for_each(thrust::device, thrust::counting_iterator<uint32_t>(0), thrust::counting_iterator<uint32_t>(tasks),
+                         StepNodes{m.view, list, count, m.window_end.as<int64_t>(), step, m.pool.as<SharedBlockPool>()});
         SharedBlockPool p;
         to_host(m.pool, 0, &p, sizeof p);
         stats.blocks_taken += std::min<uint32_t>(p.taken, p.size);
