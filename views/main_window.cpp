@@ -1,5 +1,7 @@
 #include "views/main_window.h"
 
+#include "runtime/device/device_runner.h"
+
 #include <fstream>
 #include <thread>
 
@@ -294,6 +296,20 @@ void MainWindow::build_menus() {
     });
     cancel_action_ = add(run, "&Cancel", QKeySequence(Qt::SHIFT | Qt::Key_F5), [this] { cancel_run(); });
     cancel_action_->setEnabled(false);
+    // Offered only where this build has a device backend; the choice is kept between sessions.
+    if (const std::string system = device_backend_system(); !system.empty()) {
+        run->addSeparator();
+        QAction* device = run->addAction(QString("Run on the &device backend (%1)").arg(system == "OpenMP" ? "OpenMP on CPU cores" : "CUDA GPU"));
+        device->setObjectName("device-backend-action");
+        device->setCheckable(true);
+        device->setToolTip("The same steps on this build's device system; results are identical to the CPU backend's");
+        device->setChecked(QSettings("Orrery", "workbench").value("device-backend", false).toBool());
+        runner_->set_device_backend(device->isChecked());
+        connect(device, &QAction::toggled, this, [this](bool on) {
+            runner_->set_device_backend(on);
+            QSettings("Orrery", "workbench").setValue("device-backend", on);
+        });
+    }
 
     QMenu* results = menuBar()->addMenu("Re&sults");
     add(results, "Export &report (HTML)…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_H), [this] { results_->ask_export_html(); });
@@ -625,7 +641,9 @@ bool MainWindow::start_run(QString* why) {
     run_status_->setText("Running…");
     overall_->setValue(0);
     run_table_->setRowCount(0);
-    log(QString("Run started: %1 on %2 threads").arg(QString::fromStdString(scenario_name_)).arg(threads));
+    log(QString("Run started: %1 on %2").arg(QString::fromStdString(scenario_name_))
+            .arg(runner_->device_backend() ? QString("the device backend (%1)").arg(QString::fromStdString(device_backend_system()))
+                                           : QString("%1 threads").arg(threads)));
     return true;
 }
 

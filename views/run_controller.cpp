@@ -41,8 +41,9 @@ bool RunController::start(const nlohmann::json& document, const QString& project
     cancelling_ = false;
     process_ = new QProcess(this);
     process_->setProgram(cli_);
-    process_->setArguments({"run", scenario_file_->fileName(), "--out", staging_, "--threads",
-                            QString::number(threads), "--progress-json"});
+    QStringList arguments{"run", scenario_file_->fileName(), "--out", staging_, "--threads", QString::number(threads), "--progress-json"};
+    if (device_backend_) arguments << "--backend" << "device";
+    process_->setArguments(arguments);
     process_->setProcessChannelMode(QProcess::SeparateChannels);
     // The engine runs niced: on a machine with few cores the workbench keeps its frame rate while it streams.
     process_->setChildProcessModifier([] {

@@ -32,6 +32,9 @@ public:
     // Writes `document` beside the project (relative paths in it resolve there) and starts the run.
     // Returns false with `why` when the process cannot start.
     bool start(const nlohmann::json& document, const QString& project_file, int threads, QString* why);
+    // Runs from now on step on the build's device backend (orrery-cli run --backend device) or on CPU threads.
+    void set_device_backend(bool on) { device_backend_ = on; }
+    bool device_backend() const { return device_backend_; }
     void cancel();
     int64_t run_id() const { return run_id_; }
     const std::map<QString, ExperimentProgress>& progress() const { return progress_; }
@@ -56,6 +59,7 @@ private:
     void read_stderr();
     void handle_line(const QString& line);
     QString cli_;
+    bool device_backend_ = false;
     QProcess* process_ = nullptr;
     std::unique_ptr<QTemporaryFile> scenario_file_;
     QString staging_;

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "gui_fixtures.h"
+#include "runtime/device/device_runner.h"
 #include "views/inspector_view.h"
 #include "views/main_window.h"
 #include "views/network_editor.h"
@@ -442,12 +443,40 @@ private slots:
         QVERIFY(done[0][1].toString().contains("crashed"));
         QVERIFY(done[0][1].toString().contains("segfault in the engine"));
         QVERIFY(!runner.running());
+        // The device backend, when chosen, reaches the engine's command line.
+        const QString echo = dir.filePath("echoing-cli.sh");
+        {
+            std::ofstream s(echo.toStdString());
+            s << "#!/bin/sh\necho \"args: $*\" >&2\nexit 1\n";
+        }
+        QFile::setPermissions(echo, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        for (bool device : {false, true}) {
+            RunController echoing(echo);
+            echoing.set_device_backend(device);
+            QSignalSpy echoed(&echoing, &RunController::finished);
+            QVERIFY(echoing.start({{"format", "orrery-scenario"}}, dir.filePath("echo.orrery"), 1, &why));
+            QVERIFY(testing::wait_for([&] { return echoed.count() > 0; }, 10'000));
+            QCOMPARE(echoed[0][1].toString().contains("--backend device"), device);
+        }
         // A CLI that is not there: a message, no crash.
         RunController missing(dir.filePath("no-such-cli"));
         QSignalSpy failed(&missing, &RunController::finished);
         missing.start({}, dir.filePath("x.orrery"), 1, &why);
         QVERIFY(testing::wait_for([&] { return failed.count() > 0; }, 5000));
         QVERIFY(failed[0][1].toString().contains("cannot start"));
+    }
+
+    void device_backend_is_offered_where_the_build_has_one() {
+        auto w = open_demo("device.orrery");
+        QAction* device = w->findChild<QAction*>("device-backend-action");
+        QCOMPARE(device != nullptr, !device_backend_system().empty());
+        if (!device) return;
+        QVERIFY(!device->isChecked());
+        device->setChecked(true);
+        // Kept for the next session.
+        auto again = open_demo("device-again.orrery");
+        QVERIFY(again->findChild<QAction*>("device-backend-action")->isChecked());
+        device->setChecked(false);
     }
 
     void downsampling_keeps_every_peak() {

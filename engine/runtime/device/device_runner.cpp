@@ -101,7 +101,8 @@ struct DeviceSteps final : StepBackend {
 
     // Copies the tables to the device: after the stepper's constructor, whose hooks may have changed them.
     void start() {
-        const uint64_t limit = options.memory_limit_bytes ? options.memory_limit_bytes : physical_memory_bytes();
+        const uint64_t device_memory = device::device_free_bytes();
+        const uint64_t limit = options.memory_limit_bytes ? options.memory_limit_bytes : device_memory ? device_memory : physical_memory_bytes();
         const uint64_t max_blocks = std::min<uint64_t>(limit / BlockArena::kBytesPerBlock, b.arena->max_blocks());
         tables = std::make_unique<device::DeviceTables>(b.view(), columns, uint32_t(b.experiments.size()), options.initial_blocks, max_blocks,
                                                         options.growth);

@@ -24,7 +24,7 @@ struct DeviceReport {
 struct DeviceOptions {
     uint64_t initial_blocks = 4096;   // packet blocks on the device at the start
     double growth = 2.0;              // × when the free pool runs low
-    uint64_t memory_limit_bytes = 0;  // packet blocks may grow to this (0: the device's memory, or the host's under OpenMP)
+    uint64_t memory_limit_bytes = 0;  // packet blocks may grow to this (0: the GPU's free memory, or the host's under OpenMP)
     DeviceReport* report = nullptr;   // filled when set
 };
 

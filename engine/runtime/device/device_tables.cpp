@@ -52,6 +52,15 @@ void set_device_threads(int threads) {
 #endif
 }
 
+uint64_t device_free_bytes() {
+#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+    size_t free = 0, total = 0;
+    return cudaMemGetInfo(&free, &total) == cudaSuccess ? uint64_t(free) : 0;
+#else
+    return 0;
+#endif
+}
+
 bool device_ready(std::string* why) {
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
     int count = 0;

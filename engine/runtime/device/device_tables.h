@@ -41,6 +41,8 @@ struct StepStats {
 std::string device_system();
 // How many CPU threads the OpenMP system uses (nothing on CUDA).
 void set_device_threads(int threads);
+// The device's free memory in bytes (CUDA), or 0 where device memory is host memory (OpenMP).
+uint64_t device_free_bytes();
 // Whether a device can run the tables here; `why` says why not (CUDA: no GPU or no driver).
 bool device_ready(std::string* why);
 
