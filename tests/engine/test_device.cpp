@@ -209,6 +209,50 @@ private slots:
         }
     }
 
+    void experiments_divided_over_devices_by_memory() {
+        SKIP_WITHOUT_DEVICE();
+        // The 16 reference configs' scenarios as one batch, on two devices that each hold about a third of it:
+        // groups in turn on the two, the same bytes as the CPU backend.
+        std::vector<std::unique_ptr<HpccJob>> jobs;
+        std::vector<ExperimentInput> inputs;
+        Diagnostics warnings;
+        for (const char* c : {"config_ring_dcqcn.txt", "config_incast_hpcc.txt", "config_ring_timely.txt", "config_incast_dctcp.txt",
+                              "config_mixed_hpcc.txt", "config_staggered_timely.txt"}) {
+            jobs.push_back(load_hpcc_job(kRef / c, kRef, PresetLibrary(), warnings));
+            inputs.push_back(jobs.back()->input);
+            char id[16];
+            std::snprintf(id, sizeof id, "e%zu", inputs.size());
+            inputs.back().id = id;
+        }
+        RunOptions o;
+        o.threads = 2;
+        Batch cpu = compile_batch(inputs);
+        const std::string expected = fingerprint(run_cpu(cpu, o));
+        Batch device = compile_batch(inputs);
+        const uint64_t all = plan_device_groups(device, UINT64_MAX / 2, 1)[0].bytes;
+        DeviceOptions d;
+        d.devices = 2;
+        d.memory_limit_bytes = all / 3;
+        const auto groups = plan_device_groups(device, d.memory_limit_bytes, d.devices);
+        QVERIFY2(groups.size() >= 3, qPrintable(QString::number(groups.size())));
+        for (const DeviceGroup& g : groups) QVERIFY(g.bytes <= d.memory_limit_bytes);
+        QCOMPARE(groups[1].device, 1);
+        DeviceReport report;
+        d.report = &report;
+        QCOMPARE(fingerprint(run_device(device, o, d)), expected);
+        QCOMPARE(report.groups, uint64_t(groups.size()));
+        QVERIFY(report.device_bytes <= d.memory_limit_bytes);
+        // An experiment that alone needs more than a device holds is refused before the run, by name.
+        Batch again = compile_batch(inputs);
+        d.memory_limit_bytes = all / 100;
+        try {
+            run_device(again, o, d);
+            QFAIL("an experiment larger than a device ran");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("experiment e1") && QString(e.what()).contains("CPU backend"), e.what());
+        }
+    }
+
     void storage_bound_is_an_error_not_a_drop() {
         SKIP_WITHOUT_DEVICE();
         Diagnostics warnings;
@@ -216,7 +260,8 @@ private slots:
         Batch b = compile_batch({job->input});
         DeviceOptions d;
         d.initial_blocks = 64;
-        d.memory_limit_bytes = 200 * BlockArena::kBytesPerBlock;  // 200 blocks: far below what the incast queues
+        // What the plan gives an experiment before packets, and 16 blocks more: far below what the incast queues.
+        d.memory_limit_bytes = plan_device_groups(b, UINT64_MAX / 2, 1)[0].bytes + 16 * BlockArena::kBytesPerBlock;
         try {
             run_device(b, RunOptions{}, d);
             QFAIL("a run that needs more packet storage than allowed ran");

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include "common/diagnostics.h"
@@ -14,6 +16,7 @@
 #include "runtime/stepper.h"
 
 #if defined(ORRERY_DEVICE_BACKEND)
+#include "runtime/cuda/device.h"
 #include "runtime/device/device_tables.h"
 #endif
 
@@ -22,6 +25,12 @@ namespace orrery {
 #if !defined(ORRERY_DEVICE_BACKEND)
 
 std::string device_backend_system() { return ""; }
+uint64_t device_memory_bytes() { return 0; }
+int device_count() { return 0; }
+
+std::vector<DeviceGroup> plan_device_groups(const Batch&, uint64_t, int) {
+    throw InputError("--backend", "this build of Orrery has no device backend");
+}
 
 std::vector<ExperimentResult> run_device(Batch&, const RunOptions&, const DeviceOptions&) {
     throw InputError("--backend", "this build of Orrery has no device backend (configure with -DORRERY_DEVICE_SYSTEM=CUDA or OMP); use the CPU backend");
@@ -35,100 +44,173 @@ namespace {
 
 using namespace net;
 
-// Which rows of a column belong to an experiment: the host moves only those for its hooks.
-enum class Rows { Fixed, Node, Port, Flow, Tree, Experiment, Whole };
+// Experiment e's queue-monitor histograms, when it has a monitor (allocated when it starts).
+uint64_t monitor_bytes(const Batch& b, uint32_t e) {
+    if (b.params[e].qlen_start == kNever) return 0;
+    uint64_t buckets = 0;
+    for (uint32_t n = b.experiments[e].node_begin; n < b.experiments[e].node_end; ++n)
+        if (b.node_role[n] == kRoleSwitch) buckets += uint64_t(b.node_port_begin[n + 1] - b.node_port_begin[n]) * (b.sw[n].buffer_size / 1000 + 2);
+    return buckets * sizeof(uint32_t);
+}
 
+// What experiment e needs on a device before packets: its tables, its histograms, and room for a start of
+// packet blocks (four per port).
+uint64_t experiment_device_bytes(const Batch& b, uint32_t e) {
+    const ExperimentSlice& x = b.experiments[e];
+    return b.experiment_memory_bytes(e) + monitor_bytes(b, e) + uint64_t(x.port_end - x.port_begin) * 4 * device::DeviceTables::kBytesPerBlock;
+}
+
+// How a column's rows belong to experiments; `hooks`: hooks read or write it (pulled and pushed).
+enum class Dim { Node, NodeEdge, Port, Flow, Tree, Experiment, NicQps, NicStarts, Whole };
+
+struct ColumnDim {
+    Dim dim;
+    bool hooks;
+};
+
+// An experiment's rows of a column: [first, first + count).
+struct RowRange {
+    size_t first = 0, count = 0;
+};
+
+// The rows of every dimension an experiment owns (compile_batch lays experiments one after the other, so a
+// run of experiments owns one contiguous range of each).
+struct ExperimentRows {
+    std::vector<RowRange> qps, starts;  // per experiment: its NICs' rows of nic_qps and nic_starts
+    explicit ExperimentRows(const Batch& b) : qps(b.experiments.size()), starts(b.experiments.size()) {
+        for (uint32_t e = 0; e < b.experiments.size(); ++e) {
+            size_t q0 = SIZE_MAX, q1 = 0, s0 = SIZE_MAX, s1 = 0;
+            for (uint32_t n = b.experiments[e].node_begin; n < b.experiments[e].node_end; ++n) {
+                if (b.node_role[n] != kRoleHost) continue;
+                const NicState& nic = b.nic[n];
+                q0 = std::min<size_t>(q0, nic.qp_offset), q1 = std::max<size_t>(q1, nic.qp_offset + nic.starts_count);
+                s0 = std::min<size_t>(s0, nic.starts_offset), s1 = std::max<size_t>(s1, nic.starts_offset + nic.starts_count);
+            }
+            qps[e] = q0 < q1 ? RowRange{q0, q1 - q0} : RowRange{};
+            starts[e] = s0 < s1 ? RowRange{s0, s1 - s0} : RowRange{};
+        }
+    }
+    // Experiments [e0, e1)'s rows of a dimension; `whole`: the column's size.
+    RowRange of(const Batch& b, Dim d, uint32_t e0, uint32_t e1, size_t whole) const {
+        const ExperimentSlice& x = b.experiments[e0];
+        const ExperimentSlice& y = b.experiments[e1 - 1];
+        auto span = [](size_t from, size_t to) { return RowRange{from, to > from ? to - from : 0}; };
+        switch (d) {
+            case Dim::Node: return span(x.node_begin, y.node_end);
+            case Dim::NodeEdge: return span(x.node_begin, y.node_end + 1);
+            case Dim::Port: return span(x.port_begin, y.port_end);
+            case Dim::Flow: return span(x.flow_begin, y.flow_end);
+            case Dim::Tree: return span(b.node_tree_begin[x.node_begin], b.node_tree_begin[y.node_end]);
+            case Dim::Experiment: return span(e0, e1);
+            case Dim::NicQps: return first_to_last(qps, e0, e1);
+            case Dim::NicStarts: return first_to_last(starts, e0, e1);
+            case Dim::Whole: break;
+        }
+        return {0, whole};
+    }
+    static RowRange first_to_last(const std::vector<RowRange>& r, uint32_t e0, uint32_t e1) {
+        size_t from = SIZE_MAX, to = 0;
+        for (uint32_t e = e0; e < e1; ++e)
+            if (r[e].count) from = std::min(from, r[e].first), to = std::max(to, r[e].first + r[e].count);
+        return from < to ? RowRange{from, to - from} : RowRange{};
+    }
+};
+
+// The host's packet blocks are one array for every group: a hook that brings a group's blocks to the host
+// holds this lock until it has sent them back.
+struct HostBlocks {
+    std::mutex lock;
+};
+
+// One group of experiments [e0, e1) on one device: the StepBackend over its DeviceTables.
 struct DeviceSteps final : StepBackend {
     Batch& b;
+    const ExperimentRows& rows_of;
+    HostBlocks& host_blocks;
+    uint32_t e0, e1;
     DeviceOptions options;
+    uint64_t memory_limit;              // this group's share of its device
     std::vector<device::Column> columns;
-    std::vector<Rows> rows;
+    std::vector<ColumnDim> dims;
     std::unique_ptr<device::DeviceTables> tables;
     std::vector<device::DeviceSummary> cached;  // this step's summaries
     bool summaries_fresh = false;
     std::vector<bool> rows_pulled;      // per experiment: its rows came to the host in this host step
     std::vector<bool> packets_pulled;   // per experiment: the blocks came to the host in this host step
+    std::unique_lock<std::mutex> blocks_held;  // held while the host copy of the blocks is this group's
     bool nodes_changed = true;
-    std::vector<uint32_t> active;       // experiments not done, in order
     uint64_t passes = 0, steps = 0;
 
     template <class T>
-    void add(std::vector<T>& v, size_t view_offset, Rows r) {
-        columns.push_back({v.data(), sizeof(T), v.size(), view_offset});
-        rows.push_back(r);
+    void add(const std::vector<T>& v, size_t view_offset, Dim d, bool hooks) {
+        const RowRange r = rows_of.of(b, d, e0, e1, v.size());
+        columns.push_back({const_cast<T*>(v.data()), sizeof(T), r.first, r.count, view_offset});
+        dims.push_back({d, hooks});
     }
-    template <class T>
-    void add(const std::vector<T>& v, size_t view_offset, Rows r) { add(const_cast<std::vector<T>&>(v), view_offset, r); }
 
-    DeviceSteps(Batch& batch, const DeviceOptions& o) : b(batch), options(o), rows_pulled(batch.experiments.size(), false), packets_pulled(batch.experiments.size(), false) {
-        b.view();  // sizes the queue monitors' pointers, which the stepper's hooks set
-        add(b.params, offsetof(NetView, params), Rows::Experiment);
-        add(b.node_experiment, offsetof(NetView, node_experiment), Rows::Fixed);
-        add(b.node_role, offsetof(NetView, node_role), Rows::Fixed);
-        add(b.node_port_begin, offsetof(NetView, node_port_begin), Rows::Fixed);
-        add(b.nic, offsetof(NetView, nic), Rows::Node);
-        add(b.sw, offsetof(NetView, sw), Rows::Node);
-        add(b.out, offsetof(NetView, out), Rows::Node);
-        add(b.port, offsetof(NetView, port), Rows::Fixed);
-        add(b.port_loss, offsetof(NetView, port_loss), Rows::Fixed);
-        add(b.ring_tail, offsetof(NetView, ring_tail), Rows::Port);
-        add(b.ring_head, offsetof(NetView, ring_head), Rows::Port);
-        add(b.tx, offsetof(NetView, tx), Rows::Port);
-        add(b.times, offsetof(NetView, times), Rows::Port);
-        add(b.port_tree, offsetof(NetView, port_tree), Rows::Tree);
-        add(b.node_tree_begin, offsetof(NetView, node_tree_begin), Rows::Fixed);
-        add(b.queues, offsetof(NetView, queues), Rows::Port);
-        add(b.mmu, offsetof(NetView, mmu), Rows::Port);
-        add(b.qlen_offset, offsetof(NetView, qlen_offset), Rows::Port);
-        add(b.qlen_buckets, offsetof(NetView, qlen_buckets), Rows::Port);
-        add(b.node_forwarder, offsetof(NetView, node_forwarder), Rows::Fixed);
-        add(b.node_dest_group, offsetof(NetView, node_dest_group), Rows::Fixed);
-        add(b.spray_set, offsetof(NetView, spray_set), Rows::Fixed);
-        add(b.set_begin, offsetof(NetView, set_begin), Rows::Fixed);
-        add(b.set_ports, offsetof(NetView, set_ports), Rows::Fixed);
-        add(b.flow, offsetof(NetView, flow), Rows::Flow);
-        add(b.flow_paths, offsetof(NetView, flow_paths), Rows::Fixed);
-        add(b.path_ports, offsetof(NetView, path_ports), Rows::Fixed);
-        add(b.qp, offsetof(NetView, qp), Rows::Flow);
-        add(b.rx, offsetof(NetView, rx), Rows::Flow);
-        add(b.dcqcn, offsetof(NetView, dcqcn), Rows::Flow);
-        add(b.hpcc, offsetof(NetView, hpcc), Rows::Flow);
-        add(b.timely, offsetof(NetView, timely), Rows::Flow);
-        add(b.dctcp, offsetof(NetView, dctcp), Rows::Flow);
-        add(b.nic_qps, offsetof(NetView, nic_qps), Rows::Whole);
-        add(b.nic_starts, offsetof(NetView, nic_starts), Rows::Whole);
+    DeviceSteps(Batch& batch, const ExperimentRows& rows, HostBlocks& blocks, uint32_t first, uint32_t end, const DeviceOptions& o, uint64_t limit)
+        : b(batch), rows_of(rows), host_blocks(blocks), e0(first), e1(end), options(o), memory_limit(limit),
+          rows_pulled(batch.experiments.size(), false), packets_pulled(batch.experiments.size(), false) {
+        add(b.params, offsetof(NetView, params), Dim::Experiment, true);
+        add(b.node_experiment, offsetof(NetView, node_experiment), Dim::Node, false);
+        add(b.node_role, offsetof(NetView, node_role), Dim::Node, false);
+        add(b.node_port_begin, offsetof(NetView, node_port_begin), Dim::NodeEdge, false);
+        add(b.nic, offsetof(NetView, nic), Dim::Node, true);
+        add(b.sw, offsetof(NetView, sw), Dim::Node, true);
+        add(b.out, offsetof(NetView, out), Dim::Node, true);
+        add(b.port, offsetof(NetView, port), Dim::Port, false);
+        add(b.port_loss, offsetof(NetView, port_loss), Dim::Port, false);
+        add(b.ring_tail, offsetof(NetView, ring_tail), Dim::Port, true);
+        add(b.ring_head, offsetof(NetView, ring_head), Dim::Port, true);
+        add(b.tx, offsetof(NetView, tx), Dim::Port, true);
+        add(b.times, offsetof(NetView, times), Dim::Port, true);
+        add(b.port_tree, offsetof(NetView, port_tree), Dim::Tree, true);
+        add(b.node_tree_begin, offsetof(NetView, node_tree_begin), Dim::NodeEdge, false);
+        add(b.queues, offsetof(NetView, queues), Dim::Port, true);
+        add(b.mmu, offsetof(NetView, mmu), Dim::Port, true);
+        add(b.qlen_offset, offsetof(NetView, qlen_offset), Dim::Port, true);
+        add(b.qlen_buckets, offsetof(NetView, qlen_buckets), Dim::Port, true);
+        add(b.node_forwarder, offsetof(NetView, node_forwarder), Dim::Node, false);
+        add(b.node_dest_group, offsetof(NetView, node_dest_group), Dim::Node, false);
+        add(b.spray_set, offsetof(NetView, spray_set), Dim::Whole, false);
+        add(b.set_begin, offsetof(NetView, set_begin), Dim::Whole, false);
+        add(b.set_ports, offsetof(NetView, set_ports), Dim::Whole, false);
+        add(b.flow, offsetof(NetView, flow), Dim::Flow, true);
+        add(b.flow_paths, offsetof(NetView, flow_paths), Dim::Flow, false);
+        add(b.path_ports, offsetof(NetView, path_ports), Dim::Whole, false);
+        add(b.qp, offsetof(NetView, qp), Dim::Flow, true);
+        add(b.rx, offsetof(NetView, rx), Dim::Flow, true);
+        add(b.dcqcn, offsetof(NetView, dcqcn), Dim::Flow, true);
+        add(b.hpcc, offsetof(NetView, hpcc), Dim::Flow, true);
+        add(b.timely, offsetof(NetView, timely), Dim::Flow, true);
+        add(b.dctcp, offsetof(NetView, dctcp), Dim::Flow, true);
+        add(b.nic_qps, offsetof(NetView, nic_qps), Dim::NicQps, true);
+        add(b.nic_starts, offsetof(NetView, nic_starts), Dim::NicStarts, true);
+    }
+
+    // Device bytes besides the packet blocks: the columns, three node lists, queue histograms, a PFC log.
+    uint64_t fixed_bytes() const {
+        uint64_t total = 3 * sizeof(uint32_t) * (b.experiments[e1 - 1].node_end - b.experiments[e0].node_begin) + (1u << 16);
+        for (const device::Column& c : columns) total += c.elem_bytes * c.count;
+        for (uint32_t e = e0; e < e1; ++e) total += monitor_bytes(b, e);
+        return total;
     }
 
     // Copies the tables to the device: after the stepper's constructor, whose hooks may have changed them.
-    void start() {
-        const uint64_t device_memory = device::device_free_bytes();
-        const uint64_t limit = options.memory_limit_bytes ? options.memory_limit_bytes : device_memory ? device_memory : physical_memory_bytes();
-        const uint64_t max_blocks = std::min<uint64_t>(limit / BlockArena::kBytesPerBlock, b.arena->max_blocks());
-        tables = std::make_unique<device::DeviceTables>(b.view(), columns, uint32_t(b.experiments.size()), options.initial_blocks, max_blocks,
-                                                        options.growth);
-        for (uint32_t e = 0; e < b.experiments.size(); ++e)
+    // The packet blocks may take what the rest leaves of the group's memory.
+    void start(const NetView& host_view) {
+        const uint64_t left = memory_limit > fixed_bytes() ? memory_limit - fixed_bytes() : 0;
+        const uint64_t max_blocks = std::min<uint64_t>(left / device::DeviceTables::kBytesPerBlock, b.arena->max_blocks());
+        tables = std::make_unique<device::DeviceTables>(host_view, columns, uint32_t(b.experiments.size()), std::min(options.initial_blocks, max_blocks),
+                                                        max_blocks, options.growth);
+        for (uint32_t e = e0; e < e1; ++e)
             if (!b.qlen_hist[e].empty()) tables->upload_histogram(e, b.qlen_hist[e].data(), b.qlen_hist[e].size());
-    }
-
-    // Experiment e's element range of column c.
-    std::pair<size_t, size_t> range(size_t c, uint32_t e) const {
-        const ExperimentSlice& x = b.experiments[e];
-        switch (rows[c]) {
-            case Rows::Node: return {x.node_begin, x.node_end - x.node_begin};
-            case Rows::Port: return {x.port_begin, x.port_end - x.port_begin};
-            case Rows::Flow: return {x.flow_begin, x.flow_end - x.flow_begin};
-            case Rows::Tree: return {b.node_tree_begin[x.node_begin], b.node_tree_begin[x.node_end] - b.node_tree_begin[x.node_begin]};
-            case Rows::Experiment: return {e, 1};
-            case Rows::Whole: return {0, columns[c].count};
-            case Rows::Fixed: break;
-        }
-        return {0, 0};
     }
 
     void run_step(const std::vector<int64_t>& window_end, uint64_t step) {
         if (nodes_changed) {
             std::vector<uint32_t> nodes;
-            for (uint32_t e = 0; e < b.experiments.size(); ++e)
+            for (uint32_t e = e0; e < e1; ++e)
                 if (!b.experiments[e].done)
                     for (uint32_t n = b.experiments[e].node_begin; n < b.experiments[e].node_end; ++n) nodes.push_back(n);
             tables->set_nodes(nodes);
@@ -168,13 +250,15 @@ struct DeviceSteps final : StepBackend {
     void pull(uint32_t e, bool packets) override {
         if (!rows_pulled[e]) {
             for (size_t c = 0; c < columns.size(); ++c) {
-                const auto [first, count] = range(c, e);
-                if (count) tables->download(c, first, count);
+                if (!dims[c].hooks) continue;
+                const RowRange r = rows_of.of(b, dims[c].dim, e, e + 1, columns[c].count);
+                if (r.count) tables->download(c, r.first, r.count);
             }
             if (!b.qlen_hist[e].empty()) tables->download_histogram(e, b.qlen_hist[e].data(), b.qlen_hist[e].size());
             rows_pulled[e] = true;
         }
         if (packets && !packets_pulled[e]) {
+            if (!blocks_held.owns_lock()) blocks_held = std::unique_lock<std::mutex>(host_blocks.lock);
             if (!b.arena->commit_at_least(tables->block_capacity()))
                 throw std::runtime_error("no host memory to copy the device's packet blocks for a hook (" +
                                          std::to_string(tables->block_capacity() * BlockArena::kBytesPerBlock >> 20) + " MiB)");
@@ -184,11 +268,16 @@ struct DeviceSteps final : StepBackend {
     }
     void push(uint32_t e) override {
         for (size_t c = 0; c < columns.size(); ++c) {
-            const auto [first, count] = range(c, e);
-            if (count) tables->upload(c, first, count);
+            if (!dims[c].hooks) continue;
+            const RowRange r = rows_of.of(b, dims[c].dim, e, e + 1, columns[c].count);
+            if (r.count) tables->upload(c, r.first, r.count);
         }
         if (!b.qlen_hist[e].empty()) tables->upload_histogram(e, b.qlen_hist[e].data(), b.qlen_hist[e].size());
-        if (packets_pulled[e]) tables->upload_blocks(b.arena->blocks(), b.arena->next());
+        if (packets_pulled[e]) {
+            tables->upload_blocks(b.arena->blocks(), b.arena->next());
+            packets_pulled[e] = false;
+            if (blocks_held.owns_lock()) blocks_held.unlock();
+        }
     }
     void release(uint32_t e) override {
         // Walk its chains on the host copy, give the blocks to the device's pool, and send back the
@@ -207,13 +296,46 @@ struct DeviceSteps final : StepBackend {
         if (!tables) return;  // start() uploads it
         const ExperimentSlice& x = b.experiments[e];
         for (size_t c = 0; c < columns.size(); ++c)
-            if (rows[c] == Rows::Port && (columns[c].host == b.qlen_offset.data() || columns[c].host == b.qlen_buckets.data()))
-                tables->upload(c, x.port_begin, x.port_end - x.port_begin);
+            if (columns[c].host == b.qlen_offset.data() || columns[c].host == b.qlen_buckets.data()) tables->upload(c, x.port_begin, x.port_end - x.port_begin);
         tables->upload_histogram(e, b.qlen_hist[e].data(), b.qlen_hist[e].size());
     }
 };
 
+
 }  // namespace
+
+uint64_t device_memory_bytes() {
+    const uint64_t free = device::device_free_bytes();
+    return free ? free : physical_memory_bytes();
+}
+
+int device_count() {
+    if (device::device_system() != "CUDA") return 1;
+    std::string why;
+    return std::max<int>(1, int(cuda::list_devices(&why).size()));
+}
+
+std::vector<DeviceGroup> plan_device_groups(const Batch& b, uint64_t device_bytes, int devices) {
+    std::vector<DeviceGroup> groups;
+    const uint32_t count = uint32_t(b.experiments.size());
+    uint64_t used = 0;
+    for (uint32_t e = 0; e < count; ++e) {
+        const uint64_t need = experiment_device_bytes(b, e);
+        if (need > device_bytes)
+            throw InputError("experiment " + b.experiments[e].id, "needs about " + std::to_string(need >> 20) + " MiB of device memory before packets, more than the " +
+                                                                      std::to_string(device_bytes >> 20) + " MiB a device has: run it on the CPU backend");
+        if (groups.empty() || used + need > device_bytes) {
+            groups.push_back({e, e, 0, 0});
+            used = 0;
+        }
+        groups.back().experiment_end = e + 1;
+        groups.back().bytes += need;
+        used += need;
+    }
+    // Groups go to the devices in turn; each device runs its groups one after another.
+    for (size_t g = 0; g < groups.size(); ++g) groups[g].device = int(g % size_t(std::max(1, devices)));
+    return groups;
+}
 
 std::vector<ExperimentResult> run_device(Batch& b, const RunOptions& options, const DeviceOptions& device_options) {
     std::string why;
@@ -223,18 +345,51 @@ std::vector<ExperimentResult> run_device(Batch& b, const RunOptions& options, co
     if (b.experiments.empty()) return results;
     for (const NodeOutput& o : b.out)
         if (o.blocks_held) throw std::logic_error("run_device takes a batch that has not run");
-    device::set_device_threads(options.threads);
-    std::vector<uint32_t> all(b.experiments.size());
-    for (uint32_t e = 0; e < all.size(); ++e) all[e] = e;
-    DeviceSteps steps(b, device_options);
-    Stepper stepper(b, steps, results, all, &options);
-    steps.start();
-    while (!stepper.finished) {
-        steps.run_step(stepper.window_end, stepper.step);
-        stepper.run();
-    }
-    if (stepper.error) std::rethrow_exception(stepper.error);
-    if (device_options.report) *device_options.report = {steps.steps, steps.passes, steps.tables->device_bytes(), steps.tables->block_capacity()};
+    const uint64_t device_bytes = device_options.memory_limit_bytes ? device_options.memory_limit_bytes : device_memory_bytes();
+    const int devices = device_options.devices > 0 ? device_options.devices : device_count();
+    const std::vector<DeviceGroup> groups = plan_device_groups(b, device_bytes, devices);
+    const NetView host_view = b.view();  // also sizes the queue monitors' pointers, which the hooks set
+    const ExperimentRows rows(b);
+    HostBlocks host_blocks;
+    DeviceReport report;
+    report.groups = groups.size();
+    std::mutex report_lock;
+    std::exception_ptr failure;
+    // One host thread per device, running its groups one after another.
+    auto run_device_groups = [&](int d) {
+        try {
+            device::select_device(d);
+            device::set_device_threads(std::max(1, options.threads / devices));
+            for (const DeviceGroup& g : groups) {
+                if (g.device != d) continue;
+                std::vector<uint32_t> exps;
+                for (uint32_t e = g.experiment_begin; e < g.experiment_end; ++e) exps.push_back(e);
+                DeviceSteps steps(b, rows, host_blocks, g.experiment_begin, g.experiment_end, device_options, device_bytes);
+                Stepper stepper(b, steps, results, exps, &options);
+                steps.start(host_view);
+                while (!stepper.finished) {
+                    steps.run_step(stepper.window_end, stepper.step);
+                    stepper.run();
+                }
+                if (stepper.error) std::rethrow_exception(stepper.error);
+                std::lock_guard<std::mutex> hold(report_lock);
+                report.steps += steps.steps;
+                report.passes += steps.passes;
+                report.device_bytes = std::max(report.device_bytes, steps.tables->device_bytes());
+                report.block_capacity = std::max(report.block_capacity, steps.tables->block_capacity());
+            }
+        } catch (...) {
+            std::lock_guard<std::mutex> hold(report_lock);
+            if (!failure) failure = std::current_exception();
+        }
+    };
+    const int used_devices = int(std::min<size_t>(size_t(devices), groups.size()));
+    std::vector<std::thread> pool;
+    for (int d = 1; d < used_devices; ++d) pool.emplace_back(run_device_groups, d);
+    run_device_groups(0);
+    for (std::thread& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+    if (device_options.report) *device_options.report = report;
     return results;
 }
 

@@ -52,6 +52,14 @@ void set_device_threads(int threads) {
 #endif
 }
 
+void select_device(int index) {
+#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+    cudaSetDevice(index);
+#else
+    (void)index;
+#endif
+}
+
 uint64_t device_free_bytes() {
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
     size_t free = 0, total = 0;
@@ -191,7 +199,7 @@ struct DeviceTables::Impl {
     std::vector<Buffer> buffers;       // per column
     NetView view{};                    // pointing at device memory
     uint32_t experiments = 0;
-    uint32_t node_count = 0;
+    uint32_t node_first = 0, node_count = 0;   // the nodes whose rows it holds
     // packets
     Buffer blocks, next;               // capacity × PacketBlock, capacity × uint32
     Buffer free_ids, returned_ids, spare_ids;  // the pool's free blocks; those given back in a pass; room to compact
@@ -263,12 +271,15 @@ DeviceTables::DeviceTables(const NetView& host_view, const std::vector<Column>& 
     for (size_t c = 0; c < columns.size(); ++c) {
         const Column& col = columns[c];
         m.buffers[c].allocate(std::max<size_t>(1, col.elem_bytes * col.count));
-        to_device(m.buffers[c], 0, col.host, col.elem_bytes * col.count);
-        void* device_ptr = m.buffers[c].data();
-        std::memcpy(reinterpret_cast<unsigned char*>(&m.view) + col.view_offset, &device_ptr, sizeof device_ptr);
+        to_device(m.buffers[c], 0, static_cast<unsigned char*>(col.host) + col.first * col.elem_bytes, col.elem_bytes * col.count);
+        // Row r of the host column is at data() + (r − first)·elem_bytes: the view's pointer is set back by `first` rows.
+        const uintptr_t at = reinterpret_cast<uintptr_t>(m.buffers[c].data()) - col.first * col.elem_bytes;
+        std::memcpy(reinterpret_cast<unsigned char*>(&m.view) + col.view_offset, &at, sizeof at);
+        if (col.view_offset == offsetof(NetView, node_experiment)) {
+            m.node_first = uint32_t(col.first);
+            m.node_count = uint32_t(col.count);
+        }
     }
-    for (const Column& col : columns)
-        if (col.view_offset == offsetof(NetView, node_experiment)) m.node_count = uint32_t(col.count);
     m.histograms.resize(experiments);
     m.histogram_ptrs.allocate(sizeof(uint32_t*) * std::max<uint32_t>(1, experiments));
     std::vector<uint32_t*> none(experiments, nullptr);
@@ -288,12 +299,12 @@ DeviceTables::~DeviceTables() = default;
 
 void DeviceTables::upload(size_t c, size_t first, size_t count) {
     const Column& col = impl_->columns[c];
-    to_device(impl_->buffers[c], first * col.elem_bytes, static_cast<unsigned char*>(col.host) + first * col.elem_bytes, count * col.elem_bytes);
+    to_device(impl_->buffers[c], (first - col.first) * col.elem_bytes, static_cast<unsigned char*>(col.host) + first * col.elem_bytes, count * col.elem_bytes);
 }
 
 void DeviceTables::download(size_t c, size_t first, size_t count) {
     const Column& col = impl_->columns[c];
-    to_host(impl_->buffers[c], first * col.elem_bytes, static_cast<unsigned char*>(col.host) + first * col.elem_bytes, count * col.elem_bytes);
+    to_host(impl_->buffers[c], (first - col.first) * col.elem_bytes, static_cast<unsigned char*>(col.host) + first * col.elem_bytes, count * col.elem_bytes);
 }
 
 uint64_t DeviceTables::block_capacity() const { return impl_->capacity; }
@@ -391,8 +402,8 @@ std::vector<DeviceSummary> DeviceTables::summaries() const {
     std::vector<DeviceSummary> result(m.experiments);
     thrust::device_vector<uint32_t> keys(m.experiments);
     thrust::device_vector<DeviceSummary> sums(m.experiments);
-    const auto experiment_of = thrust::device_pointer_cast(m.view.node_experiment);
-    const auto per_node = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0), NodeSummary{m.view.out});
+    const auto experiment_of = thrust::device_pointer_cast(m.view.node_experiment + m.node_first);
+    const auto per_node = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(m.node_first), NodeSummary{m.view.out});
     const auto ends = thrust::reduce_by_key(thrust::device, experiment_of, experiment_of + m.node_count, per_node, keys.begin(), sums.begin(),
                                             thrust::equal_to<uint32_t>(), MergeSummaries{});
     const size_t found = size_t(ends.first - keys.begin());

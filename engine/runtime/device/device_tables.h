@@ -14,11 +14,14 @@
 
 namespace orrery::device {
 
-// One column of the view: `count` elements of `elem_bytes` at `host`; `view_offset` is where NetView keeps
-// its pointer (offsetof), which the device copy of the view points at the device column instead.
+// One column of the view: the device holds elements [first, first + count) of the host column at `host`
+// (its element 0), each `elem_bytes`; `view_offset` is where NetView keeps its pointer (offsetof), which the
+// device copy of the view points at the device column instead, so that the same row numbers work there.
+// A group of experiments on one device holds only its rows of each column.
 struct Column {
     void* host = nullptr;
     size_t elem_bytes = 0;
+    size_t first = 0;
     size_t count = 0;
     size_t view_offset = 0;
 };
@@ -43,6 +46,8 @@ std::string device_system();
 void set_device_threads(int threads);
 // The device's free memory in bytes (CUDA), or 0 where device memory is host memory (OpenMP).
 uint64_t device_free_bytes();
+// Makes GPU `index` the calling thread's device (CUDA); nothing under OpenMP.
+void select_device(int index);
 // Whether a device can run the tables here; `why` says why not (CUDA: no GPU or no driver).
 bool device_ready(std::string* why);
 
@@ -56,10 +61,12 @@ public:
     DeviceTables(const DeviceTables&) = delete;
     DeviceTables& operator=(const DeviceTables&) = delete;
 
-    // Elements [first, first + count) of column `c` between host and device.
+    // Elements [first, first + count) of column `c` between host and device (row numbers of the host column).
     void upload(size_t c, size_t first, size_t count);
     void download(size_t c, size_t first, size_t count);
 
+    // Device bytes per packet block: the block, its link and its place in the pool's three lists.
+    static constexpr size_t kBytesPerBlock = sizeof(net::PacketBlock) + 4 * sizeof(uint32_t);
     // Packet blocks (indices are the same on both sides): capacity, download/upload of all of them.
     uint64_t block_capacity() const;
     void download_blocks(net::PacketBlock* blocks, uint32_t* next) const;
