@@ -64,7 +64,7 @@ struct Sweep {
         fabrics.reserve(loaded.size());
         for (const LoadedScenario& l : loaded) fabrics.push_back(build_fabric(l.scenarios[0].topology));
         for (size_t i = 0; i < loaded.size(); ++i) {
-            char id[16];
+            char id[32];
             std::snprintf(id, sizeof id, "e%04zu", i);
             inputs.push_back({id, &loaded[i].scenarios[0], &fabrics[i], workload_flows(loaded[i].scenarios[0])});
         }
@@ -92,7 +92,9 @@ int main(int argc, char** argv) {
                                               {{"--case", "sweep64 (default), sweep500 or k64"},
                                                {"--threads", "CPU threads for both backends (OpenMP device system: its threads), default 2"},
                                                {"--repeats", "runs per backend, alternating, best kept (default 3)"},
-                                               {"--cpu", "also run the CPU backend: yes (default for sweep64) or no"}});
+                                               {"--cpu", "also run the CPU backend: yes (default for sweep64) or no"},
+                                               {"--devices", "devices to divide the experiments over (default: the backend's choice; OpenMP: one group per thread)"}});
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines appear as they are printed, also into a pipe
     const std::string which = args.count("--case") ? args.at("--case") : "sweep64";
     const int threads = int(bench::bench_number(args, "--threads", 2));
     const int repeats = int(bench::bench_number(args, "--repeats", 3));
@@ -136,6 +138,7 @@ int main(int argc, char** argv) {
         Batch b = compile_batch(sweep.inputs);
         DeviceOptions d;
         d.report = &report;
+        if (args.count("--devices")) d.devices = int(bench::bench_number(args, "--devices", 1));
         const auto t0 = std::chrono::steady_clock::now();
         const auto r = run_device(b, o, d);
         device_s.push_back(seconds_since(t0));
@@ -143,8 +146,9 @@ int main(int argc, char** argv) {
         packet_hops = hops(r);
     }
     const double device_best = *std::min_element(device_s.begin(), device_s.end());
-    std::printf("device backend: best %.3f s of %d, %.3g packet-hops/s, %llu steps in %llu passes, %.1f MiB on the device at the end (%llu packet blocks)\n",
-                device_best, repeats, double(packet_hops) / device_best, (unsigned long long)report.steps, (unsigned long long)report.passes,
+    std::printf("device backend: best %.3f s of %d, %.3g packet-hops/s, %llu group%s, %llu steps in %llu passes, at most %.1f MiB on a device (%llu packet blocks)\n",
+                device_best, repeats, double(packet_hops) / device_best, (unsigned long long)report.groups, report.groups == 1 ? "" : "s",
+                (unsigned long long)report.steps, (unsigned long long)report.passes,
                 double(report.device_bytes) / (1 << 20), (unsigned long long)report.block_capacity);
     if (with_cpu) {
         const double cpu_best = *std::min_element(cpu_s.begin(), cpu_s.end());

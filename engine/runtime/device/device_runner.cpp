@@ -345,8 +345,19 @@ std::vector<ExperimentResult> run_device(Batch& b, const RunOptions& options, co
     if (b.experiments.empty()) return results;
     for (const NodeOutput& o : b.out)
         if (o.blocks_held) throw std::logic_error("run_device takes a batch that has not run");
-    const uint64_t device_bytes = device_options.memory_limit_bytes ? device_options.memory_limit_bytes : device_memory_bytes();
-    const int devices = device_options.devices > 0 ? device_options.devices : device_count();
+    uint64_t device_bytes = device_options.memory_limit_bytes ? device_options.memory_limit_bytes : device_memory_bytes();
+    int devices = device_options.devices > 0 ? device_options.devices : device_count();
+    if (device::device_system() == "OpenMP" && device_options.devices <= 0 && options.threads > 1 && b.experiments.size() > 1) {
+        // On CPU cores, a sweep runs as one group per thread (each stepped by one OpenMP thread, no barrier
+        // between them) rather than one group over all threads that meet after every step.
+        devices = std::min<int>(options.threads, int(b.experiments.size()));
+        uint64_t total = 0, largest = 0;
+        for (uint32_t e = 0; e < b.experiments.size(); ++e) {
+            total += experiment_device_bytes(b, e);
+            largest = std::max(largest, experiment_device_bytes(b, e));
+        }
+        device_bytes = std::min(device_bytes, std::max(largest, (total + uint64_t(devices) - 1) / uint64_t(devices)));
+    }
     const std::vector<DeviceGroup> groups = plan_device_groups(b, device_bytes, devices);
     const NetView host_view = b.view();  // also sizes the queue monitors' pointers, which the hooks set
     const ExperimentRows rows(b);
