@@ -7,11 +7,14 @@
 //     iteration-time error, per-flow FCT error, events skipped, then again with the memo file of that run
 //     (--llm 0 leaves it out: the run without skipping takes 30-50 s);
 //  4. the MoE row of Wormhole's Table 1 (8×13B, TP8 EP8 DP4 PP4 on 128 GPUs), the same figures (--moe 1).
+// --cc runs the LLM rows under each listed CC (the 400 Gb/s presets); --off 0 leaves out their skip-off runs.
 // Each LLM run is repeated --llm-repeats times (default 3; identical results every time) and its best wall
 // time kept, as for the flow scenarios: this VM's wall times vary by up to 1.7x from one run to the next.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "bench_args.h"
 #include "llm_packet_run.h"
@@ -79,12 +82,12 @@ nlohmann::json incast(const std::string& cc, bool skipping) {
     return flows_scenario(cc, skipping, flows);
 }
 
-nlohmann::json llm(const std::string& fabric, const std::string& model, nlohmann::json parallel, bool skipping) {
+nlohmann::json llm(const std::string& fabric, const std::string& model, nlohmann::json parallel, bool skipping, const std::string& cc) {
     return {{"format", "orrery-scenario"},
             {"version", 1},
             {"topology", {{"preset", fabric}}},
             {"network", {{"preset", "reference-400g"}}},
-            {"cc", {{"preset", "dcqcn-400g"}}},
+            {"cc", {{"preset", cc + "-400g"}}},
             {"workload", {{"kind", "llm"}, {"model", {{"preset", model}}}, {"gpu", "H100"}, {"network_mode", "packet"}, {"parallel", parallel}}},
             {"skipping", {{"enabled", skipping}}}};
 }
@@ -141,21 +144,31 @@ Run run_llm(const PresetLibrary& presets, const WorkloadTables& tables, const nl
     return r;
 }
 
-// Skipping off against on for one LLM row, then on again with the memo file of the first skip-on run.
+// Skipping off against on for one LLM row under `cc`, then on again with the memo file of the first skip-on
+// run. Without `with_off` only the skip-on figures are printed (the run without skipping takes 30-130 s).
 void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTables& tables, const std::string& model,
-             const nlohmann::json& parallel, int threads, int repeats) {
-    const Run off = run_llm(presets, tables, llm("roft-128", model, parallel, false), threads, repeats);
-    const Run on = run_llm(presets, tables, llm("roft-128", model, parallel, true), threads, repeats);
-    std::printf("%s, one iteration, %d thread(s), best of %d runs: iteration %.3f ms -> %.3f ms (error %+.3f%%)\n", label, threads, repeats,
-                off.iteration_s * 1e3, on.iteration_s * 1e3, 100 * (on.iteration_s / off.iteration_s - 1));
-    compare(("   " + model).c_str(), off, on);
+             const nlohmann::json& parallel, const std::string& cc, bool with_off, int threads, int repeats) {
+    const Run on = run_llm(presets, tables, llm("roft-128", model, parallel, true, cc), threads, repeats);
+    const auto& k = on.result.skipping;
+    const double saved = double(k.events_saved);
+    if (!with_off) {
+        std::printf("%s, %s, one iteration, %d thread(s), best of %d runs, skipping on only: wall %.3f s, iteration %.3f ms, events %llu, "
+                    "skipped %.2f%% (%zu skips, memo %u hits / %u misses)\n",
+                    label, cc.c_str(), threads, repeats, on.wall, on.iteration_s * 1e3, (unsigned long long)on.result.events,
+                    100 * saved / (saved + double(on.result.events)), k.skips.size(), k.memo_hits, k.memo_misses);
+        return;
+    }
+    const Run off = run_llm(presets, tables, llm("roft-128", model, parallel, false, cc), threads, repeats);
+    std::printf("%s, %s, one iteration, %d thread(s), best of %d runs: iteration %.3f ms -> %.3f ms (error %+.3f%%)\n", label, cc.c_str(), threads,
+                repeats, off.iteration_s * 1e3, on.iteration_s * 1e3, 100 * (on.iteration_s / off.iteration_s - 1));
+    compare(("   " + model + " " + cc).c_str(), off, on);
     std::printf("   of those walls, building the job's task graph: %.3f s and %.3f s\n", off.prepare, on.prepare);
     const wormhole::MemoTable memo = through_memo_file(on.result.skipping.learned);
-    const Run again = run_llm(presets, tables, llm("roft-128", model, parallel, true), threads, repeats, &memo);
+    const Run again = run_llm(presets, tables, llm("roft-128", model, parallel, true, cc), threads, repeats, &memo);
     std::printf("   %s re-run with the memo file of the first run (%zu transients): hit rate %.0f%% (%u of %u lookups), iteration %.3f ms (error %+.3f%%)\n",
                 model.c_str(), memo.size(), hit_rate(again.result.skipping), again.result.skipping.memo_hits,
                 again.result.skipping.memo_hits + again.result.skipping.memo_misses, again.iteration_s * 1e3, 100 * (again.iteration_s / off.iteration_s - 1));
-    compare(("   " + model + " memo").c_str(), off, again);
+    compare(("   " + model + " " + cc + " memo").c_str(), off, again);
 }
 
 }  // namespace
@@ -165,13 +178,30 @@ int main(int argc, char** argv) {
                                               {{"--threads", "CPU threads for the LLM runs (default 1)"},
                                                {"--llm", "0: leave out GPT-3 13B (default 1)"},
                                                {"--moe", "1: add the MoE row (default 0)"},
-                                               {"--llm-repeats", "runs per LLM row, best wall kept (default 3)"}});
+                                               {"--llm-repeats", "runs per LLM row, best wall kept (default 3)"},
+                                               {"--cc", "congestion controls of the LLM rows, comma-separated (default dcqcn; also hpcc, timely)"},
+                                               {"--off", "0: leave out the LLM runs without skipping (only skip-on figures; default 1)"},
+                                               {"--flows", "0: leave out the reference ring and incast rows (default 1)"}});
     const int llm_repeats = int(bench::bench_number(args, "--llm-repeats", 3));
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;
     const bool with_llm = !(args.count("--llm") && args.at("--llm") == "0");
     const bool with_moe = args.count("--moe") && args.at("--moe") == "1";
+    const bool with_off = !(args.count("--off") && args.at("--off") == "0");
+    const bool with_flows = !(args.count("--flows") && args.at("--flows") == "0");
+    std::vector<std::string> ccs;
+    for (std::string list = args.count("--cc") ? args.at("--cc") : "dcqcn"; !list.empty();) {
+        const size_t comma = list.find(',');
+        ccs.push_back(list.substr(0, comma));
+        list = comma == std::string::npos ? "" : list.substr(comma + 1);
+    }
+    for (const std::string& cc : ccs)
+        if (cc != "dcqcn" && cc != "hpcc" && cc != "timely" && cc != "dctcp") {
+            std::fprintf(stderr, "--cc: dcqcn, hpcc, timely or dctcp, not %s\n", cc.c_str());
+            return 2;
+        }
     const PresetLibrary presets({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"});
 
+    if (with_flows) {
     std::printf("1. reference ring (16 x 10 MB) and incast (15 x 1 MB), k=4 fat-tree, 100 Gb/s\n");
     for (const char* cc : {"dcqcn", "hpcc", "timely", "dctcp"}) {
         const Run off = run_flows(presets, ring(cc, false));
@@ -191,14 +221,18 @@ int main(int argc, char** argv) {
         const Run on = run_flows(presets, incast(cc, true));
         compare((std::string("incast ") + cc).c_str(), off, on);
     }
+    }
     if (with_llm || with_moe) {
         const WorkloadTables tables = load_workload_tables(presets);
-        if (with_llm)
-            llm_row("3. GPT-3 13B TP8 PP4 DP4 on 128 GPUs", presets, tables, "gpt3-13b",
-                    {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}, {"recompute", true}}, threads, llm_repeats);
-        if (with_moe)
-            llm_row("4. MoE 8x13B TP8 EP8 DP4 PP4 on 128 GPUs", presets, tables, "gpt-moe-8x13b",
-                    {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"ep", 8}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}}, threads, llm_repeats);
+        for (const std::string& cc : ccs) {
+            if (with_llm)
+                llm_row("3. GPT-3 13B TP8 PP4 DP4 on 128 GPUs", presets, tables, "gpt3-13b",
+                        {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}, {"recompute", true}}, cc, with_off, threads,
+                        llm_repeats);
+            if (with_moe)
+                llm_row("4. MoE 8x13B TP8 EP8 DP4 PP4 on 128 GPUs", presets, tables, "gpt-moe-8x13b",
+                        {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"ep", 8}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}}, cc, with_off, threads, llm_repeats);
+        }
     }
     return 0;
 }
