@@ -276,7 +276,9 @@ struct DeviceSteps final : StepBackend {
         if (packets_pulled[e]) {
             tables->upload_blocks(b.arena->blocks(), b.arena->next());
             packets_pulled[e] = false;
-            if (blocks_held.owns_lock()) blocks_held.unlock();
+            // The host copy stays this group's while another of its experiments still has it pulled.
+            if (blocks_held.owns_lock() && std::none_of(packets_pulled.begin(), packets_pulled.end(), [](bool pulled) { return pulled; }))
+                blocks_held.unlock();
         }
     }
     void release(uint32_t e) override {
