@@ -263,16 +263,18 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
         try {
             if (backend.device) {
                 // What each device will hold before packets (blocks grow as the run needs, up to the device's memory).
-                const int devices = device_count();
-                const auto groups = plan_device_groups(batch, device_memory_bytes(), devices);
-                uint64_t largest = 0, total = 0;
-                for (const DeviceGroup& g : groups) largest = std::max(largest, g.bytes), total += g.bytes;
-                std::fprintf(stderr, "%s: %zu experiments need %.1f MiB before packets; %zu group%s (the largest %.1f MiB) on %d device%s of %.1f MiB\n",
-                             describe_backend(backend).c_str(), inputs.size(), double(total) / (1 << 20), groups.size(), groups.size() == 1 ? "" : "s",
-                             double(largest) / (1 << 20), devices, devices == 1 ? "" : "s", double(device_memory_bytes()) / (1 << 20));
                 DeviceReport report;
                 DeviceOptions device;
                 device.report = &report;
+                const DevicePlan plan = plan_device_run(batch, backend.threads, device);
+                uint64_t largest = 0, total = 0;
+                for (const DeviceGroup& g : plan.groups) largest = std::max(largest, g.bytes), total += g.bytes;
+                // Under OpenMP each "device" is a CPU thread stepping its groups.
+                const char* unit = device_backend_system() == "OpenMP" ? "thread" : "device";
+                std::fprintf(stderr, "%s: %zu experiments need %.1f MiB before packets; %zu group%s (the largest %.1f MiB) on %d %s%s of at most %.1f MiB each\n",
+                             describe_backend(backend).c_str(), inputs.size(), double(total) / (1 << 20), plan.groups.size(),
+                             plan.groups.size() == 1 ? "" : "s", double(largest) / (1 << 20), plan.devices, unit, plan.devices == 1 ? "" : "s",
+                             double(plan.device_bytes) / (1 << 20));
                 out.results = run_device(batch, options, device);
                 std::fprintf(stderr, "%s: %llu steps in %llu passes; a group held at most %.1f MiB on its device (%llu packet blocks)\n",
                              describe_backend(backend).c_str(), (unsigned long long)report.steps, (unsigned long long)report.passes,

@@ -32,6 +32,10 @@ std::vector<DeviceGroup> plan_device_groups(const Batch&, uint64_t, int) {
     throw InputError("--backend", "this build of Orrery has no device backend");
 }
 
+DevicePlan plan_device_run(const Batch&, int, const DeviceOptions&) {
+    throw InputError("--backend", "this build of Orrery has no device backend");
+}
+
 std::vector<ExperimentResult> run_device(Batch&, const RunOptions&, const DeviceOptions&) {
     throw InputError("--backend", "this build of Orrery has no device backend (configure with -DORRERY_DEVICE_SYSTEM=CUDA or OMP); use the CPU backend");
 }
@@ -339,6 +343,23 @@ std::vector<DeviceGroup> plan_device_groups(const Batch& b, uint64_t device_byte
     return groups;
 }
 
+DevicePlan plan_device_run(const Batch& b, int threads, const DeviceOptions& device_options) {
+    uint64_t device_bytes = device_options.memory_limit_bytes ? device_options.memory_limit_bytes : device_memory_bytes();
+    int devices = device_options.devices > 0 ? device_options.devices : device_count();
+    if (device::device_system() == "OpenMP" && device_options.devices <= 0 && threads > 1 && b.experiments.size() > 1) {
+        // On CPU cores, a sweep runs as one group per thread (each stepped by one OpenMP thread, no barrier
+        // between them) rather than one group over all threads that meet after every step.
+        devices = std::min<int>(threads, int(b.experiments.size()));
+        uint64_t total = 0, largest = 0;
+        for (uint32_t e = 0; e < b.experiments.size(); ++e) {
+            total += experiment_device_bytes(b, e);
+            largest = std::max(largest, experiment_device_bytes(b, e));
+        }
+        device_bytes = std::min(device_bytes, std::max(largest, (total + uint64_t(devices) - 1) / uint64_t(devices)));
+    }
+    return {plan_device_groups(b, device_bytes, devices), device_bytes, devices};
+}
+
 std::vector<ExperimentResult> run_device(Batch& b, const RunOptions& options, const DeviceOptions& device_options) {
     std::string why;
     if (!device::device_ready(&why)) throw InputError("--backend", "the device backend (" + device::device_system() + ") cannot run here: " + why);
@@ -347,20 +368,10 @@ std::vector<ExperimentResult> run_device(Batch& b, const RunOptions& options, co
     if (b.experiments.empty()) return results;
     for (const NodeOutput& o : b.out)
         if (o.blocks_held) throw std::logic_error("run_device takes a batch that has not run");
-    uint64_t device_bytes = device_options.memory_limit_bytes ? device_options.memory_limit_bytes : device_memory_bytes();
-    int devices = device_options.devices > 0 ? device_options.devices : device_count();
-    if (device::device_system() == "OpenMP" && device_options.devices <= 0 && options.threads > 1 && b.experiments.size() > 1) {
-        // On CPU cores, a sweep runs as one group per thread (each stepped by one OpenMP thread, no barrier
-        // between them) rather than one group over all threads that meet after every step.
-        devices = std::min<int>(options.threads, int(b.experiments.size()));
-        uint64_t total = 0, largest = 0;
-        for (uint32_t e = 0; e < b.experiments.size(); ++e) {
-            total += experiment_device_bytes(b, e);
-            largest = std::max(largest, experiment_device_bytes(b, e));
-        }
-        device_bytes = std::min(device_bytes, std::max(largest, (total + uint64_t(devices) - 1) / uint64_t(devices)));
-    }
-    const std::vector<DeviceGroup> groups = plan_device_groups(b, device_bytes, devices);
+    const DevicePlan plan = plan_device_run(b, options.threads, device_options);
+    const std::vector<DeviceGroup>& groups = plan.groups;
+    const uint64_t device_bytes = plan.device_bytes;
+    const int devices = plan.devices;
     const NetView host_view = b.view();  // also sizes the queue monitors' pointers, which the hooks set
     const ExperimentRows rows(b);
     HostBlocks host_blocks;

@@ -45,6 +45,15 @@ std::vector<DeviceGroup> plan_device_groups(const Batch& batch, uint64_t device_
 uint64_t device_memory_bytes();
 int device_count();
 
+// What run_device will do: its groups, what each device may hold, and how many devices. Under OpenMP a
+// sweep on several threads becomes one group per thread unless `devices` is given.
+struct DevicePlan {
+    std::vector<DeviceGroup> groups;
+    uint64_t device_bytes = 0;
+    int devices = 1;
+};
+DevicePlan plan_device_run(const Batch& batch, int threads, const DeviceOptions& device);
+
 // The device system this build's device backend runs on: "CUDA", "OpenMP", or "" when it has none.
 std::string device_backend_system();
 
