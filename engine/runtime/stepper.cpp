@@ -46,17 +46,7 @@ void finish_experiment(Batch& b, uint32_t e, ExperimentResult& r) {
 StepSummary summarize_nodes(const Batch& b, uint32_t e) {
     const ExperimentSlice& x = b.experiments[e];
     StepSummary s;
-    for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
-        const NodeOutput& o = b.out[n];
-        s.events += o.packets_processed;
-        s.pfc_in_flight += o.pfc_sent - o.pfc_received;
-        s.completions += o.completions;
-        s.blocks_held += o.blocks_held;
-        s.next_event = std::min(s.next_event, o.next_event);
-        s.next_busy = std::min({s.next_busy, o.next_busy_event, o.min_sent_arrival});
-        if (o.events_overflow && !s.overflow) s.overflow_node = n;
-        s.overflow |= o.events_overflow;
-    }
+    for (uint32_t n = x.node_begin; n < x.node_end; ++n) s = merge_summaries(s, node_summary(b.out[n], n));
     return s;
 }
 

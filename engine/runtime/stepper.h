@@ -11,20 +11,9 @@
 
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
+#include "runtime/step_summary.h"
 
 namespace orrery {
-
-// One experiment after a step, summed over its nodes.
-struct StepSummary {
-    uint64_t events = 0;            // node events handled, cumulative
-    uint64_t pfc_in_flight = 0;     // PFC frames sent and not yet received
-    uint32_t completions = 0;       // flows completed, cumulative
-    int64_t blocks_held = 0;        // packet blocks its rings and queues hold
-    int64_t next_event = net::kNever;
-    int64_t next_busy = net::kNever;  // leaving out queue-monitor samples; includes the earliest arrival sent
-    uint32_t overflow = 0;          // events_overflow bits of its nodes, or'ed
-    uint32_t overflow_node = UINT32_MAX;  // the first node with overflow bits
-};
 
 // Sums experiment e's nodes (from the host tables).
 StepSummary summarize_nodes(const Batch& b, uint32_t e);

@@ -137,7 +137,7 @@ struct DeviceSteps final : StepBackend {
     std::vector<device::Column> columns;
     std::vector<ColumnDim> dims;
     std::unique_ptr<device::DeviceTables> tables;
-    std::vector<device::DeviceSummary> cached;  // this step's summaries
+    std::vector<StepSummary> cached;    // this step's summaries
     bool summaries_fresh = false;
     std::vector<bool> rows_pulled;      // per experiment: its rows came to the host in this host step
     std::vector<bool> packets_pulled;   // per experiment: the blocks came to the host in this host step
@@ -220,7 +220,7 @@ struct DeviceSteps final : StepBackend {
             tables->set_nodes(nodes);
             nodes_changed = false;
         }
-        passes += tables->step(step, window_end).passes;
+        passes += tables->step(step, window_end);
         ++steps;
         summaries_fresh = false;
         std::fill(rows_pulled.begin(), rows_pulled.end(), false);
@@ -232,17 +232,7 @@ struct DeviceSteps final : StepBackend {
             cached = tables->summaries();
             summaries_fresh = true;
         }
-        const device::DeviceSummary& d = cached[e];
-        StepSummary s;
-        s.events = d.events;
-        s.pfc_in_flight = d.pfc_in_flight;
-        s.completions = d.completions;
-        s.blocks_held = d.blocks_held;
-        s.next_event = d.next_event;
-        s.next_busy = d.next_busy;
-        s.overflow = d.overflow;
-        s.overflow_node = d.overflow_node;
-        return s;
+        return cached[e];
     }
     void drain_pfc(std::vector<PfcEvent>& into) override {
         const std::vector<PfcEvent> events = tables->drain_pfc();

@@ -160,36 +160,14 @@ struct IsSuspended {
     ORRERY_HD bool operator()(uint32_t node) const { return out[node].suspended != 0; }
 };
 
+// Node n's share of its experiment's summary, and two shares together (runtime/step_summary.h).
 struct NodeSummary {
     const NodeOutput* out;
-    ORRERY_HD DeviceSummary operator()(uint32_t n) const {
-        const NodeOutput& o = out[n];
-        DeviceSummary s;
-        s.events = o.packets_processed;
-        s.pfc_in_flight = o.pfc_sent - o.pfc_received;
-        s.completions = o.completions;
-        s.blocks_held = o.blocks_held;
-        s.next_event = o.next_event;
-        s.next_busy = o.next_busy_event < o.min_sent_arrival ? o.next_busy_event : o.min_sent_arrival;
-        s.overflow = o.events_overflow;
-        s.overflow_node = o.events_overflow ? n : UINT32_MAX;
-        return s;
-    }
+    ORRERY_HD StepSummary operator()(uint32_t n) const { return node_summary(out[n], n); }
 };
 
 struct MergeSummaries {
-    ORRERY_HD DeviceSummary operator()(const DeviceSummary& a, const DeviceSummary& b) const {
-        DeviceSummary s;
-        s.events = a.events + b.events;
-        s.pfc_in_flight = a.pfc_in_flight + b.pfc_in_flight;
-        s.completions = a.completions + b.completions;
-        s.blocks_held = a.blocks_held + b.blocks_held;
-        s.next_event = a.next_event < b.next_event ? a.next_event : b.next_event;
-        s.next_busy = a.next_busy < b.next_busy ? a.next_busy : b.next_busy;
-        s.overflow = a.overflow | b.overflow;
-        s.overflow_node = a.overflow_node < b.overflow_node ? a.overflow_node : b.overflow_node;
-        return s;
-    }
+    ORRERY_HD StepSummary operator()(const StepSummary& a, const StepSummary& b) const { return merge_summaries(a, b); }
 };
 
 }  // namespace
@@ -215,6 +193,12 @@ struct DeviceTables::Impl {
     // a step
     Buffer nodes, retry[2], window_end;   // the step's nodes; the nodes of later passes
     uint32_t listed = 0;
+    // the summaries' reduction, per experiment (allocated once: summaries() runs every step)
+    thrust::device_vector<uint32_t> summary_keys;
+    thrust::device_vector<StepSummary> summary_sums;
+
+    // More blocks by the growth factor, up to the bound.
+    void grow_by_factor() { grow(uint64_t(double(capacity) * growth) + 1); }
 
     void grow(uint64_t want) {
         want = std::min(want, max_blocks);
@@ -237,10 +221,8 @@ struct DeviceTables::Impl {
         view.store.next = next.as<uint32_t>();
     }
 
-    // The pool after a pass: the blocks given back, then those not taken.
-    void compact() {
-        SharedBlockPool p;
-        to_host(pool, 0, &p, sizeof p);
+    // The pool after a pass `p` (as the pass left it): the blocks given back, then those not taken.
+    void compact(const SharedBlockPool& p) {
         const uint64_t used = std::min<uint64_t>(p.taken, pool_size);
         uint32_t* ids = free_ids.as<uint32_t>();
         uint32_t* spare = spare_ids.as<uint32_t>();
@@ -292,6 +274,8 @@ DeviceTables::DeviceTables(const NetView& host_view, const std::vector<Column>& 
     m.max_blocks = std::max<uint64_t>(max_blocks, kDeviceStock);
     m.growth = std::max(1.05, growth);
     m.grow(std::max<uint64_t>(initial_blocks, kDeviceStock));
+    m.summary_keys.resize(experiments);
+    m.summary_sums.resize(experiments);
     size_pfc_log(8);
 }
 
@@ -324,8 +308,6 @@ void DeviceTables::give_blocks(const std::vector<uint32_t>& ids) {
     to_device(m.free_ids, m.pool_size * sizeof(uint32_t), ids.data(), ids.size() * sizeof(uint32_t));
     m.pool_size += ids.size();
 }
-
-uint64_t DeviceTables::free_blocks() const { return impl_->pool_size; }
 
 uint64_t DeviceTables::device_bytes() const {
     const Impl& m = *impl_;
@@ -361,12 +343,12 @@ void DeviceTables::set_nodes(const std::vector<uint32_t>& list) {
     m.listed = uint32_t(list.size());
 }
 
-StepStats DeviceTables::step(uint64_t step, const std::vector<int64_t>& window_end) {
+uint32_t DeviceTables::step(uint64_t step, const std::vector<int64_t>& window_end) {
     Impl& m = *impl_;
-    StepStats stats;
+    uint32_t passes = 0;
     to_device(m.window_end, 0, window_end.data(), window_end.size() * sizeof(int64_t));
     // Headroom, so that passes beyond the first stay rare.
-    if (m.pool_size < m.capacity / 4 && m.capacity < m.max_blocks) m.grow(uint64_t(double(m.capacity) * m.growth) + 1);
+    if (m.pool_size < m.capacity / 4 && m.capacity < m.max_blocks) m.grow_by_factor();
     uint32_t* list = m.nodes.as<uint32_t>();
     uint32_t* again = m.retry[0].as<uint32_t>();
     uint32_t count = m.listed;
@@ -375,9 +357,9 @@ StepStats DeviceTables::step(uint64_t step, const std::vector<int64_t>& window_e
         // The first node to refill must get enough for an event: then every pass makes progress.
         if (m.pool_size < kDeviceStock / 2) {
             if (m.capacity >= m.max_blocks)
-                throw std::runtime_error("packet storage exhausted on the device: " + std::to_string(m.capacity * (sizeof(PacketBlock) + 4) >> 20) +
+                throw std::runtime_error("packet storage exhausted on the device: " + std::to_string(m.capacity * kBytesPerBlock >> 20) +
                                          " MiB of packet blocks, as much as the device may use");
-            m.grow(uint64_t(double(m.capacity) * m.growth) + 1);
+            m.grow_by_factor();
         }
         m.open_pool();
         const uint32_t tasks = (count + kNodesPerTask - 1) / kNodesPerTask;
@@ -385,32 +367,29 @@ StepStats DeviceTables::step(uint64_t step, const std::vector<int64_t>& window_e
                          StepNodes{m.view, list, count, m.window_end.as<int64_t>(), step, m.pool.as<SharedBlockPool>()});
         SharedBlockPool p;
         to_host(m.pool, 0, &p, sizeof p);
-        stats.blocks_taken += std::min<uint32_t>(p.taken, p.size);
-        m.compact();
-        ++stats.passes;
+        m.compact(p);
+        ++passes;
         count = uint32_t(thrust::copy_if(thrust::device, list, list + count, again, IsSuspended{out}) - again);
         list = again;
-        again = m.retry[stats.passes % 2].as<uint32_t>();
+        again = m.retry[passes % 2].as<uint32_t>();
         // Enough for each stopped node's next refill, or as close as growth allows.
-        if (count && m.pool_size < uint64_t(count) * (kDeviceStock / 2) && m.capacity < m.max_blocks) m.grow(uint64_t(double(m.capacity) * m.growth) + 1);
+        if (count && m.pool_size < uint64_t(count) * (kDeviceStock / 2) && m.capacity < m.max_blocks) m.grow_by_factor();
     }
-    return stats;
+    return passes;
 }
 
-std::vector<DeviceSummary> DeviceTables::summaries() const {
-    const Impl& m = *impl_;
-    std::vector<DeviceSummary> result(m.experiments);
-    thrust::device_vector<uint32_t> keys(m.experiments);
-    thrust::device_vector<DeviceSummary> sums(m.experiments);
+std::vector<StepSummary> DeviceTables::summaries() {
+    Impl& m = *impl_;
+    std::vector<StepSummary> result(m.experiments);
     const auto experiment_of = thrust::device_pointer_cast(m.view.node_experiment + m.node_first);
     const auto per_node = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(m.node_first), NodeSummary{m.view.out});
-    const auto ends = thrust::reduce_by_key(thrust::device, experiment_of, experiment_of + m.node_count, per_node, keys.begin(), sums.begin(),
-                                            thrust::equal_to<uint32_t>(), MergeSummaries{});
-    const size_t found = size_t(ends.first - keys.begin());
+    const auto ends = thrust::reduce_by_key(thrust::device, experiment_of, experiment_of + m.node_count, per_node, m.summary_keys.begin(),
+                                            m.summary_sums.begin(), thrust::equal_to<uint32_t>(), MergeSummaries{});
+    const size_t found = size_t(ends.first - m.summary_keys.begin());
     std::vector<uint32_t> host_keys(found);
-    std::vector<DeviceSummary> host_sums(found);
-    thrust::copy(keys.begin(), keys.begin() + found, host_keys.begin());
-    thrust::copy(sums.begin(), sums.begin() + found, host_sums.begin());
+    std::vector<StepSummary> host_sums(found);
+    thrust::copy(m.summary_keys.begin(), m.summary_keys.begin() + found, host_keys.begin());
+    thrust::copy(m.summary_sums.begin(), m.summary_sums.begin() + found, host_sums.begin());
     for (size_t i = 0; i < found; ++i) result[host_keys[i]] = host_sums[i];
     return result;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "net/state.h"
+#include "runtime/step_summary.h"
 
 namespace orrery::device {
 
@@ -24,20 +25,6 @@ struct Column {
     size_t first = 0;
     size_t count = 0;
     size_t view_offset = 0;
-};
-
-// An experiment's nodes after a step, reduced on the device (the host step's StepSummary).
-struct DeviceSummary {
-    uint64_t events = 0, pfc_in_flight = 0;
-    uint32_t completions = 0;
-    int64_t blocks_held = 0;
-    int64_t next_event = net::kNever, next_busy = net::kNever;
-    uint32_t overflow = 0, overflow_node = UINT32_MAX;
-};
-
-struct StepStats {
-    uint32_t passes = 0;        // launches over nodes (1 unless nodes stopped for want of blocks)
-    uint32_t blocks_taken = 0;  // from the pool, over the passes
 };
 
 // Which device system this build's device code runs on: "CUDA" or "OpenMP".
@@ -72,7 +59,6 @@ public:
     void download_blocks(net::PacketBlock* blocks, uint32_t* next) const;
     void upload_blocks(const net::PacketBlock* blocks, const uint32_t* next);
     void give_blocks(const std::vector<uint32_t>& blocks);  // back to the free pool
-    uint64_t free_blocks() const;
     uint64_t device_bytes() const;
 
     // Queue-monitor histograms of experiment e (allocated on the host first).
@@ -82,10 +68,11 @@ public:
     // The nodes a step runs (those of unfinished experiments).
     void set_nodes(const std::vector<uint32_t>& nodes);
     // One step: every listed node's events before its experiment's window end; passes repeat for nodes
-    // that stopped for want of blocks after the pool is refilled (and grown). Throws when it cannot grow.
-    StepStats step(uint64_t step, const std::vector<int64_t>& window_end);
-    // Per experiment, after a step.
-    std::vector<DeviceSummary> summaries() const;
+    // that stopped for want of blocks after the pool is refilled (and grown). Returns the passes (launches
+    // over nodes). Throws when it cannot grow.
+    uint32_t step(uint64_t step, const std::vector<int64_t>& window_end);
+    // Per experiment (indexed by batch experiment), after a step.
+    std::vector<StepSummary> summaries();
     // The PFC events of the last step (any order); then the log is sized for `next_capacity` events.
     std::vector<net::PfcEvent> drain_pfc();
     void size_pfc_log(uint64_t events);
