@@ -495,21 +495,30 @@ void release_flow(Batch& b, uint32_t flow, int64_t start) {
     list[pos] = flow;
 }
 
+namespace {
+// One 1 KB bucket per KB of a switch's buffer, one more for a full buffer and one for beyond.
+uint32_t monitor_buckets(const Batch& b, uint32_t switch_node) { return b.sw[switch_node].buffer_size / 1000 + 2; }
+}  // namespace
+
+size_t queue_monitor_buckets(const Batch& b, uint32_t e) {
+    const ExperimentSlice& x = b.experiments[e];
+    size_t total = 0;
+    for (uint32_t n = x.node_begin; n < x.node_end; ++n)
+        if (b.node_role[n] == kRoleSwitch) total += size_t(b.node_port_begin[n + 1] - b.node_port_begin[n]) * monitor_buckets(b, n);
+    return total;
+}
+
 void allocate_queue_monitor(Batch& b, uint32_t e) {
     const ExperimentSlice& x = b.experiments[e];
     std::vector<uint32_t>& hist = b.qlen_hist[e];
     if (!hist.empty()) return;
-    size_t total = 0;
-    for (uint32_t n = x.node_begin; n < x.node_end; ++n)
-        if (b.node_role[n] == kRoleSwitch)
-            for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) total += b.sw[n].buffer_size / 1000 + 2;
-    hist.assign(total, 0);
+    hist.assign(queue_monitor_buckets(b, e), 0);
     size_t offset = 0;
     for (uint32_t n = x.node_begin; n < x.node_end; ++n)
         if (b.node_role[n] == kRoleSwitch)
             for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) {
                 b.qlen_offset[row] = uint32_t(offset);
-                b.qlen_buckets[row] = b.sw[n].buffer_size / 1000 + 2;
+                b.qlen_buckets[row] = monitor_buckets(b, n);
                 offset += b.qlen_buckets[row];
             }
     b.qlen_ptr[e] = hist.data();

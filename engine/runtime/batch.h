@@ -119,5 +119,7 @@ void release_flow(Batch& b, uint32_t flow, int64_t start);
 
 // Allocates experiment e's queue-monitor histograms (one 1 KB bucket per KB of switch buffer, per port).
 void allocate_queue_monitor(Batch& b, uint32_t e);
+// How many buckets those histograms hold in all.
+size_t queue_monitor_buckets(const Batch& b, uint32_t e);
 
 }  // namespace orrery

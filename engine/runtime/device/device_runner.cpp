@@ -50,11 +50,7 @@ using namespace net;
 
 // Experiment e's queue-monitor histograms, when it has a monitor (allocated when it starts).
 uint64_t monitor_bytes(const Batch& b, uint32_t e) {
-    if (b.params[e].qlen_start == kNever) return 0;
-    uint64_t buckets = 0;
-    for (uint32_t n = b.experiments[e].node_begin; n < b.experiments[e].node_end; ++n)
-        if (b.node_role[n] == kRoleSwitch) buckets += uint64_t(b.node_port_begin[n + 1] - b.node_port_begin[n]) * (b.sw[n].buffer_size / 1000 + 2);
-    return buckets * sizeof(uint32_t);
+    return b.params[e].qlen_start == kNever ? 0 : queue_monitor_buckets(b, e) * sizeof(uint32_t);
 }
 
 // What experiment e needs on a device before packets: its tables, its histograms, and room for a start of
@@ -120,17 +116,13 @@ struct ExperimentRows {
     }
 };
 
-// The host's packet blocks are one array for every group: a hook that brings a group's blocks to the host
-// holds this lock until it has sent them back.
-struct HostBlocks {
-    std::mutex lock;
-};
-
 // One group of experiments [e0, e1) on one device: the StepBackend over its DeviceTables.
 struct DeviceSteps final : StepBackend {
     Batch& b;
     const ExperimentRows& rows_of;
-    HostBlocks& host_blocks;
+    // The host's packet blocks are one array for every group: a hook that brings a group's blocks to the
+    // host holds this lock until it has sent them back.
+    std::mutex& host_blocks;
     uint32_t e0, e1;
     DeviceOptions options;
     uint64_t memory_limit;              // this group's share of its device
@@ -152,7 +144,7 @@ struct DeviceSteps final : StepBackend {
         dims.push_back({d, hooks});
     }
 
-    DeviceSteps(Batch& batch, const ExperimentRows& rows, HostBlocks& blocks, uint32_t first, uint32_t end, const DeviceOptions& o, uint64_t limit)
+    DeviceSteps(Batch& batch, const ExperimentRows& rows, std::mutex& blocks, uint32_t first, uint32_t end, const DeviceOptions& o, uint64_t limit)
         : b(batch), rows_of(rows), host_blocks(blocks), e0(first), e1(end), options(o), memory_limit(limit),
           rows_pulled(batch.experiments.size(), false), packets_pulled(batch.experiments.size(), false) {
         add(b.params, offsetof(NetView, params), Dim::Experiment, true);
@@ -240,19 +232,25 @@ struct DeviceSteps final : StepBackend {
     }
     void size_pfc_logs(uint64_t events) override { tables->size_pfc_log(events); }
 
+    // Calls move(column, first row, rows) for experiment e's rows of every column hooks read or write.
+    template <class Move>
+    void hook_rows(uint32_t e, Move move) {
+        for (size_t c = 0; c < columns.size(); ++c) {
+            if (!dims[c].hooks) continue;
+            const RowRange r = rows_of.of(b, dims[c].dim, e, e + 1, columns[c].count);
+            if (r.count) move(c, r.first, r.count);
+        }
+    }
+
     // Pulling again within a host step brings only what was not pulled yet: a hook may have changed the rows.
     void pull(uint32_t e, bool packets) override {
         if (!rows_pulled[e]) {
-            for (size_t c = 0; c < columns.size(); ++c) {
-                if (!dims[c].hooks) continue;
-                const RowRange r = rows_of.of(b, dims[c].dim, e, e + 1, columns[c].count);
-                if (r.count) tables->download(c, r.first, r.count);
-            }
+            hook_rows(e, [&](size_t c, size_t first, size_t count) { tables->download(c, first, count); });
             if (!b.qlen_hist[e].empty()) tables->download_histogram(e, b.qlen_hist[e].data(), b.qlen_hist[e].size());
             rows_pulled[e] = true;
         }
         if (packets && !packets_pulled[e]) {
-            if (!blocks_held.owns_lock()) blocks_held = std::unique_lock<std::mutex>(host_blocks.lock);
+            if (!blocks_held.owns_lock()) blocks_held = std::unique_lock<std::mutex>(host_blocks);
             if (!b.arena->commit_at_least(tables->block_capacity()))
                 throw std::runtime_error("no host memory to copy the device's packet blocks for a hook (" +
                                          std::to_string(tables->block_capacity() * BlockArena::kBytesPerBlock >> 20) + " MiB)");
@@ -261,11 +259,7 @@ struct DeviceSteps final : StepBackend {
         }
     }
     void push(uint32_t e) override {
-        for (size_t c = 0; c < columns.size(); ++c) {
-            if (!dims[c].hooks) continue;
-            const RowRange r = rows_of.of(b, dims[c].dim, e, e + 1, columns[c].count);
-            if (r.count) tables->upload(c, r.first, r.count);
-        }
+        hook_rows(e, [&](size_t c, size_t first, size_t count) { tables->upload(c, first, count); });
         if (!b.qlen_hist[e].empty()) tables->upload_histogram(e, b.qlen_hist[e].data(), b.qlen_hist[e].size());
         if (packets_pulled[e]) {
             tables->upload_blocks(b.arena->blocks(), b.arena->next());
@@ -296,7 +290,6 @@ struct DeviceSteps final : StepBackend {
         tables->upload_histogram(e, b.qlen_hist[e].data(), b.qlen_hist[e].size());
     }
 };
-
 
 }  // namespace
 
@@ -342,8 +335,9 @@ DevicePlan plan_device_run(const Batch& b, int threads, const DeviceOptions& dev
         devices = std::min<int>(threads, int(b.experiments.size()));
         uint64_t total = 0, largest = 0;
         for (uint32_t e = 0; e < b.experiments.size(); ++e) {
-            total += experiment_device_bytes(b, e);
-            largest = std::max(largest, experiment_device_bytes(b, e));
+            const uint64_t need = experiment_device_bytes(b, e);
+            total += need;
+            largest = std::max(largest, need);
         }
         device_bytes = std::min(device_bytes, std::max(largest, (total + uint64_t(devices) - 1) / uint64_t(devices)));
     }
@@ -364,7 +358,7 @@ std::vector<ExperimentResult> run_device(Batch& b, const RunOptions& options, co
     const int devices = plan.devices;
     const NetView host_view = b.view();  // also sizes the queue monitors' pointers, which the hooks set
     const ExperimentRows rows(b);
-    HostBlocks host_blocks;
+    std::mutex host_blocks;
     DeviceReport report;
     report.groups = groups.size();
     std::mutex report_lock;
