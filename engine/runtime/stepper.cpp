@@ -162,7 +162,7 @@ void Stepper::run() noexcept {
 }
 
 void Stepper::host_step() {
-    std::vector<StepSummary> summaries(exps.size());
+    summaries.resize(exps.size());
     uint64_t events = 0, pfc_in_flight = 0;
     for (size_t i = 0; i < exps.size(); ++i) {
         const StepSummary& s = summaries[i] = backend.summary(exps[i]);
@@ -175,9 +175,9 @@ void Stepper::host_step() {
                                      std::to_string(b.arena->committed_blocks() * BlockArena::kBytesPerBlock >> 20) +
                                      " MiB of packets in flight and queued, as much as this machine's memory holds");
     }
-    std::vector<PfcEvent> pfc;
-    backend.drain_pfc(pfc);
-    for (const PfcEvent& ev : pfc) results[b.node_experiment[ev.node]].pfc.push_back({ev.time, b.node_fabric_id[ev.node], ev.ifindex, ev.node_type, ev.pause});
+    pfc_drained.clear();
+    backend.drain_pfc(pfc_drained);
+    for (const PfcEvent& ev : pfc_drained) results[b.node_experiment[ev.node]].pfc.push_back({ev.time, b.node_fabric_id[ev.node], ev.ifindex, ev.node_type, ev.pause});
     // The frames the next step can receive were all sent before it starts.
     backend.size_pfc_logs(pfc_in_flight + 8);
     const bool was_split = backend.split_last_step();

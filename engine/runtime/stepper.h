@@ -57,6 +57,9 @@ struct Stepper {
     uint64_t step = 0;
     bool finished = false;
     std::exception_ptr error;
+    // Reused by every host step (not allocated per step): its experiments' summaries, the PFC events drained.
+    std::vector<StepSummary> summaries;
+    std::vector<net::PfcEvent> pfc_drained;
 
     Stepper(Batch& batch, StepBackend& backend, std::vector<ExperimentResult>& r, std::vector<uint32_t> experiments, const RunOptions* o);
     // The host step, catching what it throws into `error` (it runs as a barrier's completion).
