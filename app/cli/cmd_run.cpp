@@ -59,6 +59,19 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             progress.run(store.run_id(), records.size(), store_path);
         };
         if (base.workload.kind == "llm") {
+            if (o->backend.device) {
+                // The device backend steps packets: experiments on the analytic or flow network, or timed by
+                // SimAI's busbw formula, run on the CPU whatever the backend.
+                size_t packet_level = 0;
+                for (const Scenario& s : loaded.scenarios)
+                    packet_level += s.workload.llm->network_mode == NetworkMode::packet && s.workload.llm->collectives.model != CollectiveModel::busbw;
+                if (packet_level == 0)
+                    throw InputError("--backend", "device steps the packet level, and no experiment of " + path.string() +
+                                                      " runs there (workload.network_mode analytic or flow, or collectives.model busbw): run it without --backend device");
+                if (packet_level < loaded.scenarios.size())
+                    std::fprintf(stderr, "note: %zu of %zu experiments run at packet level on the device backend; the others (analytic, flow or busbw) run on the CPU\n",
+                                 packet_level, loaded.scenarios.size());
+            }
             refuse_store_path(store_path, {});
             ResultsStore store(store_path);
             begin_run(store);

@@ -207,6 +207,16 @@ private slots:
             QVERIFY2(!text.isEmpty(), f);
             QVERIFY2(text == b.readAll(), f);
         }
+        // An LLM scenario with no packet-level experiment: the device backend would change nothing, so the
+        // option is refused before anything runs or is stored.
+        QProcess analytic;
+        analytic.setWorkingDirectory(device.path());
+        analytic.start(ORRERY_CLI, {"run", QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/multiverse-2-collectives-llama65b.json", "--out", "llm.sqlite",
+                                    "--backend", "device"});
+        analytic.waitForFinished(120000);
+        QCOMPARE(analytic.exitCode(), 1);
+        QVERIFY(QString::fromUtf8(analytic.readAllStandardError()).contains("--backend: error: device steps the packet level"));
+        QVERIFY(!QFile::exists(device.filePath("llm.sqlite")));
     }
 
     void experiments_divided_over_devices_by_memory() {
