@@ -84,6 +84,7 @@ Summary summarize(const Batch& b, uint32_t e, const ExperimentResult& r, double 
         s.metrics.push_back({"events_skipped_share", saved + double(r.events) > 0 ? saved / (saved + double(r.events)) : 0.0, "ratio"});
         s.metrics.push_back({"memo_hits", double(k.memo_hits), "lookups"});
         s.metrics.push_back({"memo_misses", double(k.memo_misses), "lookups"});
+        s.metrics.push_back({"memo_follows", double(k.memo_follows), "lookups"});
     }
     s.json = {{"experiment", r.id},
               {"status", r.cancelled ? "cancelled" : r.stalled ? "stalled" : "finished"}};

@@ -362,6 +362,18 @@ void ResultsStore::timeline(const std::string& experiment, std::vector<TimelineR
     });
 }
 
+namespace {
+std::string memo_kind(wormhole::MemoRecord::Kind kind) {
+    switch (kind) {
+        case wormhole::MemoRecord::kHit: return "hit";
+        case wormhole::MemoRecord::kMiss: return "miss";
+        case wormhole::MemoRecord::kStored: return "stored";
+        case wormhole::MemoRecord::kFollow: return "follow";
+    }
+    return "?";
+}
+}  // namespace
+
 void ResultsStore::skipping(const std::string& experiment, const wormhole::SkipReport& report) {
     const int64_t id = run_id_;
     post([=, skips = report.skips, memo = report.memo](sqlite3* db) {
@@ -372,7 +384,7 @@ void ResultsStore::skipping(const std::string& experiment, const wormhole::SkipR
         Statement m(db, "INSERT INTO memo_events VALUES (?, ?, ?, ?, ?, ?)");
         for (const wormhole::MemoRecord& r : memo)
             m.bind(1, id).bind(2, experiment).bind(3, r.time_ps).bind(4, int64_t(r.partition)).bind(5, int64_t(r.flows))
-                .bind(6, std::string(r.kind == wormhole::MemoRecord::kHit ? "hit" : r.kind == wormhole::MemoRecord::kMiss ? "miss" : "stored")).row();
+                .bind(6, memo_kind(r.kind)).row();
     });
 }
 

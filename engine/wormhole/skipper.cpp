@@ -41,7 +41,17 @@ struct PartState {
     int64_t check_time = 0;
     std::vector<uint64_t> check_acked, check_inflight, check_cc_rate;
     std::vector<double> check_rate;
+    // A follower: an identical partition probed at the same instant as a leader that missed the memo. It
+    // waits frozen, open-ended, while the leader's transient is measured, and is then mirrored: credited
+    // what the leader's matching flows got through since then (mirror()).
+    bool follower = false;
+    uint32_t leader = 0;
+    std::vector<uint32_t> leader_flows;  // parallel to `flows`: the leader's matching flow rows
+    std::vector<uint64_t> leader_acked;  // their bytes acknowledged at t0
+    int64_t deadline = 0;                // the follower must be mirrored before this (a known start touching it, the stop time)
 };
+
+constexpr int64_t kOpenEnded = 1'000'000'000'000'000;  // ps (1,000 s): how far a follower's events wait until it is mirrored
 
 }  // namespace
 
@@ -61,6 +71,11 @@ struct Skipper::State {
     std::vector<std::pair<int64_t, uint32_t>> upcoming;  // min-heap (start, flow) of flows not yet started
     std::vector<int64_t> scratch;
     std::vector<uint32_t> frozen;                    // partition ids
+    std::vector<uint32_t> followers;                 // partition ids waiting on a leader (frozen too)
+    MemoTable probing;                               // keys of the leaders that missed at `probing_at`
+    std::map<const MemoEntry*, uint32_t> probing_leader;
+    int64_t probing_at = -1;
+    int64_t resume_hint = kNever;                    // the earliest resumption of a partition mirrored since the last step
     uint32_t done_seen = 0;
     int64_t interval = 0, next_sample = 0;
     int64_t rtt = 0;                                 // ps: the experiment's largest base RTT (at least 1 µs)
@@ -258,9 +273,10 @@ struct Skipper::State {
     }
 
     // A flow starting at `start` touches frozen partition `id`: its skip now ends at `start`.
-    void cut_back(uint32_t id, int64_t start) {
+    void cut_back(uint32_t id, int64_t start, int64_t now) {
         PartState& p = state(id);
         if (!p.frozen || p.t_end <= start) return;
+        if (p.follower) return mirror(id, now);
         const int64_t dt = std::max<int64_t>(0, (start - p.t0 + 999) / 1000 * 1000);  // resume at or after `start`, never before
         std::vector<int64_t> c = credits(p, dt);
         if (p.t0 + dt < p.steady_from) {  // inside a memoized transient: undo all of it, the rates too
@@ -397,13 +413,159 @@ struct Skipper::State {
                 return;
             }
         }
+        if (follow(id, now, g, vertex_flows)) {
+            rec.kind = MemoRecord::kFollow;
+            ++report.memo_follows;
+            report.memo.push_back(rec);
+            return;
+        }
         ++report.memo_misses;
         report.memo.push_back(rec);
+        if (probing_at != now) {
+            probing = MemoTable{};
+            probing_leader.clear();
+            probing_at = now;
+        }
+        MemoEntry lead;
+        lead.key = g;
+        probing_leader[&probing.entries.emplace(g.hash, std::move(lead))->second] = id;
         p.pending = true;
         p.key = std::move(g);
         p.key_flows = vertex_flows;
         p.key_time = now;
         for (uint32_t f : vertex_flows) p.key_acked.push_back(b.qp[f].snd_una);
+    }
+
+    // Whether the leader partition a follower waits on is still measuring the transient it was probed with.
+    bool leading(const PartState& f) const {
+        if (f.leader >= ps.size() || !parts.get(f.leader).alive) return false;
+        const PartState& l = ps[f.leader];
+        return l.pending && l.key_time == f.t0 && !l.frozen;
+    }
+
+    // A memo miss at `now` whose conflict graph matches a leader that missed at the same instant (the
+    // same collective step in several DP groups or pipeline pairs of a symmetric job): instead of measuring
+    // the same transient again at the packet level, the partition freezes open-ended and waits for the
+    // leader (Wormhole's reuse across partitions with matching contention patterns). Returns whether it did.
+    bool follow(uint32_t id, int64_t now, const FlowConflictGraph& g, const std::vector<uint32_t>& vertex_flows) {
+        if (probing_at != now) return false;
+        std::vector<uint32_t> mapping;
+        const MemoEntry* match = probing.find(g, mapping);
+        if (!match) return false;
+        const uint32_t leader = probing_leader.at(match);
+        const PartState& l = state(leader);
+        int64_t deadline = first_touching_start(id);
+        if (ep.stop_time != kNever) deadline = std::min(deadline, ep.stop_time);
+        if (deadline != kNever && deadline - now < 2 * rtt) return false;  // it would be mirrored before anything was gained
+        PartState& p = state(id);
+        p.follower = true;
+        p.leader = leader;
+        p.deadline = deadline;
+        for (size_t i = 0; i < mapping.size(); ++i) {
+            p.flows.push_back(vertex_flows[mapping[i]]);
+            p.leader_flows.push_back(l.key_flows[i]);
+            p.leader_acked.push_back(l.key_acked[i]);
+        }
+        p.frozen = true;
+        p.t0 = now;
+        p.dt = kOpenEnded;
+        p.t_end = now + kOpenEnded;
+        p.credit.assign(p.flows.size(), 0);
+        apply_shift(p, id, p.dt, p.credit);
+        frozen.push_back(id);
+        followers.push_back(id);
+        return true;
+    }
+
+    // Ends a follower's wait at `now`: its events resume there, each flow credited what its leader flow got
+    // acknowledged since t0 plus the difference in bytes in flight (as a memo replay; the follower's pipeline
+    // is as it was at t0), never more than leaves the flow its bytes in flight and one credit unit; its
+    // congestion control takes the leader flow's rate state. The leader was simulated at the packet level
+    // from the same state over the same span, so the follower is where it would have been, within the
+    // quantization of the conflict graph's labels.
+    void mirror(uint32_t id, int64_t now) {
+        PartState& p = state(id);
+        const int64_t dt = std::max<int64_t>(0, (now - p.t0 + 999) / 1000 * 1000);
+        std::vector<int64_t> c(p.flows.size());
+        for (size_t i = 0; i < p.flows.size(); ++i) {
+            const uint32_t f = p.flows[i], g = p.leader_flows[i];
+            const double refill = std::max(0.0, double(inflight(g)) - double(inflight(f)));
+            const double got = double(b.qp[g].snd_una - p.leader_acked[i]) + refill;
+            const double room = double(b.flow[f].size) - double(b.qp[f].snd_una) - double(inflight(f)) - double(unit);
+            c[i] = int64_t(std::max(0.0, std::min(got, room))) / unit * unit;
+            copy_cc_state(g, f);
+        }
+        apply_shift(p, id, dt - p.dt, c);
+        p.dt = dt;
+        p.t_end = p.t0 + dt;
+        p.credit = c;
+        p.base_credit = c;
+        p.rate.assign(p.flows.size(), 0.0);
+        p.steady_from = p.t_end;
+        p.follower = false;
+        p.frozen = false;
+        frozen.erase(std::find(frozen.begin(), frozen.end(), id));
+        followers.erase(std::find(followers.begin(), followers.end(), id));
+        record_skip(p, id, true);
+        reset_windows(id, now);
+        resume_hint = std::min(resume_hint, p.t_end);
+    }
+
+    // A mirrored flow's congestion control takes its leader flow's rate state. (Sequence numbers and timers
+    // stay the follower's own: they moved with its shift.)
+    void copy_cc_state(uint32_t from, uint32_t to) {
+        b.qp[to].rate = b.qp[from].rate;
+        DcqcnState& d = b.dcqcn[to];
+        d.alpha = b.dcqcn[from].alpha;
+        d.target_rate = b.dcqcn[from].target_rate;
+        d.rp_stage = b.dcqcn[from].rp_stage;
+        HpccState& h = b.hpcc[to];
+        h.u = b.hpcc[from].u;
+        h.inc_stage = b.hpcc[from].inc_stage;
+        h.cur_rate = b.hpcc[from].cur_rate;
+        TimelyState& t = b.timely[to];
+        t.cur_rate = b.timely[from].cur_rate;
+        t.rtt_diff = b.timely[from].rtt_diff;
+        t.inc_stage = b.timely[from].inc_stage;
+        b.dctcp[to].alpha = b.dctcp[from].alpha;
+    }
+
+    // The leader `id` ended its transient steady at `now` with `rate` for its flows `flows`: its followers are
+    // mirrored and go straight into a steady skip at their matching flows' rates.
+    void release_followers_steady(uint32_t id, int64_t now, const std::vector<uint32_t>& flows, const std::vector<double>& rate, double horizon) {
+        for (size_t k = 0; k < followers.size();) {
+            const uint32_t fid = followers[k];
+            PartState& p = state(fid);
+            if (p.leader != id || !leading(p)) {
+                ++k;
+                continue;
+            }
+            mirror(fid, now);  // removes it from `followers`
+            PartState& q = state(fid);
+            std::vector<double> mapped(q.flows.size());
+            for (size_t i = 0; i < q.flows.size(); ++i) mapped[i] = rate[size_t(std::find(flows.begin(), flows.end(), q.leader_flows[i]) - flows.begin())];
+            const std::vector<uint32_t> follower_flows = q.flows;
+            if (!touches_pfc(b, port_rows(fid))) freeze(fid, now, follower_flows, mapped, 0, std::vector<int64_t>(mapped.size(), 0), true, horizon);
+        }
+    }
+
+    // Whether a leader flow has begun its last packets (fewer than two credit units left to send): the
+    // follower then plays its own tail at the packet level, as a memo replay does.
+    bool leader_in_tail(const PartState& p) const {
+        for (uint32_t g : p.leader_flows)
+            if (b.qp[g].snd_nxt + 2 * uint64_t(unit) > b.flow[g].size) return true;
+        return false;
+    }
+
+    // Followers whose leader stopped measuring (its first flow finished, or its membership changed), or
+    // whose deadline would fall inside the next step, are mirrored now.
+    void settle_followers(int64_t end, int64_t next) {
+        const int64_t next_step_end = std::max(end, next) + x.lookahead;
+        for (size_t k = 0; k < followers.size();) {
+            const PartState& p = state(followers[k]);
+            if (leading(p) && (p.deadline == kNever || p.deadline >= next_step_end) && !leader_in_tail(p)) ++k;
+            else mirror(followers[k], end);
+        }
     }
 
     // The congestion control's rate after a memoized transient: the rate it had at the transient's end. (Not
@@ -446,7 +608,10 @@ struct Skipper::State {
                 rate.push_back(r);
             }
             if (!steady) continue;
-            if (p.pending) store_transient(p, id, now, flows, rate);
+            if (p.pending) {
+                release_followers_steady(id, now, flows, rate, horizon);  // while the leader still counts as measuring
+                store_transient(p, id, now, flows, rate);
+            }
             if (touches_pfc(b, port_rows(id))) continue;
             freeze(id, now, flows, rate, 0, std::vector<int64_t>(flows.size(), 0), true, horizon);
         }
@@ -525,7 +690,7 @@ struct Skipper::State {
             for (uint32_t port : ports_of(f)) {
                 const uint32_t id = parts.of_port(port);
                 if (id != kNoPartition && state(id).frozen && state(id).t_end > start) {
-                    cut_back(id, start);
+                    cut_back(id, start, end);
                     next = std::min(next, state(id).t_end);
                 }
             }
@@ -541,7 +706,7 @@ struct Skipper::State {
             const uint32_t local = f - x.flow_begin;
             for (uint32_t port : ports_of(f)) {
                 const uint32_t id = parts.of_port(port);
-                if (id != kNoPartition && state(id).frozen) cut_back(id, end);  // cannot happen: skips end at known starts
+                if (id != kNoPartition && state(id).frozen) cut_back(id, end, end);  // cannot happen: skips end at known starts
             }
             thaw(end);
             const uint32_t id = parts.add_flow(local, flow_ports[local], merged);
@@ -591,6 +756,9 @@ struct Skipper::State {
             sample(end);
             next_sample = end + interval;
         }
+        settle_followers(end, next);
+        next = std::min(next, resume_hint);
+        resume_hint = kNever;
         return next;
     }
 };

@@ -32,7 +32,7 @@ struct SkipRecord {
 struct MemoRecord {
     int64_t time_ps = 0;
     uint32_t partition = 0, flows = 0;
-    enum Kind : uint8_t { kHit, kMiss, kStored } kind = kMiss;
+    enum Kind : uint8_t { kHit, kMiss, kStored, kFollow } kind = kMiss;  // kFollow: waited on an identical partition that missed at the same instant
 };
 
 struct SkipReport {
@@ -42,6 +42,7 @@ struct SkipReport {
     uint64_t events_saved = 0;
     uint64_t bytes_credited = 0;
     uint32_t memo_hits = 0, memo_misses = 0;
+    uint32_t memo_follows = 0;            // misses that waited on an identical partition's measurement instead of repeating it
     int64_t sample_interval_ps = 0;       // in force
 };
 

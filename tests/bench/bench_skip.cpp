@@ -57,11 +57,12 @@ void compare(const char* label, const Run& off, const Run& on) {
         sum += e, worst = std::max(worst, e), ++n;
     }
     const double saved = double(on.result.skipping.events_saved);
-    std::printf("%-22s wall %8.3f s -> %7.3f s (%6.1fx)   FCT error mean %.3f%% max %.2f%%   events %llu -> %llu, skipped %.1f%% (%zu skips, memo %u hits / %u misses)"
+    std::printf("%-22s wall %8.3f s -> %7.3f s (%6.1fx)   FCT error mean %.3f%% max %.2f%%   events %llu -> %llu, skipped %.1f%% (%zu skips, memo %u hits / %u misses / %u followed)"
                 "   steps %llu (%llu split over threads) -> %llu (%llu)\n",
                 label, off.wall, on.wall, off.wall / on.wall, 100 * sum / double(std::max<size_t>(n, 1)), 100 * worst,
                 (unsigned long long)off.result.events, (unsigned long long)on.result.events, 100 * saved / (saved + double(on.result.events)),
-                on.result.skipping.skips.size(), on.result.skipping.memo_hits, on.result.skipping.memo_misses, (unsigned long long)off.result.steps,
+                on.result.skipping.skips.size(), on.result.skipping.memo_hits, on.result.skipping.memo_misses, on.result.skipping.memo_follows,
+                (unsigned long long)off.result.steps,
                 (unsigned long long)off.result.split_steps, (unsigned long long)on.result.steps, (unsigned long long)on.result.split_steps);
 }
 
@@ -153,9 +154,9 @@ void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTabl
     const double saved = double(k.events_saved);
     if (!with_off) {
         std::printf("%s, %s, one iteration, %d thread(s), best of %d runs, skipping on only: wall %.3f s, iteration %.3f ms, events %llu, "
-                    "skipped %.2f%% (%zu skips, memo %u hits / %u misses)\n",
+                    "skipped %.2f%% (%zu skips, memo %u hits / %u misses / %u followed)\n",
                     label, cc.c_str(), threads, repeats, on.wall, on.iteration_s * 1e3, (unsigned long long)on.result.events,
-                    100 * saved / (saved + double(on.result.events)), k.skips.size(), k.memo_hits, k.memo_misses);
+                    100 * saved / (saved + double(on.result.events)), k.skips.size(), k.memo_hits, k.memo_misses, k.memo_follows);
         return;
     }
     const Run off = run_llm(presets, tables, llm("roft-128", model, parallel, false, cc), threads, repeats);
