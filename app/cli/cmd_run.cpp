@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -7,6 +8,9 @@
 #include "cli/inputs.h"
 #include "cli/llm_run.h"
 #include "cli/run_session.h"
+#ifdef ORRERY_HAVE_MPI
+#include "cli/mpi_sweep.h"
+#endif
 #include "runtime/batch.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
@@ -14,12 +18,39 @@
 #include "telemetry/results_store.h"
 
 namespace orrery::cli {
+namespace {
+
+#ifdef ORRERY_HAVE_MPI
+// One experiment of `loaded` alone, as a scenario of its own (its id, index and seed kept).
+LoadedScenario experiment_alone(const LoadedScenario& loaded, size_t i) {
+    LoadedScenario one;
+    one.base = loaded.base;
+    one.experiments = {loaded.experiments[i]};
+    one.scenarios = {loaded.scenarios[i]};
+    return one;
+}
+
+// What an experiment is expected to cost, to hand out the longest first: an LLM job's GPUs × layers ×
+// micro-batches, a flow workload's bytes.
+double expected_cost(const Scenario& s) {
+    if (s.workload.kind == "llm") {
+        const LlmWorkload& w = *s.workload.llm;
+        const ParallelSpec& p = w.parallel;
+        return double(p.tp) * p.pp * p.dp * std::max(1, w.model.layers) * p.micro_batches;
+    }
+    double bytes = 0;
+    for (const FlowSpec& f : workload_flows(s)) bytes += double(f.size.count);
+    return bytes;
+}
+#endif
+
+}  // namespace
 
 Runner add_run(CLI::App& app, const PresetLibrary& presets) {
     struct Options {
         std::string scenario, out;
         Backend backend;
-        bool json = false, force = false, progress_json = false;
+        bool json = false, force = false, progress_json = false, mpi = false;
     };
     auto o = std::make_shared<Options>();
     app.add_option("SCENARIO", o->scenario, "Scenario .json, or the name of a bundled scenario (`orrery-cli presets scenarios`)")->required();
@@ -29,13 +60,21 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
     app.add_flag("--json", o->json, "Print each experiment's summary on stdout as it finishes: one JSON object per line");
     app.add_flag("--progress-json", o->progress_json, "Also report progress as one JSON object per line on stderr (run, start, progress, done)");
     app.add_flag("--force", o->force, "Replace reference-format output files (output.hpcc_files) that exist");
+#ifdef ORRERY_HAVE_MPI
+    app.add_flag("--mpi", o->mpi, "Run the sweep's experiments over MPI ranks (mpirun, srun); on by itself when launched with more than one rank");
+#endif
     return [&presets, o]() -> int {
         bool bundled = false;
         const std::filesystem::path path = scenario_argument(o->scenario, presets, &bundled);
         // A bundled scenario stores its results here, not beside it in the installation.
         if (bundled && o->out.empty()) o->out = path.stem().string() + ".sqlite";
         LoadedScenario loaded = load_scenario_file(path, presets, LoadOptions{false});
+#ifdef ORRERY_HAVE_MPI
+        const bool over_ranks = o->mpi || launched_with_several_ranks();
+        if (!over_ranks || rank_from_environment() == 0) print_diagnostics(loaded.warnings);
+#else
         print_diagnostics(loaded.warnings);
+#endif
         const Scenario& base = loaded.base;
 
         // One fabric per distinct topology; experiments of a sweep usually share it.
@@ -58,6 +97,52 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             store.begin_run(cli_run_record(base.name, path, sha256, o->backend), records);
             progress.run(store.run_id(), records.size(), store_path);
         };
+#ifdef ORRERY_HAVE_MPI
+        if (over_ranks) {
+            const bool rank0 = rank_from_environment() == 0;
+            for (const Scenario& s : loaded.scenarios) {
+                if (s.skipping.enabled && s.skipping.memo && !s.skipping.memo_file.empty())
+                    throw InputError(s.source + ": skipping.memo_file",
+                                     "a memo file is not shared between MPI ranks yet: run this sweep in one process, or drop memo_file (skipping and "
+                                     "its in-run memo work over ranks)");
+                const OutputSpec& out = s.output;
+                if (!out.hpcc_fct_file.empty() || !out.hpcc_pfc_file.empty() || !out.hpcc_qlen_file.empty())
+                    throw InputError(s.source + ": output.hpcc_files",
+                                     "reference-format files are written by one-process runs only: run this scenario without MPI, or read the results store");
+            }
+            if (rank0) refuse_store_path(store_path, {});
+            RankedSweep sweep;
+            for (size_t i = 0; i < loaded.experiments.size(); ++i) {
+                sweep.ids.push_back(loaded.experiments[i].id);
+                sweep.expected_cost.push_back(expected_cost(loaded.scenarios[i]));
+            }
+            sweep.store_path = store_path;
+            sweep.progress = &progress;
+            sweep.begin_run = [&](ResultsStore& store, int ranks) {
+                std::vector<ExperimentRecord> records;
+                for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
+                const std::string sha256 = loaded.experiments.size() == 1 ? loaded.experiments[0].sha256 : sha256_of_document(base.document);
+                RunRecord record = cli_run_record(base.name, path, sha256, o->backend);
+                record.ranks = ranks;
+                store.begin_run(record, records);
+                progress.run(store.run_id(), records.size(), store_path);
+            };
+            sweep.run_one = [&](size_t i, ResultsStore& store, ProgressLines& quiet) {
+                const LoadedScenario one = experiment_alone(loaded, i);
+                const Experiment& x = one.experiments[0];
+                store.begin_run(cli_run_record(base.name, path, x.sha256, o->backend), {{x.id, x.index, x.seed, x.sha256, x.parameters}});
+                if (base.workload.kind == "llm") return run_llm_experiments(one, {fabric_of[i]}, presets, store, o->backend, &quiet).summaries.at(0);
+                std::vector<ExperimentInput> inputs = {{x.id, &one.scenarios[0], fabric_of[i], workload_flows(one.scenarios[0])}};
+                Diagnostics problems;
+                check_against_fabric(one.scenarios[0], *fabric_of[i], problems);
+                if (inputs[0].flows.empty()) problems.error(one.scenarios[0].source + ": workload", "experiment " + x.id + " has no flows to run");
+                if (problems.has_errors()) throw InputError(problems);
+                Batch batch = compile_batch(inputs);
+                return run_session(batch, inputs, &store, o->backend, {}, &quiet).summaries.at(0);
+            };
+            return run_sweep_over_ranks(sweep);
+        }
+#endif
         if (base.workload.kind == "llm") {
             if (o->backend.device) {
                 // The device backend steps packets: experiments on the analytic or flow network, or timed by

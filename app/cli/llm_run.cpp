@@ -64,7 +64,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
         j["wall_time_s"] = wall;
         out.summaries[i] = j;
         if (progress) progress->summary(j);
-        std::fprintf(stderr, "[%s] ok: iteration %.6f s (%s), %zu ops, %.3f s wall\n", id.c_str(), o.iteration_time_s, mode.c_str(), o.ops, wall);
+        say(progress, "[%s] ok: iteration %.6f s (%s), %zu ops, %.3f s wall\n", id.c_str(), o.iteration_time_s, mode.c_str(), o.ops, wall);
     };
     for (size_t i = 0; i < count; ++i) {
         const Scenario& s = loaded.scenarios[i];
@@ -79,7 +79,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             const auto t0 = std::chrono::steady_clock::now();
             if (ratios.nic.empty()) ratios = load_busbw_ratios(presets);
             const BusbwEstimate est = estimate_simai_import(w, uint32_t(fabrics[i]->count(NodeKind::host)), ratios, warnings);
-            for (const Diagnostic& d : warnings.items()) std::fprintf(stderr, "[%s] %s: warning: %s\n", id.c_str(), d.where.c_str(), d.message.c_str());
+            for (const Diagnostic& d : warnings.items()) say(progress, "[%s] %s: warning: %s\n", id.c_str(), d.where.c_str(), d.message.c_str());
             finish_without_packets(i, busbw_outcome(est), "busbw",
                                "SimAI's analytical bus-bandwidth estimate (SimAI_analytical): no task graph, no network; exposed DP_EP " +
                                    std::to_string(est.exposed_dp_ep_s) + " s of the exposed DP",
@@ -87,7 +87,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             continue;
         }
         jobs[i] = std::make_unique<LlmJob>(prepare_any_llm_job(w, *fabrics[i], tables, warnings));
-        for (const Diagnostic& d : warnings.items()) std::fprintf(stderr, "[%s] %s: warning: %s\n", id.c_str(), d.where.c_str(), d.message.c_str());
+        for (const Diagnostic& d : warnings.items()) say(progress, "[%s] %s: warning: %s\n", id.c_str(), d.where.c_str(), d.message.c_str());
         LlmJob& job = *jobs[i];
         if (!job.oom_message.empty()) {
             store.experiment_started(id);
@@ -95,7 +95,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
                                       progress ? std::function<void()>([progress, id] { progress->done(id, "oom", 0); }) : nullptr);
             out.summaries[i] = {{"id", id}, {"experiment", id}, {"status", "oom"}, {"message", job.oom_message}};
             if (progress) progress->summary(out.summaries[i]);
-            std::fprintf(stderr, "[%s] oom: %s\n", id.c_str(), job.oom_message.c_str());
+            say(progress, "[%s] oom: %s\n", id.c_str(), job.oom_message.c_str());
             continue;
         }
         if (w.network_mode != NetworkMode::packet || job.transfers.empty()) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdarg>
 #include <cstdio>
 #include <mutex>
 #include <thread>
@@ -135,6 +136,14 @@ void ProgressLines::done(const std::string& experiment, const std::string& statu
     line({{"event", "done"}, {"experiment", experiment}, {"status", status}, {"wall_s", wall_s}});
 }
 
+void say(ProgressLines* progress, const char* format, ...) {
+    if (progress && !progress->lines()) return;
+    va_list args;
+    va_start(args, format);
+    std::vfprintf(stderr, format, args);
+    va_end(args);
+}
+
 FailedRunMark::~FailedRunMark() {
     if (std::uncaught_exceptions() <= exceptions_) return;
     try {
@@ -192,7 +201,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
         memo_file = k.memo_file;
     }
     const wormhole::MemoTable memo = memo_file.empty() ? wormhole::MemoTable{} : wormhole::load_memo(memo_file);
-    if (!memo_file.empty()) std::fprintf(stderr, "memo: %zu transients read from %s\n", memo.size(), memo_file.string().c_str());
+    if (!memo_file.empty()) say(progress, "memo: %zu transients read from %s\n", memo.size(), memo_file.string().c_str());
     RunOptions options;
     options.threads = backend.threads;
     options.memo = &memo;
@@ -250,11 +259,11 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
         if (progress) progress->summary(sum.json);
         ++finished;
         if (workload.on_done) {
-            std::fprintf(stderr, "[%zu/%zu] %s %s: iteration %.6f s, %zu network flows, %.3f s wall\n", finished, inputs.size(), r.id.c_str(),
+            say(progress, "[%zu/%zu] %s %s: iteration %.6f s, %zu network flows, %.3f s wall\n", finished, inputs.size(), r.id.c_str(),
                          status.c_str(), sum.json.value("iteration_time_s", 0.0), r.flows.size(), wall);
             return;
         }
-        std::fprintf(stderr, "[%zu/%zu] %s %s: %zu flows, mean FCT %.3f us, p99 %.3f us, %.0f PFC pauses, %.3f s wall\n", finished,
+        say(progress, "[%zu/%zu] %s %s: %zu flows, mean FCT %.3f us, p99 %.3f us, %.0f PFC pauses, %.3f s wall\n", finished,
                      inputs.size(), r.id.c_str(), sum.json["status"].get<std::string>().c_str(), r.flows.size(),
                      sum.json["fct_mean"]["value"].get<double>(), sum.json["fct_p99"]["value"].get<double>(),
                      sum.json["pfc_pauses"]["value"].get<double>(), wall);

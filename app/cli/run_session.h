@@ -56,8 +56,10 @@ struct SessionWorkload {
 // has finished (completion order; every object carries its "experiment" id).
 class ProgressLines {
 public:
-    explicit ProgressLines(bool on, bool summaries = false) : on_(on), summaries_(summaries) {}
+    // `lines` false: the human-readable lines (say()) are left out too, as on an MPI rank that is not rank 0.
+    explicit ProgressLines(bool on, bool summaries = false, bool lines = true) : on_(on), summaries_(summaries), lines_(lines) {}
     bool on() const { return on_; }
+    bool lines() const { return lines_; }
     void summary(const nlohmann::json& j);
     void run(int64_t run_id, size_t experiments, const std::filesystem::path& store);
     void start(const std::string& experiment);
@@ -67,10 +69,13 @@ public:
 
 private:
     void line(const nlohmann::json& j);
-    bool on_, summaries_;
+    bool on_, summaries_, lines_;
     std::mutex lock_;
     std::map<std::string, double> last_wall_;
 };
+
+// A human-readable line on stderr (printf format), unless `progress` is one that leaves them out.
+void say(ProgressLines* progress, const char* format, ...) __attribute__((format(printf, 2, 3)));
 
 // Ends the store's run as `failed` when the scope is left by an exception (an input error found mid-run, a
 // full disk): the run never stays `running` after its process has given up on it.

@@ -152,13 +152,24 @@ size_t Batch::memory_bytes() const {
 size_t Batch::experiment_memory_bytes(uint32_t e) const {
     const ExperimentSlice& x = experiments.at(e);
     const double nodes = x.node_end - x.node_begin, ports = x.port_end - x.port_begin, flows = x.flow_end - x.flow_begin;
-    // A column's share: its allocated bytes × this experiment's rows / all rows.
-    auto share = [](const auto& vec, double rows, double all) { return all > 0 ? double(vec.capacity() * sizeof(vec[0])) * rows / all : 0.0; };
+    // A column's share: its rows' bytes where it has a row per node, port or flow (and perhaps one past the
+    // end), else its bytes in use × this experiment's rows / all rows. Never the allocated capacity or the
+    // end row: those depend on the batch's other experiments, and an experiment's figure must not, so that a
+    // sweep run over MPI ranks, one experiment at a time, stores the same figures as one process.
+    auto share = [](const auto& vec, double rows, double all) {
+        const double size = double(vec.size()), element = double(sizeof(vec[0]));
+        if (size == all || size == all + 1) return rows * element;
+        return all > 0 ? size * element * rows / all : 0.0;
+    };
+    // An offsets column (one entry per item and one past the end): the end entry is the batch's.
+    auto share_offsets = [](const auto& vec, double rows, double all) {
+        return all > 0 && !vec.empty() ? double(vec.size() - 1) * double(sizeof(vec[0])) * rows / all : 0.0;
+    };
     const double all_nodes = double(node_role.size()), all_ports = double(port.size()), all_flows = double(flow.size());
     double total = share(node_experiment, nodes, all_nodes) + share(node_role, nodes, all_nodes) + share(node_fabric_id, nodes, all_nodes) +
                    share(node_port_begin, nodes, all_nodes) + share(nic, nodes, all_nodes) + share(sw, nodes, all_nodes) + share(out, nodes, all_nodes) +
                    share(node_tree_begin, nodes, all_nodes) + share(node_forwarder, nodes, all_nodes) + share(node_dest_group, nodes, all_nodes) +
-                   share(spray_set, nodes, all_nodes) + share(set_begin, nodes, all_nodes) + share(set_ports, nodes, all_nodes) +
+                   share(spray_set, nodes, all_nodes) + share_offsets(set_begin, nodes, all_nodes) + share(set_ports, nodes, all_nodes) +
                    share(port_tree, nodes, all_nodes);
     total += share(port, ports, all_ports) + share(ring_tail, ports, all_ports) +
              share(ring_head, ports, all_ports) + share(tx, ports, all_ports) + share(times, ports, all_ports) + share(queues, ports, all_ports) +

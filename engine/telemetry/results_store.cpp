@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -88,6 +89,19 @@ struct Statement {
     Statement& bind(int i, double v) { sqlite3_bind_double(s, i, v); return *this; }
     Statement& bind(int i, const std::string& v) { sqlite3_bind_text(s, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT); return *this; }
     Statement& null(int i) { sqlite3_bind_null(s, i); return *this; }
+    Statement& bind_value(int i, const sqlite3_value* v) { sqlite3_bind_value(s, i, v); return *this; }
+    // For reading: true while there is a row.
+    bool step() {
+        const int rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW) return true;
+        if (rc == SQLITE_DONE) return false;
+        throw InputError(sqlite3_db_filename(sqlite3_db_handle(s), "main"), std::string("results store: ") + sqlite3_errmsg(sqlite3_db_handle(s)));
+    }
+    const sqlite3_value* value(int column) const { return sqlite3_column_value(s, column); }
+    std::string text(int column) const {
+        const unsigned char* t = sqlite3_column_text(s, column);
+        return t ? reinterpret_cast<const char*>(t) : "";
+    }
     void row() {
         if (sqlite3_step(s) != SQLITE_DONE) throw InputError(sqlite3_db_filename(sqlite3_db_handle(s), "main"), std::string("results store: ") + sqlite3_errmsg(sqlite3_db_handle(s)));
         sqlite3_reset(s);
@@ -218,6 +232,7 @@ void ResultsStore::add_missing_columns() {
     if (!run_columns.count("host")) exec(db_, "ALTER TABLE runs ADD COLUMN host TEXT;", file_);
     if (!run_columns.count("pid")) exec(db_, "ALTER TABLE runs ADD COLUMN pid INTEGER;", file_);
     if (!run_columns.count("pid_started")) exec(db_, "ALTER TABLE runs ADD COLUMN pid_started INTEGER;", file_);
+    if (!run_columns.count("ranks")) exec(db_, "ALTER TABLE runs ADD COLUMN ranks INTEGER NOT NULL DEFAULT 1;", file_);
 }
 
 ResultsStore::~ResultsStore() {
@@ -278,10 +293,10 @@ void ResultsStore::flush() {
 int64_t ResultsStore::begin_run(const RunRecord& run, const std::vector<ExperimentRecord>& experiments) {
     // The run row is written synchronously: its id keys everything that follows.
     Statement insert(db_, "INSERT INTO runs (started_utc, scenario_name, scenario_file, scenario_sha256, engine_version, git_revision, "
-                          "backend, device, threads, status, host, pid, pid_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)");
+                          "backend, device, threads, status, host, pid, pid_started, ranks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)");
     insert.bind(1, utc_now()).bind(2, run.scenario_name).bind(3, run.scenario_file).bind(4, run.scenario_sha256).bind(5, version())
         .bind(6, git_revision()).bind(7, run.backend).bind(8, run.device).bind(9, int64_t(run.threads)).bind(10, this_host())
-        .bind(11, int64_t(::getpid())).bind(12, process_start_ticks(::getpid())).row();
+        .bind(11, int64_t(::getpid())).bind(12, process_start_ticks(::getpid())).bind(13, int64_t(run.ranks)).row();
     run_id_ = sqlite3_last_insert_rowid(db_);
     const int64_t id = run_id_;
     post([id, experiments](sqlite3* db) {
@@ -386,6 +401,53 @@ void ResultsStore::skipping(const std::string& experiment, const wormhole::SkipR
             m.bind(1, id).bind(2, experiment).bind(3, r.time_ps).bind(4, int64_t(r.partition)).bind(5, int64_t(r.flows))
                 .bind(6, memo_kind(r.kind)).row();
     });
+}
+
+void ResultsStore::merge_experiment(const std::filesystem::path& other, const std::string& experiment, std::function<void()> committed) {
+    const int64_t id = run_id_;
+    post([=](sqlite3* db) {
+        sqlite3* src = nullptr;
+        if (sqlite3_open_v2(other.c_str(), &src, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+            const std::string why = src ? sqlite3_errmsg(src) : "out of memory";
+            sqlite3_close(src);
+            throw std::runtime_error(other.string() + ": " + why);
+        }
+        try {
+            // The experiment's row: what the rank's run recorded when it finished.
+            Statement read(src, "SELECT status, message, sim_end_ps, events, packet_hops, wall_seconds FROM experiments WHERE experiment = ?");
+            read.bind(1, experiment);
+            if (!read.step()) throw std::runtime_error(other.string() + ": no experiment " + experiment);
+            Statement update(db, "UPDATE experiments SET status = ?, message = ?, sim_end_ps = ?, events = ?, packet_hops = ?, wall_seconds = ? "
+                                 "WHERE run_id = ? AND experiment = ?");
+            for (int c = 0; c < 6; ++c) update.bind_value(c + 1, read.value(c));
+            update.bind(7, id).bind(8, experiment).row();
+            // Every table keyed by run and experiment, but the ones begin_run wrote here already.
+            std::vector<std::string> tables;
+            Statement list(src, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+            while (list.step()) tables.push_back(list.text(0));
+            for (const std::string& table : tables) {
+                if (table == "runs" || table == "experiments" || table == "parameters") continue;
+                std::vector<std::string> columns;
+                Statement info(src, ("PRAGMA table_info(" + table + ")").c_str());
+                while (info.step()) columns.push_back(info.text(1));
+                if (columns.empty() || columns[0] != "run_id" || std::find(columns.begin(), columns.end(), "experiment") == columns.end()) continue;
+                std::string names, marks;
+                for (size_t c = 0; c < columns.size(); ++c) names += (c ? ", " : "") + columns[c], marks += c ? ", ?" : "?";
+                Statement rows(src, ("SELECT " + names + " FROM " + table + " WHERE experiment = ? ORDER BY rowid").c_str());
+                rows.bind(1, experiment);
+                Statement insert(db, ("INSERT INTO " + table + " (" + names + ") VALUES (" + marks + ")").c_str());
+                while (rows.step()) {
+                    insert.bind(1, id);
+                    for (size_t c = 1; c < columns.size(); ++c) insert.bind_value(int(c + 1), rows.value(int(c)));
+                    insert.row();
+                }
+            }
+        } catch (...) {
+            sqlite3_close(src);
+            throw;
+        }
+        sqlite3_close(src);
+    }, std::move(committed));
 }
 
 void ResultsStore::end_run(const std::string& status, double wall_seconds) {

@@ -26,6 +26,7 @@ struct RunRecord {
     std::string scenario_name, scenario_file, scenario_sha256;
     std::string backend = "cpu", device;
     int threads = 1;
+    int ranks = 1;  // MPI processes that ran the experiments (orrery-cli run under mpirun or srun)
 };
 
 struct ExperimentRecord {
@@ -88,6 +89,10 @@ public:
     void skipping(const std::string& experiment, const wormhole::SkipReport& report);
     // finished, cancelled or failed; experiments still pending or running take the run's status.
     void end_run(const std::string& status, double wall_seconds);
+    // Copies one experiment's results from another store holding a single run (an MPI rank's, written by the
+    // same code) into this run: the experiment's row takes its status and figures, every other table its
+    // rows. `committed` runs once they are on disk.
+    void merge_experiment(const std::filesystem::path& other, const std::string& experiment, std::function<void()> committed = {});
     // Marks `running` runs whose process is gone (this host, pid and process start time recorded at
     // begin_run) as `interrupted`, with their unfinished experiments; returns how many. Called on open.
     int mark_interrupted_runs();

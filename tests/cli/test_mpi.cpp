@@ -1,0 +1,191 @@
+// orrery-cli run under mpirun (OpenMPI, --oversubscribe on localhost): a sweep over 2 and 3 ranks stores
+// exactly what one process stores (but wall times and the rank count), for a flow sweep and an LLM sweep with
+// queue samples and timelines; a rank killed mid-run ends the run with the experiments lost named and what
+// finished kept.
+#include <QtTest>
+
+#include <signal.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+namespace {
+
+struct Result {
+    int code;
+    QString out, err;
+};
+
+QProcessEnvironment mpi_environment() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("OMPI_ALLOW_RUN_AS_ROOT", "1");  // CI containers run as root; OpenMPI refuses that otherwise
+    env.insert("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    env.insert("OMPI_MCA_rmaps_base_oversubscribe", "1");
+    return env;
+}
+
+Result run(const QStringList& args, const QString& dir, int ranks) {
+    QProcess p;
+    p.setWorkingDirectory(dir);
+    p.setProcessEnvironment(mpi_environment());
+    if (ranks == 0) p.start(ORRERY_CLI, args);
+    else p.start(ORRERY_MPIEXEC, QStringList{"--oversubscribe", "-n", QString::number(ranks), ORRERY_CLI} + args);
+    p.waitForFinished(300000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+std::vector<std::string> query(sqlite3* db, const std::string& sql) {
+    std::vector<std::string> rows;
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) return {"error: " + std::string(sqlite3_errmsg(db))};
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        std::string row;
+        for (int c = 0; c < sqlite3_column_count(s); ++c) {
+            const unsigned char* t = sqlite3_column_text(s, c);
+            if (c) row += '|';
+            row += t ? reinterpret_cast<const char*>(t) : "NULL";
+        }
+        rows.push_back(row);
+    }
+    sqlite3_finalize(s);
+    return rows;
+}
+
+// Every row of every experiment table, sorted, without run ids, wall times, or the run record itself.
+std::vector<std::string> contents(const QString& file) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(file.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
+    std::vector<std::string> all;
+    for (const std::string& table : query(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('runs', 'orrery_store', 'sqlite_sequence') ORDER BY name")) {
+        std::vector<std::string> columns;
+        for (const std::string& row : query(db, "SELECT name FROM pragma_table_info('" + table + "')"))
+            if (row != "run_id" && row != "wall_seconds") columns.push_back(row);
+        std::string list;
+        for (const std::string& c : columns) list += (list.empty() ? "" : ", ") + c;
+        std::string where = table == "metrics" ? " WHERE name NOT IN ('wall_time', 'wall_time_s')" : "";
+        for (const std::string& row : query(db, "SELECT " + list + " FROM " + table + where + " ORDER BY " + list)) all.push_back(table + ": " + row);
+    }
+    sqlite3_close(db);
+    return all;
+}
+
+std::string run_field(const QString& file, const std::string& column) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(file.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
+    const std::vector<std::string> rows = query(db, "SELECT " + column + " FROM runs");
+    sqlite3_close(db);
+    return rows.size() == 1 ? rows[0] : "rows: " + std::to_string(rows.size());
+}
+
+nlohmann::json ring_sweep(const std::string& size) {
+    nlohmann::json flows = nlohmann::json::array();
+    for (int i = 0; i < 16; ++i) flows.push_back({{"src", i}, {"dst", (i + 5) % 16}, {"size", size}});
+    return {{"format", "orrery-scenario"}, {"version", 1}, {"name", "ring sweep"},
+            {"topology", {{"preset", "fat-tree-k4"}}}, {"network", {{"preset", "reference-100g"}}}, {"cc", {{"preset", "dcqcn-100g"}}},
+            {"workload", {{"kind", "flows"}, {"flows", flows}}},
+            {"output", {{"record", {"fct", "queues"}}, {"sample_interval", "20us"}}},
+            {"sweep", {{"parameters", {{{"path", "cc.algorithm"}, {"values", {"dcqcn", "hpcc", "timely", "dctcp"}}},
+                                       {{"path", "cc.min_rate"}, {"values", {"100Mbps", "1Gbps"}}}}}}}};
+}
+
+}  // namespace
+
+class TestMpi : public QObject {
+    Q_OBJECT
+private slots:
+    void flow_sweep_over_ranks_stores_what_one_process_stores() {
+        QTemporaryDir tmp;
+        std::ofstream(tmp.filePath("ring.json").toStdString()) << ring_sweep("400KB").dump(1);
+        const Result one = run({"run", "ring.json", "--out", "one.sqlite"}, tmp.path(), 0);
+        QVERIFY2(one.code == 0, qPrintable(one.err));
+        const std::vector<std::string> expected = contents(tmp.filePath("one.sqlite"));
+        QVERIFY(expected.size() > 8 * 16);  // 8 experiments' flows, queue samples, metrics
+        for (int ranks : {2, 3}) {
+            const QString store = QString("ranks%1.sqlite").arg(ranks);
+            const Result r = run({"run", "ring.json", "--out", store, "--json"}, tmp.path(), ranks);
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QCOMPARE(contents(tmp.filePath(store)), expected);
+            QCOMPARE(run_field(tmp.filePath(store), "ranks"), std::to_string(ranks));
+            QCOMPARE(run_field(tmp.filePath(store), "status"), std::string("finished"));
+            // Only rank 0 prints: one summary per experiment, one line per experiment naming its rank.
+            QCOMPARE(r.out.count('\n'), 8);
+            QCOMPARE(r.err.count(" on rank "), 8);
+            QVERIFY2(r.err.contains(QString("8 experiments finished on %1 ranks").arg(ranks)), qPrintable(r.err));
+        }
+        QCOMPARE(run_field(tmp.filePath("one.sqlite"), "ranks"), std::string("1"));
+    }
+
+    void llm_sweep_over_ranks_stores_what_one_process_stores() {
+        QTemporaryDir tmp;
+        const nlohmann::json doc = {
+            {"format", "orrery-scenario"}, {"version", 1}, {"name", "llm sweep"},
+            {"topology", {{"generator", "rail-optimized"}, {"gpus", 32}, {"gpus_per_server", 8}, {"tiers", 2},
+                          {"link_defaults", {{"all", {{"rate", "400Gbps"}, {"delay", "1us"}}}}}}},
+            {"network", {{"preset", "reference-400g"}}}, {"cc", {{"preset", "dcqcn-400g"}}},
+            {"workload", {{"kind", "llm"}, {"network_mode", "packet"},
+                          {"model", {{"layers", 4}, {"hidden", 1024}, {"heads", 16}, {"ffn", 4096}, {"seq", 512}, {"vocab", 1000}}},
+                          {"parallel", {{"tp", 8}, {"pp", 2}, {"dp", 2}, {"micro_batches", 2}}}}},
+            {"output", {{"record", {"fct", "queues"}}, {"sample_interval", "10us"}}},
+            {"sweep", {{"parameters", {{{"path", "workload.collectives.algorithm"}, {"values", {"ring", "tree"}}},
+                                       {{"path", "workload.framework_overhead"}, {"values", {"4GB", "90GB"}}}}}}}};
+        std::ofstream(tmp.filePath("llm.json").toStdString()) << doc.dump(1);
+        const Result one = run({"run", "llm.json", "--out", "one.sqlite"}, tmp.path(), 0);
+        QVERIFY2(one.code == 0, qPrintable(one.err));
+        const std::vector<std::string> expected = contents(tmp.filePath("one.sqlite"));
+        bool has_timeline = false, has_oom = false;
+        for (const std::string& row : expected) has_timeline |= row.rfind("timeline: ", 0) == 0, has_oom |= row.find("|oom|") != std::string::npos;
+        QVERIFY(has_timeline && has_oom);
+        const Result two = run({"run", "llm.json", "--out", "two.sqlite"}, tmp.path(), 2);
+        QVERIFY2(two.code == 0, qPrintable(two.err));
+        QCOMPARE(contents(tmp.filePath("two.sqlite")), expected);
+    }
+
+    void a_rank_that_dies_ends_the_run_naming_what_was_lost() {
+        // Eight experiments of about 1.5 s each on 3 ranks; rank 2 is killed once the first has been stored.
+        QTemporaryDir tmp;
+        std::ofstream(tmp.filePath("ring.json").toStdString()) << ring_sweep("20MB").dump(1);
+        QProcess p;
+        p.setWorkingDirectory(tmp.path());
+        p.setProcessEnvironment(mpi_environment());
+        p.start(ORRERY_MPIEXEC, {"--oversubscribe", "-n", "3", ORRERY_CLI, "run", "ring.json", "--out", "s.sqlite"});
+        QVERIFY(p.waitForStarted());
+        QString err;
+        QElapsedTimer clock;
+        clock.start();
+        while (!err.contains("[1/8]") && p.state() == QProcess::Running && clock.elapsed() < 120000) {
+            p.waitForReadyRead(200);
+            err += QString::fromUtf8(p.readAllStandardError());
+        }
+        QVERIFY2(err.contains("[1/8]"), qPrintable(err));
+        // The ranks are mpirun's children; the last started is rank 2 (OpenMPI starts them in rank order).
+        QProcess children;
+        children.start("pgrep", {"-P", QString::number(p.processId()), "-f", "orrery-cli"});
+        children.waitForFinished();
+        const QStringList pids = QString::fromUtf8(children.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(pids.size(), 3);
+        ::kill(pids.last().toInt(), SIGKILL);
+        p.waitForFinished(60000);
+        err += QString::fromUtf8(p.readAllStandardError());
+        QVERIFY(p.exitCode() != 0);
+        QVERIFY2(err.contains("error: the MPI job was stopped") && err.contains("lost:"), qPrintable(err));
+        QVERIFY2(err.contains("(rank 2)"), qPrintable(err));
+        // What finished before is stored, and the run does not stay "running".
+        sqlite3* db = nullptr;
+        sqlite3_open_v2(tmp.filePath("s.sqlite").toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
+        const std::vector<std::string> finished = query(db, "SELECT count(*) FROM experiments WHERE status = 'finished'");
+        const std::vector<std::string> with_flows =
+            query(db, "SELECT count(*) FROM experiments e WHERE status = 'finished' AND (SELECT count(*) FROM flows f WHERE f.experiment = e.experiment) = 16");
+        sqlite3_close(db);
+        QVERIFY(std::stoi(finished.at(0)) >= 1);
+        QCOMPARE(with_flows.at(0), finished.at(0));
+        QCOMPARE(run_field(tmp.filePath("s.sqlite"), "status"), std::string("cancelled"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMpi)
+#include "test_mpi.moc"
