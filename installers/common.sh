@@ -17,6 +17,7 @@ orrery_packages=(
   libimgui-dev                         # Dear ImGui: the live inspector
   libgl-dev                            # OpenGL headers for Dear ImGui's renderer
   xvfb xauth libgl1-mesa-dri           # GUI screenshots in tests (software OpenGL under Xvfb); headless demo
+  libopenmpi-dev openmpi-bin           # sweeps over MPI ranks (orrery-cli run under mpirun or srun); test_mpi
 )
 
 # Thrust for the device backend's OpenMP build: the CUDA Toolkit's CCCL where it is installed, else Debian's.

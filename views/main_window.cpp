@@ -34,6 +34,7 @@
 #include "scenario/sweep.h"
 #include "telemetry/results_store.h"
 #include "telemetry/store_reader.h"
+#include "views/cluster_job.h"
 #include "views/inspector_view.h"
 #include "views/network_editor.h"
 #include "views/results_view.h"
@@ -257,6 +258,20 @@ void MainWindow::build_menus() {
         out << document_.dump(2) << "\n";
         log(out ? "Scenario written to " + f + " (orrery-cli run takes it)" : "Cannot write " + f);
     });
+#ifdef ORRERY_HAVE_MPI
+    QAction* cluster = add(file, "Export &cluster job…", QKeySequence(), [this] {
+        ClusterJob job;
+        if (!ask_cluster_job(this, job)) return;
+        const QString f = QFileDialog::getSaveFileName(this, "Export cluster job (sbatch script)", QString::fromStdString(scenario_name_) + ".sh",
+                                                       "Slurm batch scripts (*.sh)");
+        if (f.isEmpty()) return;
+        QString done, why;
+        if (export_cluster_job(cli_, document_, f, job, &done, &why)) log(done);
+        else QMessageBox::warning(this, "Export cluster job", why);
+    });
+    cluster->setObjectName("export-cluster-job-action");
+    cluster->setToolTip("An sbatch script that runs this scenario's sweep over MPI ranks with srun (orrery-cli slurm)");
+#endif
     file->addSeparator();
     add(file, "&Quit", QKeySequence::Quit, [this] { close(); });
 

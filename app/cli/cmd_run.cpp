@@ -100,16 +100,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
 #ifdef ORRERY_HAVE_MPI
         if (over_ranks) {
             const bool rank0 = rank_from_environment() == 0;
-            for (const Scenario& s : loaded.scenarios) {
-                if (s.skipping.enabled && s.skipping.memo && !s.skipping.memo_file.empty())
-                    throw InputError(s.source + ": skipping.memo_file",
-                                     "a memo file is not shared between MPI ranks yet: run this sweep in one process, or drop memo_file (skipping and "
-                                     "its in-run memo work over ranks)");
-                const OutputSpec& out = s.output;
-                if (!out.hpcc_fct_file.empty() || !out.hpcc_pfc_file.empty() || !out.hpcc_qlen_file.empty())
-                    throw InputError(s.source + ": output.hpcc_files",
-                                     "reference-format files are written by one-process runs only: run this scenario without MPI, or read the results store");
-            }
+            refuse_what_ranks_cannot_do(loaded);
             if (rank0) refuse_store_path(store_path, {});
             RankedSweep sweep;
             for (size_t i = 0; i < loaded.experiments.size(); ++i) {

@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
     add("run-hpcc", "Simulate an HPCC/SimAI config.txt unchanged and write its FCT, PFC and queue-length files in the reference's formats",
         cli::add_run_hpcc);
     add("devices", "List what this build can run on: CPU threads, its device backend's system, CUDA GPUs and their memory", cli::add_devices);
+#ifdef ORRERY_HAVE_MPI
+    add("slurm", "Write an sbatch script that runs a scenario's sweep over MPI ranks on a Slurm cluster (srun; rank 0 writes the store)", cli::add_slurm);
+#endif
     add("export", "Export what a run stored: `export timeline` writes an LLM experiment's timeline as Chrome trace JSON for Perfetto",
         cli::add_export);
     try {

@@ -19,6 +19,8 @@
 #include <numeric>
 #include <thread>
 
+#include "common/diagnostics.h"
+
 namespace orrery::cli {
 namespace {
 
@@ -290,6 +292,43 @@ int coordinate(const RankedSweep& sweep, int ranks) {
 }
 
 }  // namespace
+
+void refuse_what_ranks_cannot_do(const LoadedScenario& loaded) {
+    for (const Scenario& s : loaded.scenarios) {
+        if (s.skipping.enabled && s.skipping.memo && !s.skipping.memo_file.empty())
+            throw InputError(s.source + ": skipping.memo_file",
+                             "a memo file is not shared between MPI ranks yet: run this sweep in one process, or drop memo_file (skipping and its "
+                             "in-run memo work over ranks)");
+        const OutputSpec& out = s.output;
+        if (!out.hpcc_fct_file.empty() || !out.hpcc_pfc_file.empty() || !out.hpcc_qlen_file.empty())
+            throw InputError(s.source + ": output.hpcc_files",
+                             "reference-format files are written by one-process runs only: run this scenario without MPI, or read the results store");
+    }
+}
+
+std::string sbatch_script(const SlurmJob& job) {
+    auto quote = [](const std::string& text) {  // single quotes for the shell
+        std::string q = "'";
+        for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        return q + "'";
+    };
+    std::string out;
+    out += "#!/bin/bash\n";
+    out += "# Written by `orrery-cli slurm`: runs the sweep of " + job.scenario.string() + " over " + std::to_string(job.nodes) + " node(s) x " +
+           std::to_string(job.ranks_per_node) + " MPI rank(s),\n";
+    out += "# rank 0 writing the results store. Submit with: sbatch <this file>\n";
+    out += "#SBATCH --job-name=" + job.name + "\n";
+    out += "#SBATCH --nodes=" + std::to_string(job.nodes) + "\n";
+    out += "#SBATCH --ntasks-per-node=" + std::to_string(job.ranks_per_node) + "\n";
+    out += "#SBATCH --cpus-per-task=" + std::to_string(job.threads) + "\n";
+    out += "#SBATCH --time=" + job.time_limit + "\n";
+    out += "#SBATCH --output=" + job.name + "-%j.log\n";
+    out += "set -euo pipefail\n";
+    out += "# The MPI plugin this site's Slurm offers to OpenMPI: `srun --mpi=list` shows them.\n";
+    out += "srun --mpi=" + job.mpi_plugin + " " + quote(job.cli.string()) + " run " + quote(job.scenario.string()) + " --out " + quote(job.store.string()) +
+           " --threads " + std::to_string(job.threads) + " --mpi\n";
+    return out;
+}
 
 int rank_from_environment() {
     for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_session.h"
+#include "scenario/load.h"
 #include "telemetry/results_store.h"
 
 namespace orrery::cli {
@@ -24,6 +25,20 @@ namespace orrery::cli {
 bool launched_with_several_ranks();
 // This process's rank by the same environment (0 when not launched by MPI).
 int rank_from_environment();
+
+// Throws InputError for what a run over ranks does not do yet: a memo file shared between ranks, and
+// reference-format output files (written by one-process runs only).
+void refuse_what_ranks_cannot_do(const LoadedScenario& loaded);
+
+// `orrery-cli slurm`: an sbatch script that runs `orrery-cli run` with srun over nodes × ranks per node.
+struct SlurmJob {
+    std::filesystem::path cli, scenario, store;  // absolute
+    std::string name;
+    int nodes = 1, ranks_per_node = 1, threads = 1;
+    std::string time_limit = "01:00:00";       // HH:MM:SS
+    std::string mpi_plugin = "pmix";            // srun --mpi=
+};
+std::string sbatch_script(const SlurmJob& job);
 
 struct RankedSweep {
     std::vector<std::string> ids;       // experiment ids, in experiment order

@@ -221,6 +221,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
     if (store)
         options.on_sample = [&](uint32_t e, int64_t time) {
             const OutputSpec& o = inputs[e].scenario->output;
+            if (!o.record_queues && !o.record_flow_rates) return;  // nothing to take: no empty write every sample
             SampleSet s = take_samples(batch, e, o.record_queues, o.record_flow_rates);
             store->samples(inputs[e].id, time, std::move(s.queues), std::move(s.tiers), std::move(s.rates));
         };

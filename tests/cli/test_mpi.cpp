@@ -145,6 +145,36 @@ private slots:
         QCOMPARE(contents(tmp.filePath("two.sqlite")), expected);
     }
 
+    void slurm_script_runs_the_sweep_with_srun() {
+        // The script `orrery-cli slurm` writes, run by bash with an `srun` that launches its command line with
+        // mpirun on this machine, as Slurm would on two nodes of one rank each.
+        QTemporaryDir tmp;
+        std::ofstream(tmp.filePath("ring.json").toStdString()) << ring_sweep("200KB").dump(1);
+        Result w = run({"slurm", "ring.json", "--nodes", "2", "--ranks-per-node", "1", "--time", "00:10:00", "-o", "job.sh", "--out", "s.sqlite"}, tmp.path(), 0);
+        QVERIFY2(w.code == 0, qPrintable(w.err));
+        QFile file(tmp.filePath("job.sh"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString script = QString::fromUtf8(file.readAll());
+        for (const char* line : {"#SBATCH --nodes=2\n", "#SBATCH --ntasks-per-node=1\n", "#SBATCH --time=00:10:00\n", "srun --mpi=pmix "})
+            QVERIFY2(script.contains(line), qPrintable(script));
+        QVERIFY2(script.contains(tmp.filePath("ring.json")) && script.contains(tmp.filePath("s.sqlite")), qPrintable(script));
+        // A second time without --force: the script is kept.
+        w = run({"slurm", "ring.json", "-o", "job.sh"}, tmp.path(), 0);
+        QCOMPARE(w.code, 1);
+        std::ofstream(tmp.filePath("srun").toStdString()) << "#!/bin/bash\nshift\nexec " << ORRERY_MPIEXEC << " --oversubscribe -n 2 \"$@\"\n";
+        QFile::setPermissions(tmp.filePath("srun"), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        QProcess bash;
+        QProcessEnvironment env = mpi_environment();
+        env.insert("PATH", tmp.path() + ":" + env.value("PATH"));
+        bash.setProcessEnvironment(env);
+        bash.setWorkingDirectory(tmp.path());
+        bash.start("bash", {"job.sh"});
+        QVERIFY(bash.waitForFinished(120000));
+        QVERIFY2(bash.exitCode() == 0, qPrintable(QString::fromUtf8(bash.readAllStandardError())));
+        QCOMPARE(run_field(tmp.filePath("s.sqlite"), "ranks"), std::string("2"));
+        QCOMPARE(run_field(tmp.filePath("s.sqlite"), "status"), std::string("finished"));
+    }
+
     void a_rank_that_dies_ends_the_run_naming_what_was_lost() {
         // Eight experiments of about 1.5 s each on 3 ranks; rank 2 is killed once the first has been stored.
         QTemporaryDir tmp;

@@ -22,6 +22,7 @@
 
 #include "gui_fixtures.h"
 #include "runtime/device/device_runner.h"
+#include "views/cluster_job.h"
 #include "views/inspector_view.h"
 #include "views/main_window.h"
 #include "views/network_editor.h"
@@ -477,6 +478,39 @@ private slots:
         auto again = open_demo("device-again.orrery");
         QVERIFY(again->findChild<QAction*>("device-backend-action")->isChecked());
         device->setChecked(false);
+    }
+
+    void cluster_job_export_writes_the_scenario_and_its_sbatch_script() {
+        auto w = open_demo("cluster.orrery");
+        QAction* action = w->findChild<QAction*>("export-cluster-job-action");
+#ifdef ORRERY_HAVE_MPI
+        QVERIFY(action != nullptr);
+        const QString script = dir.filePath("demo-job.sh");
+        ClusterJob job;
+        job.nodes = 3;
+        job.ranks_per_node = 4;
+        job.time_limit = "02:30:00";
+        QString done, why;
+        QVERIFY2(export_cluster_job(testing::cli_path(), w->document(), script, job, &done, &why), qPrintable(why));
+        QVERIFY2(done.contains("sbatch"), qPrintable(done));
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(f.readAll());
+        for (const char* line : {"#SBATCH --nodes=3\n", "#SBATCH --ntasks-per-node=4\n", "#SBATCH --time=02:30:00\n", " --mpi\n"})
+            QVERIFY2(text.contains(line), qPrintable(text));
+        QVERIFY2(text.contains(dir.filePath("demo-job.json")) && text.contains(dir.filePath("demo-job.sqlite")), qPrintable(text));
+        // The scenario written beside it is the project's.
+        std::ifstream in(dir.filePath("demo-job.json").toStdString());
+        QVERIFY(nlohmann::json::parse(in) == w->document());
+        // A scenario a run over ranks cannot take is refused with the CLI's reason, and no script is left.
+        nlohmann::json memo = w->document();
+        memo["skipping"] = {{"enabled", true}, {"memo_file", "memo.sqlite"}};
+        QVERIFY(!export_cluster_job(testing::cli_path(), memo, dir.filePath("memo-job.sh"), job, &done, &why));
+        QVERIFY2(why.contains("memo_file"), qPrintable(why));
+        QVERIFY(!QFile::exists(dir.filePath("memo-job.sh")));
+#else
+        QVERIFY(action == nullptr);  // a build without MPI does not offer it
+#endif
     }
 
     void downsampling_keeps_every_peak() {
