@@ -176,7 +176,12 @@ void MainWindow::build_docks() {
     run_table_->setHorizontalHeaderLabels({"Experiment", "Status", "Done", "Wall", "ETA"});
     run_table_->horizontalHeaderItem(2)->setToolTip("Share of the experiment's flows that have finished");
     run_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    run_table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);  // the progress bar takes what is left
+    // The progress bar's column is as wide as "100.0%" needs whatever the dock's width (a stretched column
+    // shrank with the dock and clipped "11.2%" to "1.2%"); the experiment column takes what is left.
+    run_table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    run_table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Fixed);
+    run_table_->setColumnWidth(2, std::max(run_table_->fontMetrics().horizontalAdvance("100.0%") + 40,
+                                           run_table_->horizontalHeader()->sectionSizeHint(2)));
     run_table_->verticalHeader()->hide();
     run_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     auto* run_button = new QPushButton("Run (F5)", run_panel);

@@ -9,6 +9,8 @@
 
 #include <sqlite3.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/diagnostics.h"
 #include "telemetry/sqlite_query.h"
 
@@ -56,6 +58,14 @@ std::string number(double v) {
     o.precision(6);
     o << v;
     return o.str();
+}
+
+// A swept value as a person reads it: a JSON string without its quotes (a preset name, a rate), anything
+// else as compact JSON.
+std::string parameter_text(const std::string& value_json) {
+    const nlohmann::json v = nlohmann::json::parse(value_json, nullptr, false);
+    if (v.is_discarded()) return value_json;
+    return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
 std::string csv_field(const std::string& s) {
@@ -118,7 +128,7 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
     {
         Q q(db.db, "SELECT experiment, path, value_json FROM parameters WHERE run_id = ?", store);
         q.bind(1, run_id);
-        while (q.next()) params[q.text(1)][q.text(0)] = q.text(2);
+        while (q.next()) params[q.text(1)][q.text(0)] = parameter_text(q.text(2));
     }
     for (const auto& [path, values] : params) {
         t.parameter_paths.push_back(path);

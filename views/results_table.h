@@ -24,7 +24,7 @@ struct MetricColumn {
 
 struct ResultRow {
     std::string experiment, status, message;
-    std::vector<std::string> parameters;          // per parameter column, JSON text
+    std::vector<std::string> parameters;          // per parameter column, as text (a JSON string without its quotes)
     std::vector<std::optional<double>> metrics;   // per metric column
 };
 

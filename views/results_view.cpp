@@ -100,6 +100,11 @@ ResultsView::ResultsView(QWidget* parent) : QWidget(parent) {
 void ResultsView::set_store(const QString& store) {
     store_ = store;
     runs_->clear();
+    if (store.isEmpty()) {  // a new project, not saved yet: no store, nothing to list (and nothing wrong)
+        table_ = {};
+        fill();
+        return;
+    }
     try {
         for (const RunInfo& r : list_runs(store.toStdString()))
             runs_->addItem(QString("run %1: %2 (%3 experiments, %4, %5 UTC)")

@@ -138,9 +138,10 @@ void RunController::handle_line(const QString& line) {
     } else if (event == "done") {
         ExperimentProgress& p = progress_[id];
         p.status = QString::fromStdString(j.value("status", std::string("finished")));
-        p.fraction = 1;
+        // An experiment stopped early (cancelled, failed, stalled) keeps the share it had reached.
+        if (p.status == "finished" || p.status == "ok" || p.status == "oom") p.fraction = 1;
         p.wall_s = j.value("wall_s", 0.0);
-        p.eta_s = 0;
+        p.eta_s = -1;
         emit logLine(QString("%1: %2 in %3 s wall").arg(id, p.status).arg(p.wall_s, 0, 'f', 2));
     }
     emit progressed();
@@ -155,7 +156,7 @@ double RunController::overall_fraction() const {
 
 double RunController::overall_eta_s() const {
     const double f = overall_fraction();
-    if (f < 0.02) return -1;
+    if (!running() || cancelling_ || f < 0.02) return -1;  // nothing left to wait for
     const double elapsed = clock_.elapsed() / 1000.0;
     return elapsed * (1 - f) / f;
 }

@@ -39,7 +39,7 @@ public:
     int64_t run_id() const { return run_id_; }
     const std::map<QString, ExperimentProgress>& progress() const { return progress_; }
     double overall_fraction() const;
-    double overall_eta_s() const;  // -1 when unknown
+    double overall_eta_s() const;  // -1 when unknown or when the run is over or being cancelled
     const QString& cli_path() const { return cli_; }
     // The store the child writes (beside the project, .orrery-run-*.sqlite): the project itself is written
     // by the workbench alone, which copies the run in when it ends (ProjectFile::import_runs).

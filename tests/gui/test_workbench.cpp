@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include <QComboBox>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QTest>
 #include <sqlite3.h>
@@ -289,11 +291,15 @@ private slots:
         std::string header;
         std::getline(csv, header);
         QVERIFY(header.find("iteration_time (s)") != std::string::npos);
+        // Swept preset names as written, not as JSON strings with their quotes.
+        const std::string body((std::istreambuf_iterator<char>(csv)), {});
+        QVERIFY2(body.find("hpcc-") != std::string::npos && body.find('"') == std::string::npos, body.c_str());
         QVERIFY(r->export_html(dir.filePath("r.html"), &why));
         std::ifstream html(dir.filePath("r.html").toStdString());
         const std::string page((std::istreambuf_iterator<char>(html)), {});
         QVERIFY(page.find("<svg") != std::string::npos);
         QVERIFY(page.find("cc.preset") != std::string::npos);
+        QVERIFY(page.find("&quot;") == std::string::npos && page.find("\"dcqcn-") == std::string::npos);
         QVERIFY(page.find("steady-state skipping") != std::string::npos);  // skipped periods are stated
         {  // ... with the share of events skipped, to one decimal
             const size_t at = page.find("fast-forwarded ");
@@ -478,6 +484,59 @@ private slots:
         auto again = open_demo("device-again.orrery");
         QVERIFY(again->findChild<QAction*>("device-backend-action")->isChecked());
         device->setChecked(false);
+    }
+
+    void a_cancelled_experiment_keeps_its_progress_and_no_eta() {
+        // A CLI that reports one experiment at 11.2 % and, on Ctrl-C, reports it cancelled as orrery-cli does.
+        const QString cli = dir.filePath("slow-cli.sh");
+        {
+            std::ofstream s(cli.toStdString());
+            s << "#!/bin/bash\n"
+                 "trap 'echo \"{\\\"event\\\":\\\"done\\\",\\\"experiment\\\":\\\"e0000\\\",\\\"status\\\":\\\"cancelled\\\",\\\"wall_s\\\":2.5}\" >&2; exit 130' INT\n"
+                 "echo '{\"event\":\"run\",\"run_id\":1,\"experiments\":1,\"store\":\"x\"}' >&2\n"
+                 "echo '{\"event\":\"start\",\"experiment\":\"e0000\"}' >&2\n"
+                 "echo '{\"event\":\"progress\",\"experiment\":\"e0000\",\"sim_time_ps\":1000000,\"flows_done\":112,\"flows\":1000,\"wall_s\":2.4}' >&2\n"
+                 "for i in $(seq 300); do sleep 0.1; done\n";
+        }
+        QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        RunController runner(cli);
+        QSignalSpy finished(&runner, &RunController::finished);
+        QString why;
+        QVERIFY2(runner.start({{"format", "orrery-scenario"}}, dir.filePath("slow.orrery"), 1, &why), qPrintable(why));
+        QVERIFY(testing::wait_for([&] { return runner.progress().count("e0000") && runner.progress().at("e0000").fraction > 0.1; }, 10'000));
+        QVERIFY(runner.overall_eta_s() > 0);  // running: an estimate
+        runner.cancel();
+        QVERIFY(testing::wait_for([&] { return finished.count() > 0; }, 10'000));
+        const ExperimentProgress& p = runner.progress().at("e0000");
+        QCOMPARE(p.status, QString("cancelled"));
+        QCOMPARE(p.fraction, 0.112);
+        QCOMPARE(runner.overall_fraction(), 0.112);
+        QCOMPARE(runner.overall_eta_s(), -1.0);
+    }
+
+    void a_new_project_reports_no_store_error() {
+        MainWindow w(presets, testing::cli_path());
+        QVERIFY2(!w.statusBar()->currentMessage().contains("error"), qPrintable(w.statusBar()->currentMessage()));
+        QSignalSpy said(w.results(), &ResultsView::message);
+        w.new_project();
+        QCOMPARE(said.count(), 0);
+        QVERIFY2(!w.statusBar()->currentMessage().contains("error"), qPrintable(w.statusBar()->currentMessage()));
+        QVERIFY(w.results()->table().rows.empty());
+    }
+
+    void the_done_column_fits_its_percentage_in_a_narrow_dock() {
+        auto w = open_demo("narrow.orrery");
+        // The table alone, as narrow as a squeezed dock makes it (the main window is not shown: its OpenGL
+        // inspector needs a display, which the offscreen platform has not).
+        QTableWidget* t = w->run_table();
+        t->setParent(nullptr);
+        t->resize(230, 200);
+        t->show();
+        QVERIFY(QTest::qWaitForWindowExposed(t));
+        QApplication::processEvents();
+        const int needed = t->fontMetrics().horizontalAdvance("100.0%");
+        QVERIFY2(t->columnWidth(2) > needed, qPrintable(QString("Done column %1 px, \"100.0%\" needs %2 px").arg(t->columnWidth(2)).arg(needed)));
+        delete t;
     }
 
     void cluster_job_export_writes_the_scenario_and_its_sbatch_script() {
