@@ -647,6 +647,13 @@ bool MainWindow::start_run(QString* why) {
         *why = "save the project first: runs are stored in the project file (File ▸ Save)";
         return false;
     }
+    // A field still being typed into is taken now; one that cannot be (shown in pink) stops the run: the
+    // run would otherwise use the value the field had before.
+    const QStringList pending = network_->take_pending_fields();
+    if (!pending.isEmpty()) {
+        *why = "fix the fields shown in pink first:\n" + pending.join("\n");
+        return false;
+    }
     const std::vector<std::string> errors = validate_document(document_, base_dir(), presets_);
     if (!errors.empty()) {
         QStringList lines;

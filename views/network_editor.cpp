@@ -122,6 +122,32 @@ nlohmann::json parse_field(const ParameterField& f, const QString& text, QString
     return nullptr;
 }
 
+QStringList NetworkEditor::take_pending_fields() {
+    QStringList problems;
+    for (const ParameterField& f : parameter_fields()) {
+        auto e = fields_.find(f.path);
+        if (e == fields_.end()) continue;
+        QLineEdit* edit = e->second;
+        if (edit->text() == taken_text_[f.path] && edit->styleSheet().isEmpty()) continue;
+        if (edit->text().trimmed().isEmpty()) {
+            taken_text_[f.path] = edit->text();
+            emit_remove(QString::fromStdString(f.path));
+            continue;
+        }
+        QString why;
+        const nlohmann::json v = parse_field(f, edit->text(), &why);
+        if (v.is_null()) {
+            edit->setStyleSheet("background:#fdd");
+            problems << why;
+            continue;
+        }
+        edit->setStyleSheet("");
+        taken_text_[f.path] = edit->text();
+        emit_edit(QString::fromStdString(f.path), v);
+    }
+    return problems;
+}
+
 NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : ScenarioForm(parent), presets_(presets) {
     auto* cc_box = new QGroupBox("Congestion control", this);
     cc_form_ = new QFormLayout(cc_box);
@@ -139,8 +165,23 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
     cc_form_->addRow("Algorithm", algorithm_);
     connect(algorithm_, &QComboBox::activated, this, [this] {
         if (loading_) return;
-        show_algorithm(algorithm_->currentText());
-        emit_edit("cc.algorithm", algorithm_->currentText().toStdString());
+        const QString algorithm = algorithm_->currentText();
+        show_algorithm(algorithm);
+        // A preset belongs to one algorithm (its name begins with it): the same tuning for the new algorithm
+        // (dcqcn-100g → hpcc-100g) where there is one, else no preset, so the Preset box never names another
+        // algorithm's parameters.
+        const QString preset = cc_preset_->currentIndex() > 0 ? cc_preset_->currentText() : QString();
+        if (!preset.isEmpty() && !preset.startsWith(algorithm + "-")) {
+            const QString counterpart = algorithm + preset.mid(preset.indexOf('-'));
+            if (preset.contains('-') && cc_preset_->findText(counterpart) > 0) {
+                emit_edit("cc.preset", counterpart.toStdString());
+                cc_preset_->setCurrentIndex(cc_preset_->findText(counterpart));
+            } else {
+                emit_remove("cc.preset");
+                cc_preset_->setCurrentIndex(0);
+            }
+        }
+        emit_edit("cc.algorithm", algorithm.toStdString());
     });
     // ECN marking thresholds per port rate that this CC is tuned for (cc.ecn overrides network.ecn; empty:
     // the reference's 4 KB / 16 KB per Gb/s).
@@ -201,6 +242,7 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
             connect(e, &QLineEdit::editingFinished, this, [this, e, &f] {
                 if (loading_) return;
                 if (e->text().trimmed().isEmpty()) {
+                    taken_text_[f.path] = e->text();
                     emit_remove(QString::fromStdString(f.path));
                     return;
                 }
@@ -212,6 +254,7 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
                     return;
                 }
                 e->setStyleSheet("");
+                taken_text_[f.path] = e->text();
                 emit_edit(QString::fromStdString(f.path), v);
             });
             w = e;
@@ -290,6 +333,7 @@ void NetworkEditor::load(const nlohmann::json& doc) {
         } else if (auto e = fields_.find(f.path); e != fields_.end()) {
             e->second->setText(v.is_null() ? QString() : v.is_string() ? QString::fromStdString(v.get<std::string>()) : QString::fromStdString(v.dump()));
             e->second->setStyleSheet("");
+            taken_text_[f.path] = e->second->text();
         }
     }
     ecn_->setRowCount(0);

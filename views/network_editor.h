@@ -36,6 +36,10 @@ public:
     QLineEdit* field(const std::string& path) const;
     QTableWidget* ecn_table() const { return ecn_; }
     QComboBox* algorithm() const { return algorithm_; }
+    QComboBox* cc_preset() const { return cc_preset_; }
+    // Takes fields typed into but not yet taken (Run pressed with the cursor still in one); returns those that
+    // cannot be, as "path = "text": why". Run refuses to start while any is left.
+    QStringList take_pending_fields();
 
 signals:
     void message(QString text);
@@ -48,6 +52,7 @@ private:
     QComboBox* algorithm_;
     QComboBox* load_balancing_;
     std::map<std::string, QLineEdit*> fields_;
+    std::map<std::string, QString> taken_text_;  // per field: the text the document holds (as loaded or last taken)
     std::map<std::string, QCheckBox*> checks_;
     std::map<std::string, QWidget*> rows_;  // per field, to hide other algorithms' parameters
     QFormLayout* cc_form_;

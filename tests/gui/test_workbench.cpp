@@ -514,6 +514,36 @@ private slots:
         QCOMPARE(runner.overall_eta_s(), -1.0);
     }
 
+    void switching_the_algorithm_switches_the_preset_with_it() {
+        auto w = open_demo("algorithm.orrery");
+        NetworkEditor* n = w->network();
+        const std::string before = w->document()["cc"].value("preset", "");
+        QVERIFY2(before.rfind("dcqcn-", 0) == 0, before.c_str());
+        const std::string suffix = before.substr(before.find('-'));
+        n->algorithm()->setCurrentText("hpcc");
+        emit n->algorithm()->activated(n->algorithm()->currentIndex());
+        QCOMPARE(w->document()["cc"].value("preset", ""), "hpcc" + suffix);
+        QCOMPARE(w->document()["cc"].value("algorithm", ""), std::string("hpcc"));
+        QCOMPARE(n->cc_preset()->currentText(), QString::fromStdString("hpcc" + suffix));
+    }
+
+    void run_refuses_a_field_shown_in_pink_and_takes_one_being_typed() {
+        auto w = open_demo("pink.orrery");
+        QLineEdit* rate = w->network()->field("cc.dcqcn.rate_ai");
+        QVERIFY(rate);
+        const nlohmann::json before = w->document();
+        rate->setText("abc");  // typed, and Run pressed with the cursor still in the field
+        QString why;
+        QVERIFY(!w->start_run(&why));
+        QVERIFY2(why.contains("cc.dcqcn.rate_ai") && why.contains("abc"), qPrintable(why));
+        QVERIFY(!w->runner()->running());
+        QVERIFY(w->document() == before);
+        // A valid value typed the same way is taken before the run.
+        rate->setText("20Mbps");
+        QVERIFY(w->network()->take_pending_fields().isEmpty());
+        QCOMPARE(w->document()["cc"]["dcqcn"]["rate_ai"].get<std::string>(), std::string("20Mbps"));
+    }
+
     void a_new_project_reports_no_store_error() {
         MainWindow w(presets, testing::cli_path());
         QVERIFY2(!w.statusBar()->currentMessage().contains("error"), qPrintable(w.statusBar()->currentMessage()));
