@@ -234,6 +234,18 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
                 if (!loading_) emit_edit(QString::fromStdString(path), on);
             });
             w = c;
+        } else if (f.kind == ParameterField::boolean) {
+            // Three states: the algorithm's own default (the key absent), on, off.
+            auto* c = new QComboBox(this);
+            c->addItems({"the algorithm's default", "on", "off"});
+            c->setToolTip(QString::fromStdString(f.path) + ": left out, each algorithm uses its own default");
+            choices_[f.path] = c;
+            connect(c, &QComboBox::activated, this, [this, path = f.path](int i) {
+                if (loading_) return;
+                if (i == 0) emit_remove(QString::fromStdString(path));
+                else emit_edit(QString::fromStdString(path), i == 1);
+            });
+            w = c;
         } else {
             auto* e = new QLineEdit(this);
             e->setPlaceholderText("default " + f.default_text);
@@ -330,6 +342,8 @@ void NetworkEditor::load(const nlohmann::json& doc) {
         const nlohmann::json v = json_at(resolved, f.path);
         if (auto c = checks_.find(f.path); c != checks_.end()) {
             c->second->setChecked(v.is_boolean() ? v.get<bool>() : f.default_text == "true");
+        } else if (auto k = choices_.find(f.path); k != choices_.end()) {
+            k->second->setCurrentIndex(v.is_boolean() ? (v.get<bool>() ? 1 : 2) : 0);
         } else if (auto e = fields_.find(f.path); e != fields_.end()) {
             e->second->setText(v.is_null() ? QString() : v.is_string() ? QString::fromStdString(v.get<std::string>()) : QString::fromStdString(v.dump()));
             e->second->setStyleSheet("");

@@ -34,6 +34,7 @@ public:
     NetworkEditor(const PresetLibrary& presets, QWidget* parent = nullptr);
     void load(const nlohmann::json& doc);
     QLineEdit* field(const std::string& path) const;
+    QComboBox* choice(const std::string& path) const { return choices_.count(path) ? choices_.at(path) : nullptr; }
     QTableWidget* ecn_table() const { return ecn_; }
     QComboBox* algorithm() const { return algorithm_; }
     QComboBox* cc_preset() const { return cc_preset_; }
@@ -54,6 +55,7 @@ private:
     std::map<std::string, QLineEdit*> fields_;
     std::map<std::string, QString> taken_text_;  // per field: the text the document holds (as loaded or last taken)
     std::map<std::string, QCheckBox*> checks_;
+    std::map<std::string, QComboBox*> choices_;  // booleans whose default depends on the algorithm
     std::map<std::string, QWidget*> rows_;  // per field, to hide other algorithms' parameters
     QFormLayout* cc_form_;
     QTableWidget* ecn_;

@@ -544,6 +544,23 @@ private slots:
         QCOMPARE(w->document()["cc"]["dcqcn"]["rate_ai"].get<std::string>(), std::string("20Mbps"));
     }
 
+    void per_algorithm_booleans_are_choices_not_text() {
+        auto w = open_demo("booleans.orrery");
+        NetworkEditor* n = w->network();
+        for (const char* path : {"cc.window", "cc.ack_high_priority"}) {
+            QVERIFY2(n->field(path) == nullptr, path);  // no free-text field where "false" had to be typed
+            QComboBox* c = n->choice(path);
+            QVERIFY2(c && c->count() == 3, path);
+        }
+        QComboBox* window = n->choice("cc.window");
+        window->setCurrentIndex(2);
+        emit window->activated(2);
+        QCOMPARE(w->document()["cc"]["window"].get<bool>(), false);
+        window->setCurrentIndex(0);
+        emit window->activated(0);
+        QVERIFY(!w->document()["cc"].contains("window"));
+    }
+
     void a_new_project_reports_no_store_error() {
         MainWindow w(presets, testing::cli_path());
         QVERIFY2(!w.statusBar()->currentMessage().contains("error"), qPrintable(w.statusBar()->currentMessage()));
