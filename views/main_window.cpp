@@ -348,8 +348,18 @@ void MainWindow::log(const QString& line) {
     statusBar()->showMessage(line.section('\n', 0, 0), 8000);
 }
 
+void MainWindow::clear_run_dock() {
+    if (runner_->running()) return;
+    runner_->forget_progress();
+    run_table_->setRowCount(0);
+    overall_->setValue(0);
+    overall_->setFormat("overall %p%");
+    run_status_->setText("No run yet");
+}
+
 void MainWindow::new_project() {
     project_.reset();
+    clear_run_dock();
     load_scenario("scenario", starter_scenario());
     dirty_ = false;
     results_->set_store(QString());
@@ -490,6 +500,7 @@ bool MainWindow::open_project(const QString& file, QString* why) {
         auto project = std::make_unique<ProjectFile>(file.toStdString());
         std::vector<StoredScenario> scenarios = project->scenarios();
         project_ = std::move(project);
+        clear_run_dock();  // the Run dock showed the previous project's run
         import_leftover_runs();
         if (scenarios.empty()) {
             load_scenario("scenario", starter_scenario());

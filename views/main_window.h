@@ -78,6 +78,7 @@ private:
     void refresh_forms();
     void refresh_project_tree();
     void refresh_run_table();
+    void clear_run_dock();
     void set_locked(bool locked);
     void log(const QString& line);
     // Copies the runs of a child's staging store into the project and removes it; the new run ids.

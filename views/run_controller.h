@@ -38,6 +38,10 @@ public:
     void cancel();
     int64_t run_id() const { return run_id_; }
     const std::map<QString, ExperimentProgress>& progress() const { return progress_; }
+    // Forgets the last run's progress (another project was opened); nothing while a run is going.
+    void forget_progress() {
+        if (!process_) progress_.clear();
+    }
     double overall_fraction() const;
     double overall_eta_s() const;  // -1 when unknown or when the run is over or being cancelled
     const QString& cli_path() const { return cli_; }

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <QSortFilterProxyModel>
+#include <QProgressBar>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTableWidget>
@@ -559,6 +560,32 @@ private slots:
         window->setCurrentIndex(0);
         emit window->activated(0);
         QVERIFY(!w->document()["cc"].contains("window"));
+    }
+
+    void opening_another_project_clears_the_run_dock() {
+        // A CLI that runs one experiment to the end at once.
+        const QString cli = dir.filePath("quick-cli.sh");
+        {
+            std::ofstream s(cli.toStdString());
+            s << "#!/bin/sh\n"
+                 "echo '{\"event\":\"run\",\"run_id\":1,\"experiments\":1,\"store\":\"x\"}' >&2\n"
+                 "echo '{\"event\":\"start\",\"experiment\":\"e0000\"}' >&2\n"
+                 "echo '{\"event\":\"done\",\"experiment\":\"e0000\",\"status\":\"finished\",\"wall_s\":0.1}' >&2\n";
+        }
+        QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        MainWindow w(presets, cli);
+        QString why;
+        const QString first = dir.filePath("dock1.orrery"), second = dir.filePath("dock2.orrery");
+        QVERIFY(MainWindow::create_demo_project(presets, first, &why) && MainWindow::create_demo_project(presets, second, &why));
+        QVERIFY2(w.open_project(first, &why), qPrintable(why));
+        QSignalSpy done(&w, &MainWindow::runFinished);
+        QVERIFY2(w.start_run(&why), qPrintable(why));
+        QVERIFY(testing::wait_for([&] { return done.count() > 0; }, 10'000));
+        QCOMPARE(w.run_table()->rowCount(), 1);
+        QVERIFY2(w.open_project(second, &why), qPrintable(why));
+        QCOMPARE(w.run_table()->rowCount(), 0);
+        QVERIFY(w.runner()->progress().empty());
+        QCOMPARE(w.findChild<QProgressBar*>()->value(), 0);
     }
 
     void a_new_project_reports_no_store_error() {
