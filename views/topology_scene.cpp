@@ -365,23 +365,38 @@ void TopologyView::wheelEvent(QWheelEvent* e) {
     e->accept();
 }
 
+// The middle button pans by scrolling the view itself. (A synthetic left press handed to Qt's hand drag
+// reached the scene too: boxes under the cursor moved with the pan, and its end recorded "Move 12 boxes" in
+// the undo stack and marked the project modified.)
 void TopologyView::mousePressEvent(QMouseEvent* e) {
     if (e->button() == Qt::MiddleButton) {
         fit_on_resize_ = false;
-        // A synthetic left press starts Qt's hand-drag panning.
-        setDragMode(ScrollHandDrag);
-        QMouseEvent press(QEvent::MouseButtonPress, e->position(), e->globalPosition(), Qt::LeftButton, Qt::LeftButton, e->modifiers());
-        QGraphicsView::mousePressEvent(&press);
+        middle_panning_ = true;
+        middle_last_ = e->position().toPoint();
+        viewport()->setCursor(Qt::ClosedHandCursor);
+        e->accept();
         return;
     }
     QGraphicsView::mousePressEvent(e);
 }
 
+void TopologyView::mouseMoveEvent(QMouseEvent* e) {
+    if (middle_panning_) {
+        const QPoint delta = e->position().toPoint() - middle_last_;
+        middle_last_ = e->position().toPoint();
+        horizontalScrollBar()->setValue(horizontalScrollBar()->value() - delta.x());
+        verticalScrollBar()->setValue(verticalScrollBar()->value() - delta.y());
+        e->accept();
+        return;
+    }
+    QGraphicsView::mouseMoveEvent(e);
+}
+
 void TopologyView::mouseReleaseEvent(QMouseEvent* e) {
-    if (e->button() == Qt::MiddleButton) {
-        QMouseEvent release(QEvent::MouseButtonRelease, e->position(), e->globalPosition(), Qt::LeftButton, Qt::NoButton, e->modifiers());
-        QGraphicsView::mouseReleaseEvent(&release);
-        setDragMode(panning_ ? ScrollHandDrag : RubberBandDrag);
+    if (e->button() == Qt::MiddleButton && middle_panning_) {
+        middle_panning_ = false;
+        viewport()->unsetCursor();
+        e->accept();
         return;
     }
     QGraphicsView::mouseReleaseEvent(e);

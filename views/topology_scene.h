@@ -108,6 +108,7 @@ protected:
     void wheelEvent(QWheelEvent* e) override;
     void mousePressEvent(QMouseEvent* e) override;
     void mouseReleaseEvent(QMouseEvent* e) override;
+    void mouseMoveEvent(QMouseEvent* e) override;
     void keyPressEvent(QKeyEvent* e) override;
     void keyReleaseEvent(QKeyEvent* e) override;
     void resizeEvent(QResizeEvent* e) override;
@@ -115,6 +116,8 @@ protected:
 private:
     bool panning_ = false;
     bool fit_on_resize_ = false;
+    bool middle_panning_ = false;  // the middle button is down: the view scrolls, the scene sees nothing
+    QPoint middle_last_;
 };
 
 inline constexpr const char* kPaletteMime = "application/x-orrery-palette";

@@ -4,6 +4,7 @@
 #include <QGraphicsSceneDragDropEvent>
 #include <QLineEdit>
 #include <QMimeData>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -131,6 +132,35 @@ private slots:
         editor.delete_selection();
         QCOMPARE(asked, -1);
         QCOMPARE(editor.doc().boxes.size(), all.size() - 2);
+    }
+
+    void middle_button_pan_moves_the_view_not_the_boxes() {
+        TopologyEditor editor(presets);
+        editor.set_doc(doc_from_topology({{"generator", "leaf-spine"}, {"leaves", 4}, {"spines", 2}, {"hosts_per_leaf", 8}}, {}, presets));
+        editor.resize(500, 400);
+        editor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&editor));
+        editor.view()->zoom_by(4);  // zoomed in, so there is room to scroll
+        QCoreApplication::processEvents();
+        std::set<uint64_t> all;
+        for (const TopoBox& b : editor.doc().boxes) all.insert(b.id);
+        editor.scene()->select(all);  // even with every box selected, a pan is not a move
+        const TopoDoc before = editor.doc();
+        const int undo_before = editor.undo_stack()->count();
+        QSignalSpy changed(&editor, &TopologyEditor::changed);
+        QWidget* viewport = editor.view()->viewport();
+        // Start on a box, as a user panning over a dense fabric does.
+        const QPoint start = editor.view()->mapFromScene(before.boxes[0].pos + QPointF(10, 10));
+        const int h = editor.view()->horizontalScrollBar()->value(), v = editor.view()->verticalScrollBar()->value();
+        QTest::mousePress(viewport, Qt::MiddleButton, {}, start);
+        QTest::mouseMove(viewport, start + QPoint(-60, -40));
+        QTest::mouseMove(viewport, start + QPoint(-120, -80));
+        QTest::mouseRelease(viewport, Qt::MiddleButton, {}, start + QPoint(-120, -80));
+        QCoreApplication::processEvents();
+        QCOMPARE(editor.undo_stack()->count(), undo_before);
+        QCOMPARE(changed.count(), 0);
+        for (size_t i = 0; i < before.boxes.size(); ++i) QCOMPARE(editor.doc().boxes[i].pos, before.boxes[i].pos);
+        QVERIFY2(editor.view()->horizontalScrollBar()->value() != h || editor.view()->verticalScrollBar()->value() != v, "the view did not pan");
     }
 
     void copy_paste_and_duplicate_keep_inner_links() {
