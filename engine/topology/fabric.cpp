@@ -1,6 +1,7 @@
 #include "topology/fabric.h"
 
 #include <algorithm>
+#include <map>
 
 namespace orrery {
 
@@ -95,6 +96,26 @@ std::vector<std::string> check_fabric(const Fabric& f) {
     for (NodeId i = 0; i < n; ++i)
         if (f.node_kind[i] == NodeKind::host && f.port_count(i) == 0)
             problems.push_back("node " + std::to_string(i) + " is a host without any link");
+    // A server whose GPUs are linked to the network only in part: the others reach nothing but NVLink, and
+    // the first flow of theirs would stop the run. (A server with no network link at all is a job of one
+    // server, which is fine.)
+    std::map<int32_t, std::pair<std::vector<NodeId>, std::vector<NodeId>>> servers;  // server -> (linked, unlinked) GPUs
+    for (NodeId i = 0; i < n; ++i) {
+        if (f.node_kind[i] != NodeKind::host || f.node_server.size() != n || f.node_server[i] < 0) continue;
+        bool network = false;
+        for (uint32_t p = f.port_begin[i]; p < f.port_begin[i + 1]; ++p) network |= f.node_kind[f.port_peer[p]] != NodeKind::nvswitch;
+        auto& [linked, unlinked] = servers[f.node_server[i]];
+        (network ? linked : unlinked).push_back(i);
+    }
+    for (const auto& [server, gpus] : servers) {
+        const auto& [linked, unlinked] = gpus;
+        if (linked.empty() || unlinked.empty()) continue;
+        std::string list;
+        for (size_t k = 0; k < unlinked.size(); ++k) list += (k ? ", " : "") + std::to_string(unlinked[k]);
+        problems.push_back("server " + std::to_string(server) + ": " + std::to_string(unlinked.size()) + " of its " +
+                           std::to_string(linked.size() + unlinked.size()) + " GPUs have no network link (nodes " + list +
+                           "): link every NIC of the server to a switch (a GPU reaches the network through its own NIC)");
+    }
     return problems;
 }
 

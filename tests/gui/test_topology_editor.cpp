@@ -11,6 +11,7 @@
 #include "gui_fixtures.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
+#include "views/scenario_checks.h"
 #include "views/topology_editor.h"
 
 using namespace orrery;
@@ -161,6 +162,26 @@ private slots:
         QCOMPARE(changed.count(), 0);
         for (size_t i = 0; i < before.boxes.size(); ++i) QCOMPARE(editor.doc().boxes[i].pos, before.boxes[i].pos);
         QVERIFY2(editor.view()->horizontalScrollBar()->value() != h || editor.view()->verticalScrollBar()->value() != v, "the view did not pan");
+    }
+
+    void a_server_linked_in_part_is_refused_before_the_run() {
+        // Two 8-GPU servers under one leaf: the first with all its NICs linked, the second with 2 of 8.
+        TopoDoc d;
+        const uint64_t leaf = add_box(d, BoxKind::network_switch, 1, 0, {0, 0});
+        const uint64_t full = add_box(d, BoxKind::server, 0, 8, {0, 200}), part = add_box(d, BoxKind::server, 0, 8, {400, 200});
+        QString why;
+        for (int nic = 0; nic < 8; ++nic) QVERIFY2(add_link(d, full, nic, leaf, -1, &why), qPrintable(why));
+        for (int nic = 0; nic < 2; ++nic) QVERIFY2(add_link(d, part, nic, leaf, -1, &why), qPrintable(why));
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", doc_to_topology(d)},
+                              {"workload", {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 9}, {"size", "1MB"}}}}}}};
+        const std::vector<std::string> errors = validate_document(doc, ".", presets);
+        QVERIFY(!errors.empty());
+        QVERIFY2(errors[0].find("6 of its 8 GPUs have no network link") != std::string::npos, errors[0].c_str());
+        // Every NIC linked: no complaint.
+        for (int nic = 2; nic < 8; ++nic) QVERIFY2(add_link(d, part, nic, leaf, -1, &why), qPrintable(why));
+        doc["topology"] = doc_to_topology(d);
+        const std::vector<std::string> fine = validate_document(doc, ".", presets);
+        QVERIFY2(fine.empty(), fine.empty() ? "" : fine[0].c_str());
     }
 
     void copy_paste_and_duplicate_keep_inner_links() {
