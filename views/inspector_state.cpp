@@ -4,7 +4,13 @@
 
 namespace orrery::views {
 
+const char* InspectorState::no_queue_samples_text() const {
+    return queues_expected ? "Waiting for the first queue samples: the engine takes one every output.sample_interval of simulated time."
+                           : "No queue samples: the scenario's output.record has no \"queues\".";
+}
+
 void InspectorState::clear() {
+    queues_expected = false;
     data_.clear();
     pending_.clear();
     shown_.clear();

@@ -34,6 +34,11 @@ public:
     std::optional<Span> span_at(int rank, double t, bool communication) const;
     std::optional<Span> selected;            // the span clicked last, for the details panel
     int tab_request = -1;                    // 0 queues, 1 flow rates, 2 timeline: selected at the next frame
+    // The run being watched records queues (output.record): until its first samples arrive the Queues tab
+    // says it is waiting for them, not that the scenario records none. Cleared by clear().
+    bool queues_expected = false;
+    // What the Queues tab says while it has no samples.
+    const char* no_queue_samples_text() const;
 
 private:
     void keep_window();

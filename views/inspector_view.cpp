@@ -250,7 +250,7 @@ void InspectorView::draw() {
                 }
                 plot(st, "ports", lines, "B", h, bands);
             }
-            if (e->tier_max[0].t.empty() && e->ports.empty()) ImGui::TextWrapped("No queue samples: the scenario's output.record has no \"queues\".");
+            if (e->tier_max[0].t.empty() && e->ports.empty()) ImGui::TextWrapped("%s", st.no_queue_samples_text());
             ImGui::EndTabItem();
         }
         if (ImGui::BeginTabItem("Flow rates", nullptr, st.tab_request == 1 ? ImGuiTabItemFlags_SetSelected : 0)) {

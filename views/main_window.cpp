@@ -111,6 +111,10 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
     connect(runner_, &RunController::started, this, [this](qint64 run, int experiments) {
         log(QString("Run started: %1 experiments").arg(experiments));
         inspector_->state().clear();
+        // output.record absent records everything; present, it lists what is recorded.
+        const nlohmann::json record = json_at(document_, "output.record");
+        inspector_->state().queues_expected =
+            !record.is_array() || std::find(record.begin(), record.end(), nlohmann::json("queues")) != record.end();
         feed_->watch(runner_->staging_store(), run);  // live telemetry from the child's own store
     });
     connect(runner_, &RunController::progressed, this, &MainWindow::refresh_run_table);

@@ -588,6 +588,31 @@ private slots:
         QCOMPARE(w.findChild<QProgressBar*>()->value(), 0);
     }
 
+    void the_inspector_waits_for_queue_samples_the_run_records() {
+        const QString cli = dir.filePath("announcing-cli.sh");  // announces the run, then ends it
+        {
+            std::ofstream s(cli.toStdString());
+            s << "#!/bin/sh\n"
+                 "echo '{\"event\":\"run\",\"run_id\":1,\"experiments\":1,\"store\":\"x\"}' >&2\n"
+                 "echo '{\"event\":\"done\",\"experiment\":\"e0000\",\"status\":\"finished\",\"wall_s\":0.1}' >&2\n";
+        }
+        QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        MainWindow w(presets, cli);
+        QString why;
+        const QString file = dir.filePath("queues.orrery");
+        QVERIFY(MainWindow::create_demo_project(presets, file, &why) && w.open_project(file, &why));
+        for (const bool queues : {true, false}) {
+            emit w.network()->edited("output.record", queues ? "[\"fct\", \"queues\"]" : "[\"fct\"]");
+            QSignalSpy started(w.runner(), &RunController::started);
+            QSignalSpy done(&w, &MainWindow::runFinished);
+            QVERIFY2(w.start_run(&why), qPrintable(why));
+            QVERIFY(testing::wait_for([&] { return done.count() > 0; }, 10'000));
+            QCOMPARE(started.count(), 1);
+            QCOMPARE(w.inspector()->state().queues_expected, queues);
+            QCOMPARE(QString(w.inspector()->state().no_queue_samples_text()).startsWith("Waiting"), queues);
+        }
+    }
+
     void a_new_project_reports_no_store_error() {
         MainWindow w(presets, testing::cli_path());
         QVERIFY2(!w.statusBar()->currentMessage().contains("error"), qPrintable(w.statusBar()->currentMessage()));
