@@ -52,6 +52,10 @@ void ImGuiWidget::paintGL() {
     io.DisplayFramebufferScale = ImVec2(float(devicePixelRatio()), float(devicePixelRatio()));
     const double dt = clock_.restart() / 1000.0;
     io.DeltaTime = float(std::max(dt, 1e-4));
+    float x = io.MousePos.x, y = io.MousePos.y;
+    const bool more = buttons_.apply_one(io.MouseDown, x, y);
+    io.MousePos = ImVec2(x, y);
+    if (more) QTimer::singleShot(0, this, [this] { update(); });  // the next change at the next frame, at once
     ImGui_ImplOpenGL3_NewFrame();
     ImGui::NewFrame();
     if (draw) draw();
@@ -66,11 +70,10 @@ void ImGuiWidget::paintGL() {
     ++frames_;
 }
 
-void ImGuiWidget::set_button(Qt::MouseButton b, bool down) {
+void ImGuiWidget::set_button(Qt::MouseButton b, bool down, QPointF at) {
     if (!ctx_) return;
-    ImGui::SetCurrentContext(ctx_);
     const int i = b == Qt::LeftButton ? 0 : b == Qt::RightButton ? 1 : b == Qt::MiddleButton ? 2 : -1;
-    if (i >= 0) ImGui::GetIO().MouseDown[i] = down;
+    if (i >= 0) buttons_.push({i, down, float(at.x()), float(at.y())});
     update();
 }
 
@@ -79,14 +82,8 @@ void ImGuiWidget::mouseMoveEvent(QMouseEvent* e) {
     ImGui::SetCurrentContext(ctx_);
     ImGui::GetIO().MousePos = ImVec2(float(e->position().x()), float(e->position().y()));
 }
-void ImGuiWidget::mousePressEvent(QMouseEvent* e) {
-    mouseMoveEvent(e);
-    set_button(e->button(), true);
-}
-void ImGuiWidget::mouseReleaseEvent(QMouseEvent* e) {
-    mouseMoveEvent(e);
-    set_button(e->button(), false);
-}
+void ImGuiWidget::mousePressEvent(QMouseEvent* e) { set_button(e->button(), true, e->position()); }
+void ImGuiWidget::mouseReleaseEvent(QMouseEvent* e) { set_button(e->button(), false, e->position()); }
 void ImGuiWidget::wheelEvent(QWheelEvent* e) {
     if (!ctx_) return;
     ImGui::SetCurrentContext(ctx_);

@@ -8,6 +8,8 @@
 #include <QOpenGLWidget>
 #include <QTimer>
 
+#include "views/imgui_input.h"
+
 struct ImGuiContext;
 
 namespace orrery::views {
@@ -36,7 +38,8 @@ protected:
     void keyPressEvent(QKeyEvent* e) override;
 
 private:
-    void set_button(Qt::MouseButton b, bool down);
+    void set_button(Qt::MouseButton b, bool down, QPointF at);
+    ButtonQueue buttons_;  // applied one per frame (imgui_input.h)
     ImGuiContext* ctx_ = nullptr;
     bool ready_ = false;
     QTimer timer_;

@@ -242,7 +242,13 @@ void InspectorView::draw() {
                 static const ImU32 palette[] = {IM_COL32(230, 120, 60, 255), IM_COL32(90, 160, 240, 255), IM_COL32(120, 220, 120, 255), IM_COL32(220, 100, 220, 255),
                                                 IM_COL32(240, 220, 80, 255), IM_COL32(80, 220, 220, 255), IM_COL32(240, 140, 160, 255), IM_COL32(180, 180, 180, 255)};
                 std::vector<std::string> names;
-                for (const auto& [port, s] : e->ports) names.push_back("n" + std::to_string(port.first) + " if" + std::to_string(port.second));
+                for (const auto& [port, s] : e->ports) {
+                    std::string name = "n";  // appended piece by piece: "n" + to_string(...) trips GCC 12's -Wrestrict
+                    name += std::to_string(port.first);
+                    name += " if";
+                    name += std::to_string(port.second);
+                    names.push_back(std::move(name));
+                }
                 size_t i = 0;
                 for (const auto& [port, s] : e->ports) {
                     lines.push_back({&s, palette[i % 8], names[i].c_str()});

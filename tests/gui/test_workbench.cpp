@@ -26,6 +26,7 @@
 #include "gui_fixtures.h"
 #include "runtime/device/device_runner.h"
 #include "views/cluster_job.h"
+#include "views/imgui_input.h"
 #include "views/inspector_view.h"
 #include "views/main_window.h"
 #include "views/network_editor.h"
@@ -611,6 +612,23 @@ private slots:
             QCOMPARE(w.inspector()->state().queues_expected, queues);
             QCOMPARE(QString(w.inspector()->state().no_queue_samples_text()).startsWith("Waiting"), queues);
         }
+    }
+
+    void a_short_click_reaches_imgui_in_two_frames() {
+        // Press and release between two frames (a quick click while frames are slow): each frame sees one.
+        ButtonQueue q;
+        q.push({0, true, 10, 20});
+        q.push({0, false, 11, 20});
+        bool down[5] = {};
+        float x = 0, y = 0;
+        QVERIFY(q.apply_one(down, x, y));  // frame 1: pressed, at the press
+        QVERIFY(down[0]);
+        QCOMPARE(x, 10.0f);
+        QVERIFY(!q.apply_one(down, x, y));  // frame 2: released
+        QVERIFY(!down[0]);
+        QCOMPARE(x, 11.0f);
+        QVERIFY(!q.apply_one(down, x, y));  // frame 3: nothing changes
+        QVERIFY(!down[0]);
     }
 
     void a_new_project_reports_no_store_error() {
