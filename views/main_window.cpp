@@ -20,6 +20,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -78,7 +79,13 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
     sweep_ = new SweepEditor(presets_, this);
     results_ = new ResultsView(this);
     tabs_->addTab(topology_, "Topology");
-    tabs_->addTab(strategy_, "Model && strategy");
+    // In a scroll area, as the network editor's form is: the window can then shrink below the form's width
+    // (the two-column strategy form held it at about 1,240 px).
+    auto* strategy_scroll = new QScrollArea(tabs_);
+    strategy_scroll->setWidget(strategy_);
+    strategy_scroll->setWidgetResizable(true);
+    strategy_scroll->setFrameShape(QFrame::NoFrame);
+    tabs_->addTab(strategy_scroll, "Model && strategy");
     tabs_->addTab(network_, "Network && CC");
     tabs_->addTab(sweep_, "Sweep");
     tabs_->addTab(results_, "Results");
@@ -136,6 +143,8 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
 
     // First start: the inspector gets room for its plots; a saved layout replaces this.
     resizeDocks({findChild<QDockWidget*>("inspector-dock")}, {340}, Qt::Vertical);
+    // ... the project tree what its names need, the run table its five columns, the forms the rest.
+    resizeDocks({findChild<QDockWidget*>("project-dock"), findChild<QDockWidget*>("run-dock")}, {170, 340}, Qt::Horizontal);
     QSettings settings("Orrery", "workbench");
     restoreGeometry(settings.value("geometry").toByteArray());
     restoreState(settings.value("window-state").toByteArray());

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include <QComboBox>
+#include <QDockWidget>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -629,6 +630,16 @@ private slots:
         QCOMPARE(x, 11.0f);
         QVERIFY(!q.apply_one(down, x, y));  // frame 3: nothing changes
         QVERIFY(!down[0]);
+    }
+
+    void the_window_shrinks_to_a_laptop_screen() {
+        // 1,024 × 700 leaves room for a desktop's panels on a 1,366 × 768 screen. The forms scroll inside
+        // their tabs instead of holding the window wide (the strategy form held it at 1,545 × 808).
+        auto w = open_demo("minsize.orrery");
+        const QSize least = w->minimumSizeHint();
+        QVERIFY2(least.width() <= 1024 && least.height() <= 700, qPrintable(QString("the window needs at least %1 × %2").arg(least.width()).arg(least.height())));
+        for (int i = 0; i < w->tabs()->count(); ++i)
+            QVERIFY2(w->tabs()->widget(i)->minimumSizeHint().width() <= 720, qPrintable(w->tabs()->tabText(i)));
     }
 
     void a_new_project_reports_no_store_error() {
