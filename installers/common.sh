@@ -18,6 +18,7 @@ orrery_packages=(
   libgl-dev                            # OpenGL headers for Dear ImGui's renderer
   xvfb xauth libgl1-mesa-dri           # GUI screenshots in tests (software OpenGL under Xvfb); headless demo
   libopenmpi-dev openmpi-bin           # sweeps over MPI ranks (orrery-cli run under mpirun or srun); test_mpi
+  dpkg-dev desktop-file-utils          # the .deb (cpack reads shared-library dependencies); test_package checks it
 )
 
 # Thrust for the device backend's OpenMP build: the CUDA Toolkit's CCCL where it is installed, else Debian's.
