@@ -22,6 +22,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -30,6 +31,7 @@
 
 #include "common/diagnostics.h"
 #include "common/quantity.h"
+#include "common/version.h"
 #include "scenario/load.h"
 #include "scenario/scenario.h"
 #include "scenario/sweep.h"
@@ -348,6 +350,9 @@ void MainWindow::build_menus() {
     add(results, "Export &report (HTML)…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_H), [this] { results_->ask_export_html(); });
     add(results, "Export &CSV…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), [this] { results_->ask_export_csv(); });
     add(results, "Export Chrome &trace…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), [this] { results_->ask_export_chrome_trace(); });
+    QMenu* help = menuBar()->addMenu("&Help");
+    add(help, "&Welcome page", QKeySequence(), [this] { show_welcome(); });
+    add(help, "&About Orrery", QKeySequence(), [this] { QMessageBox::about(this, "About Orrery", about_text()); });
 }
 
 QString MainWindow::project_path() const { return project_ ? QString::fromStdString(project_->path().string()) : QString(); }
@@ -463,6 +468,65 @@ void MainWindow::refresh_project_tree() {
         new QTreeWidgetItem(scenarios, {QString::fromStdString(scenario_name_) + " (unsaved)"});
     }
     tree_->expandAll();
+}
+
+void MainWindow::show_welcome() {
+    WelcomePage page(QSettings("Orrery", "workbench").value("recent").toStringList(), this);
+    if (page.exec() == QDialog::Accepted) act_on_welcome(page.choice());
+}
+
+void MainWindow::act_on_welcome(const WelcomeChoice& choice) {
+    QString why;
+    switch (choice.kind) {
+        case WelcomeChoice::demo: {
+            const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+            QDir().mkpath(dir);
+            const QString file = dir + "/demo.orrery";
+            if (!maybe_save()) return;
+            if (!create_demo_project(presets_, file, &why) || !open_project(file, &why)) QMessageBox::warning(this, "Open the demo", why);
+            else log("The demo project is " + file + ": Run ▸ Run (F5) simulates its sweep");
+            return;
+        }
+        case WelcomeChoice::from_template: {
+            const std::vector<ScenarioTemplate> templates = scenario_templates();
+            if (choice.template_index < 0 || size_t(choice.template_index) >= templates.size() || !maybe_save()) return;
+            const ScenarioTemplate& t = templates[size_t(choice.template_index)];
+            new_project();
+            load_scenario(t.name, t.document);
+            dirty_ = true;
+            update_title();
+            log("New scenario from the template \"" + t.title + "\": File ▸ Save as… gives it a project, then Run ▸ Run (F5)");
+            return;
+        }
+        case WelcomeChoice::recent:
+            if (maybe_save() && !open_project(choice.file, &why)) QMessageBox::warning(this, "Open project", why);
+            return;
+        case WelcomeChoice::open_other: {
+            if (!maybe_save()) return;
+            const QString f = QFileDialog::getOpenFileName(this, "Open project", QString(), "Orrery projects (*.orrery *.sqlite);;All files (*)");
+            if (!f.isEmpty() && !open_project(f, &why)) QMessageBox::warning(this, "Open project", why);
+            return;
+        }
+        case WelcomeChoice::nothing:
+            return;
+    }
+}
+
+QString MainWindow::about_text() const {
+    const std::string device = device_backend_system();
+#ifdef ORRERY_HAVE_MPI
+    const QString mpi = "sweeps over MPI ranks (OpenMPI: mpirun, srun; File ▸ Export cluster job…)";
+#else
+    const QString mpi = "no MPI (built without OpenMPI)";
+#endif
+    return QString("<h3>Orrery %1</h3><p>git %2</p><p>Design LLM-training cluster fabrics and simulate their training at packet level.</p>"
+                   "<p>This build runs on: the CPU backend (%3 threads here); %4; %5.</p>")
+        .arg(QString::fromStdString(version()), QString::fromStdString(git_revision()))
+        .arg(std::thread::hardware_concurrency())
+        .arg(device.empty() ? QString("no device backend")
+                            : device == "OpenMP" ? QString("the device backend on Thrust's OpenMP system (CPU cores)")
+                                                 : QString("the device backend on CUDA (compiled; never yet run on a GPU here)"),
+             mpi);
 }
 
 void MainWindow::update_title() {

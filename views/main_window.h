@@ -10,6 +10,7 @@
 
 #include "scenario/presets.h"
 #include "views/project_file.h"
+#include "views/welcome.h"
 
 class QAction;
 class QLabel;
@@ -44,6 +45,9 @@ public:
     void load_scenario(const std::string& name, const nlohmann::json& document, const nlohmann::json& positions = nlohmann::json::object());
     bool start_run(QString* why);
     void autosave();  // unsaved edits into the project's autosave table (the timer calls it every minute)
+    void show_welcome();                              // the welcome page (welcome.h), then what was chosen
+    void act_on_welcome(const WelcomeChoice& choice);
+    QString about_text() const;                       // Help ▸ About: version, revision, the backends of this build
     void cancel_run();
 
     const nlohmann::json& document() const { return document_; }

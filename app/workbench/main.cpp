@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QScreen>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTimer>
@@ -56,6 +57,13 @@ int main(int argc, char** argv) {
     }
     window.resize(1500, 950);
     window.show();
+    // First start, with nothing asked for on the command line: the welcome page (Help ▸ Welcome page later).
+    QSettings settings("Orrery", "workbench");
+    if (project.isEmpty() && !parser.isSet(screenshot) && !parser.isSet(run) && !qEnvironmentVariableIsSet("ORRERY_NO_DIALOGS") &&
+        !settings.value("welcome-shown").toBool()) {
+        settings.setValue("welcome-shown", true);
+        QTimer::singleShot(0, &window, [&window] { window.show_welcome(); });
+    }
     if (parser.isSet(run)) {
         QString why;
         if (!window.start_run(&why)) QMessageBox::warning(&window, "Run", why);

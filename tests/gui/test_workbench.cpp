@@ -19,6 +19,7 @@
 #include <QSortFilterProxyModel>
 #include <QProgressBar>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QTest>
@@ -28,6 +29,11 @@
 #include "runtime/device/device_runner.h"
 #include "views/cluster_job.h"
 #include "views/imgui_input.h"
+#include "views/welcome.h"
+#include "views/scenario_checks.h"
+#include "common/version.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
 #include "views/inspector_view.h"
 #include "views/main_window.h"
 #include "views/network_editor.h"
@@ -640,6 +646,36 @@ private slots:
         QVERIFY2(least.width() <= 1024 && least.height() <= 700, qPrintable(QString("the window needs at least %1 × %2").arg(least.width()).arg(least.height())));
         for (int i = 0; i < w->tabs()->count(); ++i)
             QVERIFY2(w->tabs()->widget(i)->minimumSizeHint().width() <= 720, qPrintable(w->tabs()->tabText(i)));
+    }
+
+    void welcome_templates_load_and_fit_their_fabric() {
+        MainWindow w(presets, testing::cli_path());
+        const std::vector<ScenarioTemplate> templates = scenario_templates();
+        QCOMPARE(templates.size(), size_t(3));
+        std::set<std::string> generators;
+        for (size_t i = 0; i < templates.size(); ++i) {
+            w.act_on_welcome({WelcomeChoice::from_template, int(i), {}});
+            QVERIFY(w.document() == templates[i].document);
+            QVERIFY(w.dirty());
+            generators.insert(w.document()["topology"]["generator"].get<std::string>());
+            const std::vector<std::string> errors = validate_document(w.document(), ".", presets);
+            QVERIFY2(errors.empty(), errors.empty() ? "" : errors[0].c_str());
+            // The job fits the fabric: the memory check's world-size message stays empty.
+            const LoadedScenario loaded = load_scenario_document(w.document(), "t", ".", presets);
+            const Fabric f = build_fabric(loaded.base.topology);
+            const MemoryCheck c = check_llm_job(w.document(), ".", presets, f.count(NodeKind::host));
+            QVERIFY2(c.errors.empty() && c.world_message.empty(), qPrintable(QString::fromStdString(c.world_message)));
+            w.new_project();
+        }
+        QCOMPARE(generators, (std::set<std::string>{"rail-optimized", "fat-tree", "leaf-spine"}));
+        // The demo choice creates and opens the demo project in the user's data folder.
+        QStandardPaths::setTestModeEnabled(true);
+        w.act_on_welcome({WelcomeChoice::demo, -1, {}});
+        QVERIFY2(w.project_path().endsWith("demo.orrery"), qPrintable(w.project_path()));
+        QFile::remove(w.project_path());
+        // About names the version and what this build runs on.
+        QVERIFY(w.about_text().contains(QString::fromStdString(version())));
+        QVERIFY(w.about_text().contains("CPU backend"));
     }
 
     void a_new_project_reports_no_store_error() {
