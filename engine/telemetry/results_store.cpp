@@ -157,7 +157,7 @@ ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
         const std::string why = sqlite3_errmsg(db_);  // e.g. "file is not a database": some other file is there
         sqlite3_close(db_);
         db_ = nullptr;
-        throw InputError(file.string(), "cannot be used as a results store (" + why + "); choose another --out file");
+        throw InputError(file.string(), "cannot be used as an Orrery results store or project (" + why + "): choose another file");
     }
     if (sqlite3_step(tables) == SQLITE_ROW) existing = sqlite3_column_int(tables, 0);
     sqlite3_finalize(tables);
@@ -172,7 +172,7 @@ ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
     if (!ours) {
         sqlite3_close(db_);
         db_ = nullptr;
-        throw InputError(file.string(), "is a SQLite database but not an Orrery results store; choose another --out file");
+        throw InputError(file.string(), "is a SQLite database but not an Orrery results store or project: choose another file");
     }
     if (existing > 0) {
         // A store written by a newer Orrery may hold what this build would damage: refuse it, never append.

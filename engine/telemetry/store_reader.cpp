@@ -44,7 +44,7 @@ StoreReader::StoreReader(const std::filesystem::path& file) : file_(file) {
     if (!ours) {
         sqlite3_close(db_);
         db_ = nullptr;
-        throw InputError(file.string(), "is not an Orrery results store (written by `orrery-cli run --out`)");
+        throw InputError(file.string(), "is not an Orrery results store or project (one written by the workbench or by orrery-cli run)");
     }
     if (const std::string newer = ResultsStore::newer_schema_problem(db_); !newer.empty()) {
         sqlite3_close(db_);

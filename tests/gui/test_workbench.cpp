@@ -129,6 +129,17 @@ private slots:
         auto w3 = std::make_unique<MainWindow>(presets, testing::cli_path());
         QVERIFY(!w3->open_project(other, &why));
         QVERIFY(why.contains("notes.txt"));
+        QVERIFY2(!why.contains("--out"), qPrintable(why));  // the workbench's words, not the command line's
+        // Another SQLite database: refused, in the same words.
+        const QString foreign = dir.filePath("foreign.sqlite");
+        {
+            sqlite3* db = nullptr;
+            sqlite3_open(foreign.toUtf8().constData(), &db);
+            sqlite3_exec(db, "CREATE TABLE contacts (name TEXT)", nullptr, nullptr, nullptr);
+            sqlite3_close(db);
+        }
+        QVERIFY(!w3->open_project(foreign, &why));
+        QVERIFY2(why.contains("not an Orrery results store or project") && !why.contains("--out"), qPrintable(why));
         std::ifstream in(other.toStdString());
         std::string text;
         std::getline(in, text);
