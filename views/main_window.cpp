@@ -231,9 +231,13 @@ void MainWindow::build_menus() {
         return a;
     };
     QMenu* file = menuBar()->addMenu("&File");
-    add(file, "&New project", QKeySequence::New, [this] {
-        if (maybe_save()) new_project();
+    QAction* new_action = add(file, "&New project", QKeySequence::New, [this] {
+        if (!maybe_save()) return;
+        new_project();
+        tabs_->setCurrentWidget(topology_);
+        log("New project: a starter scenario (16 H100 on a rail-optimized fabric); File ▸ Save as… keeps it, Help ▸ Welcome page has templates");
     });
+    new_action->setObjectName("new-action");
     add(file, "&Open project…", QKeySequence::Open, [this] {
         if (!maybe_save()) return;
         const QString f = QFileDialog::getOpenFileName(this, "Open project", QString(), "Orrery projects (*.orrery *.sqlite);;All files (*)");
@@ -324,11 +328,21 @@ void MainWindow::build_menus() {
     QMenu* run = menuBar()->addMenu("&Run");
     run_action_ = add(run, "&Run", QKeySequence(Qt::Key_F5), [this] {
         QString why;
+        // Runs are stored in the project: a project not saved yet is offered a file first.
+        if (!project_ && !runner_->running()) {
+            const QString file = ask_project_file_for_run();
+            if (file.isEmpty()) return;
+            if (!save_project_as(file, &why)) {
+                QMessageBox::warning(this, "Save as", why);
+                return;
+            }
+        }
         if (!start_run(&why)) {
             log("Run not started: " + why);
             QMessageBox::warning(this, "Run", why);
         }
     });
+    run_action_->setObjectName("run-action");
     cancel_action_ = add(run, "&Cancel", QKeySequence(Qt::SHIFT | Qt::Key_F5), [this] { cancel_run(); });
     cancel_action_->setEnabled(false);
     // Offered only where this build has a device backend; the choice is kept between sessions.
@@ -373,6 +387,14 @@ void MainWindow::clear_run_dock() {
     overall_->setValue(0);
     overall_->setFormat("overall %p%");
     run_status_->setText("No run yet");
+}
+
+QString MainWindow::ask_project_file_for_run() {
+    if (ask_run_project_file) return ask_run_project_file();
+    if (QMessageBox::question(this, "Run", "A run's results are kept in the project file, and this project has not been saved yet.\n\nSave it now and run?",
+                              QMessageBox::Save | QMessageBox::Cancel, QMessageBox::Save) != QMessageBox::Save)
+        return {};
+    return QFileDialog::getSaveFileName(this, "Save the project to run it", QString::fromStdString(scenario_name_) + ".orrery", "Orrery projects (*.orrery)");
 }
 
 void MainWindow::new_project() {

@@ -2,6 +2,7 @@
 // The workbench's main window: a project (one SQLite file: scenarios, runs, results), the editors of its
 // scenario in tabs (topology, strategy, network and CC, sweep, results), docks (project, inspector, run,
 // log) whose layout is saved, and every action in a menu with its shortcut. Runs go to a child orrery-cli.
+#include <functional>
 #include <memory>
 #include <set>
 
@@ -48,6 +49,9 @@ public:
     void show_welcome();                              // the welcome page (welcome.h), then what was chosen
     void act_on_welcome(const WelcomeChoice& choice);
     QString about_text() const;                       // Help ▸ About: version, revision, the backends of this build
+    // Run ▸ Run on a project not saved yet asks for a file (empty: the user declined); replaceable, so tests
+    // answer without dialogs.
+    std::function<QString()> ask_run_project_file;
     void cancel_run();
 
     const nlohmann::json& document() const { return document_; }
@@ -83,6 +87,7 @@ private:
     void refresh_project_tree();
     void refresh_run_table();
     void clear_run_dock();
+    QString ask_project_file_for_run();
     void set_locked(bool locked);
     void log(const QString& line);
     // Copies the runs of a child's staging store into the project and removes it; the new run ids.

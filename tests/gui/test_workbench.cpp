@@ -689,8 +689,47 @@ private slots:
         QVERIFY(w.about_text().contains("CPU backend"));
     }
 
+    void run_on_an_unsaved_project_offers_to_save_it_first() {
+        const QString cli = dir.filePath("run-once-cli.sh");
+        {
+            std::ofstream s(cli.toStdString());
+            s << "#!/bin/sh\n"
+                 "echo '{\"event\":\"run\",\"run_id\":1,\"experiments\":1,\"store\":\"x\"}' >&2\n"
+                 "echo '{\"event\":\"done\",\"experiment\":\"e0000\",\"status\":\"finished\",\"wall_s\":0.1}' >&2\n";
+        }
+        QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        MainWindow w(presets, cli);
+        QAction* run = w.findChild<QAction*>("run-action");
+        QVERIFY(run);
+        int asked = 0;
+        QString answer;  // declined first
+        w.ask_run_project_file = [&] {
+            ++asked;
+            return answer;
+        };
+        QSignalSpy done(&w, &MainWindow::runFinished);
+        run->trigger();
+        QCOMPARE(asked, 1);
+        QVERIFY(w.project_path().isEmpty());  // declined: nothing saved, nothing run
+        QCOMPARE(done.count(), 0);
+        answer = dir.filePath("saved-to-run.orrery");
+        run->trigger();
+        QCOMPARE(asked, 2);
+        QCOMPARE(w.project_path(), answer);
+        QVERIFY(testing::wait_for([&] { return done.count() > 0; }, 10'000));
+        QVERIFY(QFileInfo::exists(answer));
+    }
+
     void a_new_project_reports_no_store_error() {
         MainWindow w(presets, testing::cli_path());
+        {  // File ▸ New says what happened.
+            auto opened = open_demo("before-new.orrery");
+            QAction* fresh = opened->findChild<QAction*>("new-action");
+            QVERIFY(fresh);
+            fresh->trigger();
+            QVERIFY(opened->project_path().isEmpty());
+            QVERIFY2(opened->statusBar()->currentMessage().startsWith("New project"), qPrintable(opened->statusBar()->currentMessage()));
+        }
         QVERIFY2(!w.statusBar()->currentMessage().contains("error"), qPrintable(w.statusBar()->currentMessage()));
         QSignalSpy said(w.results(), &ResultsView::message);
         w.new_project();
