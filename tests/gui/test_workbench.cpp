@@ -77,6 +77,20 @@ class TestWorkbench : public QObject {
         return w;
     }
 
+    // A stand-in for orrery-cli: a shell script that prints progress JSON lines as the CLI does.
+    QString fake_cli(const QString& name, const std::string& script) {
+        const QString file = dir.filePath(name);
+        std::ofstream(file.toStdString()) << script;
+        QFile::setPermissions(file, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        return file;
+    }
+    // ... that runs one experiment to the end at once.
+    static constexpr const char* kRunsOneExperiment =
+        "#!/bin/sh\n"
+        "echo '{\"event\":\"run\",\"run_id\":1,\"experiments\":1,\"store\":\"x\"}' >&2\n"
+        "echo '{\"event\":\"start\",\"experiment\":\"e0000\"}' >&2\n"
+        "echo '{\"event\":\"done\",\"experiment\":\"e0000\",\"status\":\"finished\",\"wall_s\":0.1}' >&2\n";
+
 private slots:
     void initTestCase() {
         // Re-run by kills_during_save_never_damage_the_project as the process that gets killed: it saves and
@@ -508,17 +522,13 @@ private slots:
 
     void a_cancelled_experiment_keeps_its_progress_and_no_eta() {
         // A CLI that reports one experiment at 11.2 % and, on Ctrl-C, reports it cancelled as orrery-cli does.
-        const QString cli = dir.filePath("slow-cli.sh");
-        {
-            std::ofstream s(cli.toStdString());
-            s << "#!/bin/bash\n"
-                 "trap 'echo \"{\\\"event\\\":\\\"done\\\",\\\"experiment\\\":\\\"e0000\\\",\\\"status\\\":\\\"cancelled\\\",\\\"wall_s\\\":2.5}\" >&2; exit 130' INT\n"
-                 "echo '{\"event\":\"run\",\"run_id\":1,\"experiments\":1,\"store\":\"x\"}' >&2\n"
-                 "echo '{\"event\":\"start\",\"experiment\":\"e0000\"}' >&2\n"
-                 "echo '{\"event\":\"progress\",\"experiment\":\"e0000\",\"sim_time_ps\":1000000,\"flows_done\":112,\"flows\":1000,\"wall_s\":2.4}' >&2\n"
-                 "for i in $(seq 300); do sleep 0.1; done\n";
-        }
-        QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        const QString cli = fake_cli("slow-cli.sh",
+                                     "#!/bin/bash\n"
+                                     "trap 'echo \"{\\\"event\\\":\\\"done\\\",\\\"experiment\\\":\\\"e0000\\\",\\\"status\\\":\\\"cancelled\\\",\\\"wall_s\\\":2.5}\" >&2; exit 130' INT\n"
+                                     "echo '{\"event\":\"run\",\"run_id\":1,\"experiments\":1,\"store\":\"x\"}' >&2\n"
+                                     "echo '{\"event\":\"start\",\"experiment\":\"e0000\"}' >&2\n"
+                                     "echo '{\"event\":\"progress\",\"experiment\":\"e0000\",\"sim_time_ps\":1000000,\"flows_done\":112,\"flows\":1000,\"wall_s\":2.4}' >&2\n"
+                                     "for i in $(seq 300); do sleep 0.1; done\n");
         RunController runner(cli);
         QSignalSpy finished(&runner, &RunController::finished);
         QString why;
@@ -582,16 +592,7 @@ private slots:
     }
 
     void opening_another_project_clears_the_run_dock() {
-        // A CLI that runs one experiment to the end at once.
-        const QString cli = dir.filePath("quick-cli.sh");
-        {
-            std::ofstream s(cli.toStdString());
-            s << "#!/bin/sh\n"
-                 "echo '{\"event\":\"run\",\"run_id\":1,\"experiments\":1,\"store\":\"x\"}' >&2\n"
-                 "echo '{\"event\":\"start\",\"experiment\":\"e0000\"}' >&2\n"
-                 "echo '{\"event\":\"done\",\"experiment\":\"e0000\",\"status\":\"finished\",\"wall_s\":0.1}' >&2\n";
-        }
-        QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        const QString cli = fake_cli("quick-cli.sh", kRunsOneExperiment);
         MainWindow w(presets, cli);
         QString why;
         const QString first = dir.filePath("dock1.orrery"), second = dir.filePath("dock2.orrery");
@@ -608,14 +609,7 @@ private slots:
     }
 
     void the_inspector_waits_for_queue_samples_the_run_records() {
-        const QString cli = dir.filePath("announcing-cli.sh");  // announces the run, then ends it
-        {
-            std::ofstream s(cli.toStdString());
-            s << "#!/bin/sh\n"
-                 "echo '{\"event\":\"run\",\"run_id\":1,\"experiments\":1,\"store\":\"x\"}' >&2\n"
-                 "echo '{\"event\":\"done\",\"experiment\":\"e0000\",\"status\":\"finished\",\"wall_s\":0.1}' >&2\n";
-        }
-        QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        const QString cli = fake_cli("announcing-cli.sh", kRunsOneExperiment);
         MainWindow w(presets, cli);
         QString why;
         const QString file = dir.filePath("queues.orrery");
@@ -690,14 +684,7 @@ private slots:
     }
 
     void run_on_an_unsaved_project_offers_to_save_it_first() {
-        const QString cli = dir.filePath("run-once-cli.sh");
-        {
-            std::ofstream s(cli.toStdString());
-            s << "#!/bin/sh\n"
-                 "echo '{\"event\":\"run\",\"run_id\":1,\"experiments\":1,\"store\":\"x\"}' >&2\n"
-                 "echo '{\"event\":\"done\",\"experiment\":\"e0000\",\"status\":\"finished\",\"wall_s\":0.1}' >&2\n";
-        }
-        QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        const QString cli = fake_cli("run-once-cli.sh", kRunsOneExperiment);
         MainWindow w(presets, cli);
         QAction* run = w.findChild<QAction*>("run-action");
         QVERIFY(run);
