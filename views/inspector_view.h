@@ -18,10 +18,12 @@ public:
     InspectorState& state() { return state_; }
     ImGuiWidget* canvas() { return canvas_; }
     void add(const TelemetryChunk& chunk);
+    // W/S zoom, A/D pan the time window; true when `qt_key` is one of them (the main window forwards them
+    // from anywhere that does not take text).
+    bool key(int qt_key);
 
 private:
     void draw();
-    bool key(int qt_key);
     InspectorState state_;
     ImGuiWidget* canvas_;
 };

@@ -5,16 +5,21 @@
 #include <fstream>
 #include <thread>
 
+#include <QAbstractItemView>
+#include <QAbstractSpinBox>
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QInputDialog>
+#include <QKeyEvent>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
@@ -24,8 +29,9 @@
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
-#include <QTabWidget>
 #include <QTableWidget>
+#include <QTabWidget>
+#include <QTextEdit>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -151,6 +157,7 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
     restoreGeometry(settings.value("geometry").toByteArray());
     restoreState(settings.value("window-state").toByteArray());
     new_project();
+    qApp->installEventFilter(this);
 }
 
 MainWindow::~MainWindow() = default;
@@ -811,6 +818,21 @@ void MainWindow::refresh_run_table() {
     }
     overall_->setValue(int(runner_->overall_fraction() * 1000));
     overall_->setFormat(QString("overall %1%, ETA %2").arg(runner_->overall_fraction() * 100, 0, 'f', 1).arg(eta_text(runner_->overall_eta_s())));
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* e) {
+    if (e->type() != QEvent::KeyPress) return false;
+    auto* key = static_cast<QKeyEvent*>(e);
+    const int k = key->key();
+    if ((k != Qt::Key_W && k != Qt::Key_S && k != Qt::Key_A && k != Qt::Key_D) || key->modifiers() != Qt::NoModifier) return false;
+    auto* widget = qobject_cast<QWidget*>(watched);
+    if (!widget || widget->window() != this || widget == inspector_ || inspector_->isAncestorOf(widget)) return false;
+    // Where letters are typed (fields, spin boxes, editable lists, tables), they stay letters.
+    for (QWidget* w = widget; w; w = w->parentWidget())
+        if (qobject_cast<QLineEdit*>(w) || qobject_cast<QAbstractSpinBox*>(w) || qobject_cast<QTextEdit*>(w) || qobject_cast<QPlainTextEdit*>(w) ||
+            qobject_cast<QAbstractItemView*>(w) || (qobject_cast<QComboBox*>(w) && qobject_cast<QComboBox*>(w)->isEditable()))
+            return false;
+    return inspector_->key(k);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

@@ -77,6 +77,8 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent* e) override;
+    // W/S (zoom) and A/D (pan) reach the Inspector from anywhere in the window but a place that takes text.
+    bool eventFilter(QObject* watched, QEvent* e) override;
 
 private:
     void build_menus();

@@ -34,6 +34,7 @@
 #include "common/version.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
+#include "views/inspector_state.h"
 #include "views/inspector_view.h"
 #include "views/main_window.h"
 #include "views/network_editor.h"
@@ -705,6 +706,22 @@ private slots:
         QCOMPARE(w.project_path(), answer);
         QVERIFY(testing::wait_for([&] { return done.count() > 0; }, 10'000));
         QVERIFY(QFileInfo::exists(answer));
+    }
+
+    void inspector_keys_work_from_anywhere_but_text() {
+        auto w = open_demo("keys.orrery");
+        InspectorState& st = w->inspector()->state();
+        const double width = st.t1() - st.t0();
+        // Over the topology canvas, without clicking into the Inspector first: W zooms its window in.
+        QTest::keyClick(w->topology()->view()->viewport(), Qt::Key_W);
+        QVERIFY2(st.t1() - st.t0() < width * 0.9, qPrintable(QString("%1 s wide, was %2 s").arg(st.t1() - st.t0()).arg(width)));
+        // In a text field the letter is typed, and the Inspector does not move.
+        const double before = st.t1() - st.t0();
+        QLineEdit* rate = w->network()->field("cc.dcqcn.rate_ai");
+        rate->clear();
+        QTest::keyClick(rate, Qt::Key_W);
+        QCOMPARE(rate->text(), QString("w"));
+        QCOMPARE(st.t1() - st.t0(), before);
     }
 
     void a_new_project_reports_no_store_error() {
