@@ -6,6 +6,8 @@
 #include <QVBoxLayout>
 #include <imgui.h>
 
+#include "views/timeline_legend.h"
+
 namespace orrery::views {
 namespace {
 
@@ -99,12 +101,26 @@ void plot(InspectorState& st, const char* id, const std::vector<Line>& lines, co
     }
 }
 
-ImU32 span_color(const Span& s) {
-    if (s.stream == "compute") return s.kind == "forward" ? IM_COL32(80, 140, 230, 255) : s.kind == "optimizer" ? IM_COL32(150, 150, 150, 255) : IM_COL32(90, 190, 110, 255);
-    if (s.stream == "tp") return IM_COL32(240, 150, 50, 255);
-    if (s.stream == "pp") return IM_COL32(180, 110, 220, 255);
-    if (s.stream == "dp") return IM_COL32(230, 80, 80, 255);
-    return IM_COL32(60, 200, 200, 255);
+ImU32 color_of(const SpanStyle& style) { return IM_COL32(style.r, style.g, style.b, 255); }
+
+ImU32 span_color(const Span& s) { return color_of(span_style(s.stream, s.kind)); }
+
+// One line of coloured squares and names above the timeline, and the shading of skipped spans.
+void timeline_legend() {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    for (const SpanStyle& style : kSpanLegend) {
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        dl->AddRectFilled(ImVec2(p.x, p.y + 3), ImVec2(p.x + 10, p.y + 13), color_of(style));
+        ImGui::Dummy(ImVec2(12, 14));
+        ImGui::SameLine();
+        ImGui::TextUnformatted(style.label);
+        ImGui::SameLine(0, 14);
+    }
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    dl->AddRectFilled(ImVec2(p.x, p.y + 3), ImVec2(p.x + 10, p.y + 13), IM_COL32(230, 200, 60, 110));
+    ImGui::Dummy(ImVec2(12, 14));
+    ImGui::SameLine();
+    ImGui::TextUnformatted("skipped (steady state)");
 }
 
 void timeline(InspectorState& st, const ExperimentTelemetry& e, const std::vector<SkipBand>& bands) {
@@ -114,6 +130,7 @@ void timeline(InspectorState& st, const ExperimentTelemetry& e, const std::vecto
         ImGui::TextWrapped("No timeline yet: an LLM experiment's spans arrive when it finishes (flow-only scenarios have none).");
         return;
     }
+    timeline_legend();
     const float row = 18, lane = 7, left = 60;
     const float details = st.selected ? 90.0f : 0.0f;
     ImGui::BeginChild("timeline", ImVec2(0, -details), false);

@@ -36,6 +36,7 @@
 #include "scenario/load.h"
 #include "views/inspector_state.h"
 #include "views/inspector_view.h"
+#include "views/timeline_legend.h"
 #include "views/main_window.h"
 #include "views/network_editor.h"
 #include "views/results_view.h"
@@ -722,6 +723,19 @@ private slots:
         QTest::keyClick(rate, Qt::Key_W);
         QCOMPARE(rate->text(), QString("w"));
         QCOMPARE(st.t1() - st.t0(), before);
+    }
+
+    void the_timeline_legend_names_every_colour() {
+        // Every stream and compute kind the task graph writes gets a legend entry naming it, each a colour of its own.
+        const std::vector<std::pair<std::string, std::string>> spans = {
+            {"compute", "forward"}, {"compute", "backward"}, {"compute", "optimizer"}, {"tp", "all_reduce"}, {"pp", "send"}, {"dp", "reduce_scatter"}, {"ep", "all_to_all"}};
+        std::set<std::string> labels;
+        for (const auto& [stream, kind] : spans) labels.insert(span_style(stream, kind).label);
+        QCOMPARE(labels.size(), spans.size());
+        std::set<std::tuple<int, int, int>> colours;
+        for (const SpanStyle& s : kSpanLegend) colours.insert({s.r, s.g, s.b});
+        QCOMPARE(colours.size(), kSpanLegend.size());
+        QCOMPARE(std::string(span_style("pp", "recv").label), std::string("PP send/receive"));
     }
 
     void a_new_project_reports_no_store_error() {
