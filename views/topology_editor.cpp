@@ -21,6 +21,7 @@
 
 #include "common/diagnostics.h"
 #include "common/quantity.h"
+#include "views/generator_dialog.h"
 
 namespace orrery::views {
 
@@ -269,57 +270,9 @@ void TopologyEditor::generate(const nlohmann::json& generator) {
 }
 
 void TopologyEditor::open_generator_dialog() {
-    QDialog dialog(this);
-    dialog.setWindowTitle("Generate fabric");
-    auto* form = new QFormLayout(&dialog);
-    auto* kind = new QComboBox(&dialog);
-    kind->addItems({"rail-optimized", "fat-tree", "leaf-spine", "single-switch"});
-    auto spin = [&](int lo, int hi, int v) {
-        auto* s = new QSpinBox(&dialog);
-        s->setRange(lo, hi);
-        s->setValue(v);
-        return s;
-    };
-    QSpinBox* gpus = spin(8, 131072, 32);
-    QSpinBox* per_server = spin(1, 72, 8);
-    QSpinBox* tiers = spin(2, 3, 2);
-    QSpinBox* k = spin(2, 128, 4);
-    QSpinBox* leaves = spin(1, 512, 4);
-    QSpinBox* spines = spin(1, 512, 2);
-    QSpinBox* hosts = spin(1, 512, 8);
-    auto* rate = new QLineEdit("400Gbps", &dialog);
-    auto* delay = new QLineEdit("1us", &dialog);
-    form->addRow("Generator", kind);
-    form->addRow("GPUs (rail-optimized)", gpus);
-    form->addRow("GPUs per server (rail-optimized)", per_server);
-    form->addRow("Tiers (rail-optimized)", tiers);
-    form->addRow("k (fat-tree, even)", k);
-    form->addRow("Leaves (leaf-spine)", leaves);
-    form->addRow("Spines (leaf-spine)", spines);
-    form->addRow("Hosts per leaf / switch", hosts);
-    form->addRow("Link rate", rate);
-    form->addRow("Link delay", delay);
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
-    form->addRow(buttons);
-    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    GeneratorDialog dialog(this);
     if (dialog.exec() != QDialog::Accepted) return;
-    nlohmann::json g = {{"generator", kind->currentText().toStdString()},
-                        {"link_defaults", {{"all", {{"rate", rate->text().toStdString()}, {"delay", delay->text().toStdString()}}}}}};
-    const QString which = kind->currentText();
-    if (which == "rail-optimized") {
-        g["gpus"] = gpus->value();
-        g["gpus_per_server"] = per_server->value();
-        g["tiers"] = tiers->value();
-    } else if (which == "fat-tree") {
-        g["k"] = k->value();
-    } else if (which == "leaf-spine") {
-        g["leaves"] = leaves->value();
-        g["spines"] = spines->value();
-        g["hosts_per_leaf"] = hosts->value();
-    } else {
-        g["hosts"] = hosts->value();
-    }
+    const nlohmann::json g = dialog.generator();
     try {
         generate(g);
     } catch (const InputError& e) {

@@ -1,6 +1,7 @@
 // The topology editor: the document's conversions against the engine, and the editing operations through
 // the widgets' own paths (palette drop, dragging from a port, Delete with its confirmation, undo and redo,
 // copy and paste, generators, collapsing above 1,000 hosts).
+#include <QComboBox>
 #include <QGraphicsSceneDragDropEvent>
 #include <QLineEdit>
 #include <QMimeData>
@@ -11,6 +12,7 @@
 #include "gui_fixtures.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
+#include "views/generator_dialog.h"
 #include "views/scenario_checks.h"
 #include "views/topology_editor.h"
 
@@ -182,6 +184,24 @@ private slots:
         doc["topology"] = doc_to_topology(d);
         const std::vector<std::string> fine = validate_document(doc, ".", presets);
         QVERIFY2(fine.empty(), fine.empty() ? "" : fine[0].c_str());
+    }
+
+    void the_generate_dialog_shows_only_the_chosen_generators_fields() {
+        GeneratorDialog dialog;
+        const QStringList fields = {"gpus", "gpus_per_server", "tiers", "k", "leaves", "spines", "hosts"};
+        const std::map<QString, QStringList> shown = {{"rail-optimized", {"gpus", "gpus_per_server", "tiers"}},
+                                                      {"fat-tree", {"k"}},
+                                                      {"leaf-spine", {"leaves", "spines", "hosts"}},
+                                                      {"single-switch", {"hosts"}}};
+        for (const auto& [generator, own] : shown) {
+            dialog.kind()->setCurrentText(generator);
+            for (const QString& f : fields) QVERIFY2(dialog.shows(f) == own.contains(f), qPrintable(generator + ": " + f));
+            QCOMPARE(dialog.generator()["generator"].get<std::string>(), generator.toStdString());
+        }
+        dialog.kind()->setCurrentText("fat-tree");
+        const nlohmann::json g = dialog.generator();
+        QCOMPARE(g["k"].get<int>(), 4);
+        QVERIFY(!g.contains("gpus") && !g.contains("leaves"));
     }
 
     void copy_paste_and_duplicate_keep_inner_links() {
