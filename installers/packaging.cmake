@@ -14,6 +14,7 @@ set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "Design and simulate LLM-training cluster f
 if(ORRERY_HAVE_MPI)
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "openmpi-bin")  # mpirun, for sweeps over MPI ranks
 endif()
+install(FILES README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/orrery)  # also the workbench's Help ▸ User guide
 if(ORRERY_HAVE_WORKBENCH)
   install(FILES installers/orrery.desktop DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)
   install(FILES resources/orrery.svg DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps)

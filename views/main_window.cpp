@@ -52,6 +52,7 @@
 #include "views/sweep_editor.h"
 #include "views/telemetry_feed.h"
 #include "views/topology_editor.h"
+#include "views/user_guide.h"
 
 namespace orrery::views {
 namespace {
@@ -373,6 +374,7 @@ void MainWindow::build_menus() {
     add(results, "Export Chrome &trace…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), [this] { results_->ask_export_chrome_trace(); });
     QMenu* help = menuBar()->addMenu("&Help");
     add(help, "&Welcome page", QKeySequence(), [this] { show_welcome(); });
+    add(help, "&User guide", QKeySequence::HelpContents, [this] { show_user_guide(this); });
     add(help, "&About Orrery", QKeySequence(), [this] { QMessageBox::about(this, "About Orrery", about_text()); });
 }
 

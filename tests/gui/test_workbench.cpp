@@ -37,6 +37,7 @@
 #include "views/inspector_state.h"
 #include "views/inspector_view.h"
 #include "views/timeline_legend.h"
+#include "views/user_guide.h"
 #include "views/main_window.h"
 #include "views/network_editor.h"
 #include "views/results_view.h"
@@ -736,6 +737,16 @@ private slots:
         for (const SpanStyle& s : kSpanLegend) colours.insert({s.r, s.g, s.b});
         QCOMPARE(colours.size(), kSpanLegend.size());
         QCOMPARE(std::string(span_style("pp", "recv").label), std::string("PP send/receive"));
+    }
+
+    void the_user_guide_is_the_readmes_workbench_section() {
+        const QString readme = find_readme();
+        QVERIFY(!readme.isEmpty());
+        const QString guide = workbench_section(readme);
+        QVERIFY2(guide.startsWith("## The workbench"), qPrintable(guide.left(80)));
+        QVERIFY(guide.contains("Inspector") && guide.contains("Export cluster job"));
+        QVERIFY(!guide.contains("## orrery-cli"));  // the next section is left out
+        QCOMPARE(workbench_section("# Title\n\nno such section\n"), QString());
     }
 
     void a_new_project_reports_no_store_error() {

@@ -30,6 +30,8 @@ validated="$("$cli" validate workbench-demo 2>&1)"
 summaries="$(cd "$scratch" && "$cli" run workbench-demo --out demo.orrery --json 2>/dev/null)"
 [ "$(printf '%s\n' "$summaries" | grep -c '"status":"ok"')" -eq 4 ] || fail "the headless demo did not end with 4 experiments ok: $summaries"
 
+grep -q '^## The workbench' "$root/usr/share/doc/orrery/README.md" || fail "no README (the workbench's user guide) in usr/share/doc/orrery"
+
 if [ "$workbench" = "ON" ]; then
   [ -x "$root/usr/bin/orrery" ] || fail "no usr/bin/orrery (the workbench) in the package"
   desktop="$root/usr/share/applications/orrery.desktop"
