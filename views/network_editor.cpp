@@ -129,23 +129,27 @@ QStringList NetworkEditor::take_pending_fields() {
         if (e == fields_.end()) continue;
         QLineEdit* edit = e->second;
         if (edit->text() == taken_text_[f.path] && edit->styleSheet().isEmpty()) continue;
-        if (edit->text().trimmed().isEmpty()) {
-            taken_text_[f.path] = edit->text();
-            emit_remove(QString::fromStdString(f.path));
-            continue;
-        }
         QString why;
-        const nlohmann::json v = parse_field(f, edit->text(), &why);
-        if (v.is_null()) {
-            edit->setStyleSheet("background:#fdd");
-            problems << why;
-            continue;
-        }
-        edit->setStyleSheet("");
-        taken_text_[f.path] = edit->text();
-        emit_edit(QString::fromStdString(f.path), v);
+        if (!take_field(f, edit, &why)) problems << why;
     }
     return problems;
+}
+
+bool NetworkEditor::take_field(const ParameterField& f, QLineEdit* edit, QString* why) {
+    if (edit->text().trimmed().isEmpty()) {
+        taken_text_[f.path] = edit->text();
+        emit_remove(QString::fromStdString(f.path));
+        return true;
+    }
+    const nlohmann::json v = parse_field(f, edit->text(), why);
+    if (v.is_null()) {
+        edit->setStyleSheet("background:#fdd");
+        return false;
+    }
+    edit->setStyleSheet("");
+    taken_text_[f.path] = edit->text();
+    emit_edit(QString::fromStdString(f.path), v);
+    return true;
 }
 
 NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : ScenarioForm(parent), presets_(presets) {
@@ -253,21 +257,8 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
             fields_[f.path] = e;
             connect(e, &QLineEdit::editingFinished, this, [this, e, &f] {
                 if (loading_) return;
-                if (e->text().trimmed().isEmpty()) {
-                    taken_text_[f.path] = e->text();
-                    emit_remove(QString::fromStdString(f.path));
-                    return;
-                }
                 QString why;
-                const nlohmann::json v = parse_field(f, e->text(), &why);
-                if (v.is_null()) {
-                    e->setStyleSheet("background:#fdd");
-                    emit message(why);
-                    return;
-                }
-                e->setStyleSheet("");
-                taken_text_[f.path] = e->text();
-                emit_edit(QString::fromStdString(f.path), v);
+                if (!take_field(f, e, &why)) emit message(why);
             });
             w = e;
         }

@@ -47,6 +47,9 @@ signals:
 
 private:
     void show_algorithm(const QString& algorithm);
+    // Puts a field's text into the document (empty: the key removed); false with `why`, the field pink, when
+    // the text is not a value of the field's kind.
+    bool take_field(const ParameterField& f, QLineEdit* edit, QString* why);
     void commit_ecn();
     const PresetLibrary& presets_;
     QComboBox* cc_preset_;
