@@ -20,6 +20,21 @@
 namespace orrery::cli {
 namespace {
 
+// A flow workload's experiments as the batch takes them, each checked against its fabric; throws every
+// problem at once (a run over ranks checks its one experiment the same way).
+std::vector<ExperimentInput> flow_inputs(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabric_of) {
+    std::vector<ExperimentInput> inputs;
+    Diagnostics problems;
+    for (size_t i = 0; i < loaded.experiments.size(); ++i) {
+        const Scenario& s = loaded.scenarios[i];
+        check_against_fabric(s, *fabric_of[i], problems);
+        inputs.push_back({loaded.experiments[i].id, &s, fabric_of[i], workload_flows(s)});
+        if (inputs.back().flows.empty()) problems.error(s.source + ": workload", "experiment " + loaded.experiments[i].id + " has no flows to run");
+    }
+    if (problems.has_errors()) throw InputError(problems);
+    return inputs;
+}
+
 #ifdef ORRERY_HAVE_MPI
 // One experiment of `loaded` alone, as a scenario of its own (its id, index and seed kept).
 LoadedScenario experiment_alone(const LoadedScenario& loaded, size_t i) {
@@ -123,11 +138,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
                 const Experiment& x = one.experiments[0];
                 store.begin_run(cli_run_record(base.name, path, x.sha256, o->backend), {{x.id, x.index, x.seed, x.sha256, x.parameters}});
                 if (base.workload.kind == "llm") return run_llm_experiments(one, {fabric_of[i]}, presets, store, o->backend, &quiet).summaries.at(0);
-                std::vector<ExperimentInput> inputs = {{x.id, &one.scenarios[0], fabric_of[i], workload_flows(one.scenarios[0])}};
-                Diagnostics problems;
-                check_against_fabric(one.scenarios[0], *fabric_of[i], problems);
-                if (inputs[0].flows.empty()) problems.error(one.scenarios[0].source + ": workload", "experiment " + x.id + " has no flows to run");
-                if (problems.has_errors()) throw InputError(problems);
+                const std::vector<ExperimentInput> inputs = flow_inputs(one, {fabric_of[i]});
                 Batch batch = compile_batch(inputs);
                 return run_session(batch, inputs, &store, o->backend, {}, &quiet).summaries.at(0);
             };
@@ -157,15 +168,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
                          r.summaries.size() == 1 ? "" : "s", r.cancelled ? "cancelled" : "finished", store_path.string().c_str(), (long long)store.run_id());
             return r.cancelled ? 130 : kOk;
         }
-        std::vector<ExperimentInput> inputs;
-        Diagnostics problems;
-        for (size_t i = 0; i < loaded.experiments.size(); ++i) {
-            const Scenario& s = loaded.scenarios[i];
-            check_against_fabric(s, *fabric_of[i], problems);
-            inputs.push_back({loaded.experiments[i].id, &s, fabric_of[i], workload_flows(s)});
-            if (inputs.back().flows.empty()) problems.error(s.source + ": workload", "experiment " + loaded.experiments[i].id + " has no flows to run");
-        }
-        if (problems.has_errors()) throw InputError(problems);
+        std::vector<ExperimentInput> inputs = flow_inputs(loaded, fabric_of);
 
         // Reference-format files, when the scenario asks for them: one set per experiment, refused before the
         // run when they exist.
