@@ -14,6 +14,8 @@ orrery_packages=(
   zlib1g-dev                           # gzipped traces (Chakra .et.gz in, Chrome trace .json.gz out)
   qt6-base-dev                         # Qt Widgets and Qt Test
   libqt6opengl6-dev                    # QOpenGLWidget: the live inspector's canvas
+  qt6-svg-dev                          # the report's charts in PDF reports and in the Results view
+  poppler-utils                        # test_report reads the PDF report back (pdfinfo, pdftotext)
   libimgui-dev                         # Dear ImGui: the live inspector
   libgl-dev                            # OpenGL headers for Dear ImGui's renderer
   xvfb xauth libgl1-mesa-dri           # GUI screenshots in tests (software OpenGL under Xvfb); headless demo

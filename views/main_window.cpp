@@ -370,6 +370,7 @@ void MainWindow::build_menus() {
 
     QMenu* results = menuBar()->addMenu("Re&sults");
     add(results, "Export &report (HTML)…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_H), [this] { results_->ask_export_html(); });
+    add(results, "Export report (&PDF)…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), [this] { results_->ask_export_pdf(); });
     add(results, "Export &CSV…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), [this] { results_->ask_export_csv(); });
     add(results, "Export Chrome &trace…", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), [this] { results_->ask_export_chrome_trace(); });
     QMenu* help = menuBar()->addMenu("&Help");

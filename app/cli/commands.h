@@ -18,6 +18,7 @@ Runner add_presets(CLI::App& app, const PresetLibrary& presets);
 Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets);
 Runner add_run(CLI::App& app, const PresetLibrary& presets);
 Runner add_export(CLI::App& app, const PresetLibrary& presets);
+Runner add_report(CLI::App& app, const PresetLibrary& presets);
 Runner add_devices(CLI::App& app, const PresetLibrary& presets);
 #ifdef ORRERY_HAVE_MPI
 Runner add_slurm(CLI::App& app, const PresetLibrary& presets);

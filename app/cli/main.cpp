@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
 #endif
     add("export", "Export what a run stored: `export timeline` writes an LLM experiment's timeline as Chrome trace JSON for Perfetto",
         cli::add_export);
+    add("report", "Write a run's comparison report (which design is better and why) as HTML, PDF or CSV, as the workbench does",
+        cli::add_report);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

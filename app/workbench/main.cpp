@@ -16,6 +16,7 @@
 #include "common/version.h"
 #include "scenario/presets.h"
 #include "views/main_window.h"
+#include "views/results_view.h"
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
     QCommandLineOption run("run", "Start a run of the opened scenario at once");
     QCommandLineOption screenshot("screenshot", "Save a PNG of the window to FILE after --after seconds, then quit", "FILE");
     QCommandLineOption after("after", "Seconds before --screenshot is taken (default 3)", "SECONDS", "3");
-    QCommandLineOption tab("tab", "Tab to show first: topology, strategy, network, sweep, results", "TAB");
+    QCommandLineOption tab("tab", "Tab to show first: topology, strategy, network, sweep, results, charts (the results' charts)", "TAB");
     parser.addOption(demo);
     parser.addOption(run);
     parser.addOption(screenshot);
@@ -70,7 +71,9 @@ int main(int argc, char** argv) {
     }
     if (parser.isSet(tab)) {
         const QStringList names = {"topology", "strategy", "network", "sweep", "results"};
-        window.tabs()->setCurrentIndex(std::max(0, int(names.indexOf(parser.value(tab)))));
+        const bool charts = parser.value(tab) == "charts";  // the Results tab's overlaid charts
+        window.tabs()->setCurrentIndex(charts ? int(names.size()) - 1 : std::max(0, int(names.indexOf(parser.value(tab)))));
+        if (charts) window.results()->tabs()->setCurrentIndex(1);
     }
     if (parser.isSet(screenshot)) {
         const QString file = parser.value(screenshot);

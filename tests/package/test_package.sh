@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The .deb: built by cpack from this build, unpacked into a scratch root (dpkg-deb -x, as dpkg would lay it
 # out, without installing), then its programs run from there: --version, the bundled demo found in the
-# package's own data (not the source tree), run headless to the end.
+# package's own data (not the source tree), run headless to the end, and its comparison report written as a PDF.
 # Usage: test_package.sh BUILD_DIR WITH_WORKBENCH(ON|OFF)
 set -euo pipefail
 build="$1"
@@ -29,6 +29,12 @@ validated="$("$cli" validate workbench-demo 2>&1)"
 [[ "$validated" == "$root/usr/share/orrery/presets/scenarios/workbench-demo.json: valid"* ]] || fail "validate: $validated"
 summaries="$(cd "$scratch" && "$cli" run workbench-demo --out demo.orrery --json 2>/dev/null)"
 [ "$(printf '%s\n' "$summaries" | grep -c '"status":"ok"')" -eq 4 ] || fail "the headless demo did not end with 4 experiments ok: $summaries"
+
+# The demo's comparison report, as a PDF, from the packaged program (Qt's PDF writer and SVG renderer are its
+# runtime dependencies).
+(cd "$scratch" && "$cli" report demo.orrery -o demo.pdf >/dev/null 2>&1) || fail "orrery-cli report could not write the demo's PDF"
+[ "$(head -c 5 "$scratch/demo.pdf")" = "%PDF-" ] || fail "demo.pdf is not a PDF"
+[[ "$depends" == *"libqt6svg6"* ]] || fail "Depends lacks libqt6svg6 (the report's charts): $depends"
 
 grep -q '^## The workbench' "$root/usr/share/doc/orrery/README.md" || fail "no README (the workbench's user guide) in usr/share/doc/orrery"
 

@@ -1,8 +1,7 @@
 #pragma once
 // The results of one run as a plain table, read from the project's store: one row per experiment with the
 // swept parameters that tell experiments apart and the metrics with their units (iteration time, FCT
-// percentiles, peak queue, skipped share…); and the exports built on it — CSV and a one-file HTML
-// comparison report with SVG charts.
+// percentiles, peak queue, skipped share…), and its CSV. The comparison report (report.h) is built on it.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,7 +44,5 @@ ResultsTable read_results(const std::string& store, int64_t run_id);
 std::optional<double> relative_to(const std::optional<double>& value, const std::optional<double>& baseline);
 
 std::string results_csv(const ResultsTable& t);
-// `baseline`: row index the others are compared with, or -1.
-std::string results_html(const ResultsTable& t, int baseline);
 
 }  // namespace orrery::views

@@ -1,4 +1,4 @@
-#include "views/results_table.h"
+#include "views/report/results_table.h"
 
 #include <algorithm>
 #include <cmath>
@@ -41,18 +41,6 @@ struct Q : SqlQuery {
 const std::vector<std::string> kPreferred = {"iteration_time", "fct_mean", "fct_p50", "fct_p99", "fct_max", "slowdown_mean", "slowdown_p99",
                                              "peak_queue", "pfc_pauses", "events_skipped_share", "simulated_time", "wall_time"};
 
-std::string html_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '<') out += "&lt;";
-        else if (c == '>') out += "&gt;";
-        else if (c == '&') out += "&amp;";
-        else if (c == '"') out += "&quot;";
-        else out += c;
-    }
-    return out;
-}
-
 std::string number(double v) {
     std::ostringstream o;
     o.precision(6);
@@ -73,30 +61,6 @@ std::string csv_field(const std::string& s) {
     std::string out = "\"";
     for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
     return out + "\"";
-}
-
-// A horizontal bar chart of one metric over the experiments, as inline SVG.
-std::string bar_chart(const ResultsTable& t, size_t m, int baseline) {
-    double top = 0;
-    for (const ResultRow& r : t.rows)
-        if (r.metrics[m]) top = std::max(top, std::fabs(*r.metrics[m]));
-    if (top <= 0) return "";
-    const int bar = 18, label = 90, width = 520;
-    std::ostringstream svg;
-    svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width + label + 120 << "' height='" << t.rows.size() * (bar + 4) + 24 << "'>";
-    svg << "<text x='0' y='14' font-size='13' font-weight='bold'>" << html_escape(t.metrics[m].header()) << "</text>";
-    for (size_t i = 0; i < t.rows.size(); ++i) {
-        const ResultRow& r = t.rows[i];
-        const int y = 22 + int(i) * (bar + 4);
-        svg << "<text x='0' y='" << y + 13 << "' font-size='12'>" << html_escape(r.experiment) << "</text>";
-        if (!r.metrics[m]) continue;
-        const int w = int(std::fabs(*r.metrics[m]) / top * width);
-        svg << "<rect x='" << label << "' y='" << y << "' width='" << std::max(w, 1) << "' height='" << bar << "' fill='"
-            << (int(i) == baseline ? "#888" : "#4a7fc1") << "'/>";
-        svg << "<text x='" << label + w + 4 << "' y='" << y + 13 << "' font-size='11'>" << number(*r.metrics[m]) << " " << html_escape(t.metrics[m].unit) << "</text>";
-    }
-    svg << "</svg>";
-    return svg.str();
 }
 
 }  // namespace
@@ -199,52 +163,6 @@ std::string results_csv(const ResultsTable& t) {
         o << "\n";
     }
     return o.str();
-}
-
-std::string results_html(const ResultsTable& t, int baseline) {
-    std::ostringstream h;
-    h << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Orrery comparison: " << html_escape(t.run.scenario) << "</title>"
-      << "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
-         "th{background:#eee}td:first-child,th:first-child{text-align:left}.base{background:#f4f4f4}.worse{color:#b00}.better{color:#070}</style></head><body>";
-    h << "<h1>" << html_escape(t.run.scenario) << "</h1><p>Run " << t.run.run_id << ", started " << html_escape(t.run.started_utc) << " UTC, "
-      << t.rows.size() << " experiments, status " << html_escape(t.run.status) << ", " << number(t.run.wall_seconds) << " s wall.</p>";
-    h << "<h2>Parameters that differ</h2><table><tr><th>experiment</th>";
-    for (size_t p = 0; p < t.parameter_paths.size(); ++p)
-        if (t.parameter_differs[p]) h << "<th>" << html_escape(t.parameter_paths[p]) << "</th>";
-    h << "</tr>";
-    for (const ResultRow& r : t.rows) {
-        h << "<tr><td>" << html_escape(r.experiment) << "</td>";
-        for (size_t p = 0; p < t.parameter_paths.size(); ++p)
-            if (t.parameter_differs[p]) h << "<td>" << html_escape(r.parameters[p]) << "</td>";
-        h << "</tr>";
-    }
-    h << "</table><h2>Metrics</h2>";
-    if (baseline >= 0 && baseline < int(t.rows.size())) h << "<p>Baseline: " << html_escape(t.rows[size_t(baseline)].experiment) << "; others show their difference to it.</p>";
-    h << "<table><tr><th>experiment</th><th>status</th>";
-    for (const MetricColumn& m : t.metrics) h << "<th>" << html_escape(m.header()) << "</th>";
-    h << "</tr>";
-    for (size_t i = 0; i < t.rows.size(); ++i) {
-        const ResultRow& r = t.rows[i];
-        h << "<tr" << (int(i) == baseline ? " class='base'" : "") << "><td>" << html_escape(r.experiment) << "</td><td>" << html_escape(r.status) << "</td>";
-        for (size_t m = 0; m < t.metrics.size(); ++m) {
-            h << "<td>" << (r.metrics[m] ? number(*r.metrics[m]) : "–");
-            if (baseline >= 0 && int(i) != baseline)
-                if (auto d = relative_to(r.metrics[m], t.rows[size_t(baseline)].metrics[m]))
-                    h << " <span class='" << (*d > 0 ? "worse" : "better") << "'>(" << (*d > 0 ? "+" : "") << number(*d * 100) << "%)</span>";
-            h << "</td>";
-        }
-        h << "</tr>";
-    }
-    h << "</table>";
-    if (!t.notes.empty()) {
-        h << "<h2>Notes</h2><ul>";
-        for (const std::string& n : t.notes) h << "<li>" << html_escape(n) << "</li>";
-        h << "</ul>";
-    }
-    h << "<h2>Charts</h2>";
-    for (size_t m = 0; m < t.metrics.size(); ++m) h << "<div>" << bar_chart(t, m, baseline) << "</div>";
-    h << "<p style='color:#888'>Written by Orrery from the project's results store.</p></body></html>\n";
-    return h.str();
 }
 
 }  // namespace orrery::views

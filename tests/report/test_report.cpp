@@ -1,0 +1,245 @@
+// The comparison report (views/report): numbers rounded with their units, the summary's ranking and ties, the
+// charts drawn from the store's own rows, and `orrery-cli report` writing HTML, PDF and CSV or refusing clearly.
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <fstream>
+
+#include <sqlite3.h>
+
+#include "views/report/chart.h"
+#include "views/report/report.h"
+#include "views/report/report_pdf.h"
+#include "views/report/report_text.h"
+
+using namespace orrery::views;
+
+namespace {
+
+struct Result {
+    int code;
+    QString out, err;
+};
+
+Result cli(const QStringList& args, const QString& dir) {
+    QProcess p;
+    p.setWorkingDirectory(dir);
+    p.start(ORRERY_CLI, args);
+    p.waitForFinished(120000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+QString read_all(const QString& file) {
+    QFile f(file);
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+}
+
+// A table of three experiments that differ in one parameter, with an iteration time and its parts.
+ResultsTable three_designs(double a, double b, double c) {
+    ResultsTable t;
+    t.parameter_paths = {"cc.algorithm"};
+    t.parameter_differs = {true};
+    t.metrics = {{"iteration_time", "s"}, {"exposed_dp_mean_per_rank", "s"}, {"compute_mean_per_rank", "s"}};
+    const double it[] = {a, b, c};
+    const char* cc[] = {"dcqcn", "hpcc", "timely"};
+    for (int i = 0; i < 3; ++i)
+        t.rows.push_back({"e000" + std::to_string(i), "ok", "", {cc[i]}, {it[i], it[i] - 0.5, 0.5}});  // the DP part carries the difference
+    return t;
+}
+
+std::vector<std::string> summary_of(const ResultsTable& t, int baseline, double tie) {
+    Report r;
+    r.table = t;
+    compose_report(r, baseline);
+    return summarize({&r.table, r.labels, baseline, tie});
+}
+
+std::vector<std::vector<double>> query_doubles(const QString& store, const std::string& sql) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(store.toStdString().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
+    std::vector<std::vector<double>> rows;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        std::vector<double> row;
+        for (int c = 0; c < sqlite3_column_count(s); ++c) row.push_back(sqlite3_column_double(s, c));
+        rows.push_back(row);
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return rows;
+}
+
+}  // namespace
+
+class TestReport : public QObject {
+    Q_OBJECT
+    QTemporaryDir tmp_;
+    QString store_;
+
+private slots:
+    // One run of the bundled demo (an incast under four CCs, 0.1 s) serves the tests that read a real store.
+    void initTestCase() {
+        QVERIFY(tmp_.isValid());
+        store_ = tmp_.filePath("demo.sqlite");
+        const Result r = cli({"run", QString(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json", "--out", store_}, tmp_.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+    }
+
+    void values_print_rounded_in_a_unit_that_suits_them() {
+        QCOMPARE(format_value(0.061027826001, "s"), std::string("61.03 ms"));
+        QCOMPARE(format_value(757.256479, "us"), std::string("757.3 µs"));
+        QCOMPARE(format_value(2117.859, "us"), std::string("2.118 ms"));
+        QCOMPARE(format_value(3.5e-7, "s"), std::string("350 ns"));
+        QCOMPARE(format_value(176, "B"), std::string("176 B"));
+        QCOMPARE(format_value(6209536, "B"), std::string("5.922 MiB"));
+        QCOMPARE(format_value(1.95, "MiB"), std::string("1.95 MiB"));
+        QCOMPARE(format_value(1536, "flows"), std::string("1536 flows"));
+        QCOMPARE(format_value(3228160, "events"), std::string("3.228 M events"));
+        QCOMPARE(format_value(0.985354953649183, "ratio", "events_skipped_share"), std::string("98.5 %"));
+        QCOMPARE(format_value(1.97201555658236, "ratio", "slowdown_mean"), std::string("1.972×"));
+        QCOMPARE(format_percent(0.0513921, true), std::string("+5.1 %"));
+        QCOMPARE(format_percent(-0.0481), std::string("−4.8 %"));
+        QCOMPARE(metric_label("fct_p99"), std::string("p99 FCT"));
+        QCOMPARE(metric_label("exposed_dp_mean_per_rank"), std::string("exposed DP communication, mean per rank"));
+    }
+
+    // The winner is named with its parameter, by how much it wins (relative to the worst), and the part of the
+    // iteration that makes the difference; a baseline sentence gives each experiment's signed difference.
+    void the_summary_names_the_winner_by_how_much_and_why() {
+        const std::vector<std::string> s = summary_of(three_designs(1.10, 1.00, 1.20), 0, 0.005);
+        QVERIFY(s.size() >= 3);
+        const QString first = QString::fromStdString(s[0]);
+        QVERIFY2(first.startsWith("Best design: hpcc (e0001), with the lowest iteration time (1 s, "), qPrintable(first));
+        QVERIFY2(first.contains(QString::fromStdString(format_percent((1.20 - 1.00) / 1.20)) + " below the worst"), qPrintable(first));
+        QVERIFY2(QString::fromStdString(s[1]).contains("exposed DP communication differs most: 500 ms against 700 ms in timely (e0002)"),
+                 qPrintable(QString::fromStdString(s[1])));
+        const QString baseline = QString::fromStdString(s.back());
+        QVERIFY2(baseline.startsWith("Against the baseline dcqcn (e0000), iteration time: "), qPrintable(baseline));
+        QVERIFY2(baseline.contains("hpcc (e0001) " + QString::fromStdString(format_percent((1.00 - 1.10) / 1.10, true))), qPrintable(baseline));
+        QVERIFY2(baseline.contains("timely (e0002) " + QString::fromStdString(format_percent((1.20 - 1.10) / 1.10, true))), qPrintable(baseline));
+    }
+
+    // Differences inside the model's resolution are ties: two designs 0.2 % apart share the win, and three within
+    // it make no winner at all.
+    void differences_within_the_models_resolution_are_ties() {
+        std::vector<std::string> s = summary_of(three_designs(1.002, 1.000, 1.20), -1, 0.005);
+        QVERIFY2(QString::fromStdString(s[0]).startsWith("Best designs, tied within 0.5 %: hpcc (e0001) and dcqcn (e0000)"), s[0].c_str());
+        s = summary_of(three_designs(1.002, 1.000, 1.004), 1, 0.005);
+        QVERIFY2(QString::fromStdString(s[0]).startsWith("No design is better: the 3 experiments agree within 0.5 % on iteration time"), s[0].c_str());
+        QVERIFY2(QString::fromStdString(s.back()).contains("dcqcn (e0000) the same within 0.5 %"), s.back().c_str());
+        // The same spread with a tighter resolution is ranked.
+        s = summary_of(three_designs(1.002, 1.000, 1.004), -1, 0.001);
+        QVERIFY2(QString::fromStdString(s[0]).startsWith("Best design: hpcc (e0001)"), s[0].c_str());
+    }
+
+    // The report of a real run: experiments named by the CC they differ in, every CDF ending at the largest FCT the
+    // store holds, queue charts for the tiers that queued, and the run's SHA-256 in the reproducibility block.
+    void a_report_reads_its_charts_from_the_stores_rows() {
+        const Report r = read_report(store_.toStdString(), 0, "e0000");
+        QCOMPARE(r.table.rows.size(), size_t(4));
+        QCOMPARE(r.short_labels[1], std::string("hpcc-100g"));
+        QCOMPARE(r.baseline, 0);
+        QCOMPARE(r.fct_cdf.series.size(), size_t(4));
+        const auto max_fct = query_doubles(store_, "SELECT experiment, max(fct_ps), count(*) FROM flows GROUP BY experiment ORDER BY experiment");
+        QCOMPARE(max_fct.size(), size_t(4));
+        const double factor = r.fct_cdf.x_label.find("(ms)") != std::string::npos ? 1e-9 : r.fct_cdf.x_label.find("(µs)") != std::string::npos ? 1e-6 : 1e-12;
+        for (size_t i = 0; i < 4; ++i) {
+            const auto& pts = r.fct_cdf.series[i].points;
+            QCOMPARE(pts.back().second, 1.0);
+            QVERIFY(std::is_sorted(pts.begin(), pts.end()));
+            QVERIFY(std::fabs(pts.back().first - max_fct[i][1] * factor) < 1e-9 * pts.back().first);
+        }
+        // The queue chart's peak is the store's largest tier-1 sample, in the chart's unit.
+        const auto peak = query_doubles(store_, "SELECT max(max_bytes) FROM queue_tiers WHERE tier = 1");
+        QVERIFY(!r.queue_tiers.empty());
+        double drawn = 0;
+        for (const auto& s : r.queue_tiers[0].series)
+            for (const auto& p : s.points) drawn = std::max(drawn, p.second);
+        const double unit = r.queue_tiers[0].y_label.find("MiB") != std::string::npos ? 1024.0 * 1024 : r.queue_tiers[0].y_label.find("KiB") != std::string::npos ? 1024 : 1;
+        QVERIFY2(std::fabs(drawn * unit - peak[0][0]) < 1e-6 * peak[0][0], qPrintable(QString("%1 against %2").arg(drawn * unit).arg(peak[0][0])));
+        // The summary's winner is the experiment with the lowest mean FCT in the store.
+        const auto fct = query_doubles(store_, "SELECT CAST(substr(experiment, 2) AS INTEGER), value FROM metrics WHERE name = 'fct_mean' ORDER BY value");
+        const std::string winner = r.labels[size_t(fct[0][0])];
+        QVERIFY2(r.summary[0].find(winner) != std::string::npos, r.summary[0].c_str());
+        const std::string page = report_html(r);
+        size_t svgs = 0;
+        for (size_t at = page.find("<svg"); at != std::string::npos; at = page.find("<svg", at + 1)) ++svgs;
+        QCOMPARE(svgs, report_charts(r).size());
+        QVERIFY(page.find(r.repro.scenario_sha256) != std::string::npos && r.repro.scenario_sha256.size() == 64);
+        QVERIFY(page.find("+5.13921") == std::string::npos);
+    }
+
+    void the_cli_writes_html_pdf_and_csv() {
+        Result r = cli({"report", store_, "-o", "r.html", "--baseline", "e0001"}, tmp_.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.startsWith("Best design"), qPrintable(r.out));
+        const QString html = read_all(tmp_.filePath("r.html"));
+        QVERIFY(html.contains("<svg") && html.contains("baseline, hpcc-100g (e0001)"));
+        // The workbench's report is the same page.
+        QCOMPARE(html.toStdString(), report_html(read_report(store_.toStdString(), 0, "e0001")));
+        r = cli({"report", store_, "-o", "r.csv"}, tmp_.path());
+        QCOMPARE(r.code, 0);
+        QVERIFY(read_all(tmp_.filePath("r.csv")).startsWith("experiment,status,cc.preset,"));
+        r = cli({"report", store_, "-o", "r.pdf"}, tmp_.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(!r.err.contains("QStandardPaths"), qPrintable(r.err));
+        QProcess info;
+        info.start("pdfinfo", {tmp_.filePath("r.pdf")});
+        if (!info.waitForFinished(30000) || info.exitCode() != 0) QSKIP("pdfinfo (poppler-utils) is not installed: installers/setup.sh installs it");
+        const QString facts = QString::fromUtf8(info.readAllStandardOutput());
+        QVERIFY2(facts.contains("595 x 842 pts (A4)"), qPrintable(facts));
+        QProcess text;
+        text.start("pdftotext", {tmp_.filePath("r.pdf"), "-"});
+        QVERIFY(text.waitForFinished(30000));
+        const QString words = QString::fromUtf8(text.readAllStandardOutput()).simplified();
+        QVERIFY2(words.contains("Best design") && words.contains("Reproducibility"), qPrintable(words.left(400)));
+    }
+
+    void the_cli_refuses_what_it_cannot_write_and_keeps_what_exists() {
+        Result r = cli({"report", store_, "-o", "r.txt"}, tmp_.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("r.txt") && r.err.contains(".html") && r.err.contains(".pdf"), qPrintable(r.err));
+        QFile keep(tmp_.filePath("keep.html"));
+        QVERIFY(keep.open(QIODevice::WriteOnly));
+        keep.write("mine");
+        keep.close();
+        r = cli({"report", store_, "-o", "keep.html"}, tmp_.path());
+        QCOMPARE(r.code, 1);
+        QCOMPARE(read_all(tmp_.filePath("keep.html")), QString("mine"));
+        r = cli({"report", store_, "-o", "b.html", "--baseline", "e0099"}, tmp_.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--baseline") && r.err.contains("e0099") && r.err.contains("e0000, e0001, e0002, e0003"), qPrintable(r.err));
+        r = cli({"report", store_, "-o", "b.html", "--run", "7"}, tmp_.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("no run 7") && r.err.contains("runs: 1"), qPrintable(r.err));
+        r = cli({"report", tmp_.filePath("r.csv"), "-o", "b.html"}, tmp_.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("r.csv"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(tmp_.filePath("b.html")));
+    }
+
+    void the_pdf_writer_leaves_a_file_it_cannot_replace_alone() {
+        const Report r = read_report(store_.toStdString(), 0);
+        std::string why;
+        QVERIFY(!write_report_pdf(r, tmp_.filePath("no-such-folder/r.pdf").toStdString(), &why));
+        QVERIFY2(why.find("no-such-folder/r.pdf") != std::string::npos, why.c_str());
+    }
+
+    void ticks_are_round_numbers_that_cover_the_range() {
+        for (auto [lo, hi] : {std::pair{0.0, 1.0}, {0.0, 63.43}, {12.5, 13.1}, {0.0, 5.9e6}}) {
+            const std::vector<double> t = nice_ticks(lo, hi, 5);
+            QVERIFY(t.size() >= 3 && t.size() <= 11);
+            QVERIFY(t.front() >= lo - 1e-9 && t.front() - lo < t[1] - t[0] + 1e-9);
+            QVERIFY(t.back() <= hi + (t[1] - t[0]) * 1e-6 && hi - t.back() < t[1] - t[0]);
+            const double step = t[1] - t[0], mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
+            QVERIFY2(std::fabs(mantissa - 1) < 1e-9 || std::fabs(mantissa - 2) < 1e-9 || std::fabs(mantissa - 5) < 1e-9, qPrintable(QString::number(step)));
+        }
+    }
+};
+
+QTEST_MAIN(TestReport)
+#include "test_report.moc"

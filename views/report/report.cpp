@@ -1,0 +1,253 @@
+#include "views/report/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <sqlite3.h>
+
+#include "common/diagnostics.h"
+#include "telemetry/sqlite_query.h"
+#include "views/report/report_text.h"
+
+namespace orrery::views {
+namespace {
+
+// How closely the model ranks designs. Packet level: Orrery's mean and last completion times agree with the
+// reference simulator within 0.5 % (engine/net/README.md, tests/reference/ns3-hpcc). With steady-state
+// skipping, its error bound on mean per-flow FCT is 1 % (engine/wormhole/README.md).
+constexpr double kPacketTie = 0.005, kSkippingTie = 0.01;
+constexpr size_t kCdfPoints = 300, kTimePoints = 400;
+
+struct ReadOnly {
+    explicit ReadOnly(const std::string& file) {
+        if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+            const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+            sqlite3_close(db);
+            throw InputError(file, "cannot open the results store: " + why);
+        }
+        sqlite3_busy_timeout(db, 2000);
+    }
+    ~ReadOnly() { sqlite3_close(db); }
+    sqlite3* db = nullptr;
+};
+
+struct Query : SqlQuery {
+    Query(sqlite3* db, const char* sql, const std::string& file) : SqlQuery(db, sql) {
+        if (!ok()) throw InputError(file, "not an Orrery results store: " + error());
+    }
+};
+
+// Seconds in the unit that suits `largest`: the factor and the unit's name.
+std::pair<double, std::string> time_unit(double largest_seconds) {
+    if (largest_seconds < 1e-3) return {1e6, "µs"};
+    if (largest_seconds < 1) return {1e3, "ms"};
+    return {1, "s"};
+}
+
+void read_reproducibility(sqlite3* db, const std::string& store, int64_t run, Reproducibility& out) {
+    out.store = store;
+    Query q(db,
+            "SELECT coalesce(scenario_file, ''), coalesce(scenario_sha256, ''), coalesce(engine_version, ''), coalesce(git_revision, ''), "
+            "coalesce(backend, ''), coalesce(device, ''), coalesce(host, ''), coalesce(threads, 0) FROM runs WHERE run_id = ?",
+            store);
+    q.bind(1, run);
+    if (q.next())
+        out.scenario_file = q.text(0), out.scenario_sha256 = q.text(1), out.engine_version = q.text(2), out.git_revision = q.text(3),
+        out.backend = q.text(4), out.device = q.text(5), out.host = q.text(6), out.threads = q.integer(7);
+    Query e(db, "SELECT experiment, coalesce(seed, 0), coalesce(sha256, ''), coalesce(wall_seconds, 0) FROM experiments WHERE run_id = ? ORDER BY idx", store);
+    e.bind(1, run);
+    while (e.next()) out.experiments.push_back({e.text(0), e.text(2), e.integer(1), e.real(3)});
+}
+
+LineChart read_fct_cdf(sqlite3* db, const std::string& store, int64_t run, const Report& r) {
+    LineChart c{"Flow completion times, CDF per experiment", "", "fraction of flows", false, true, {}};
+    std::vector<std::vector<double>> fcts;
+    double lo = INFINITY, hi = 0;
+    for (const ResultRow& row : r.table.rows) {
+        Query q(db, "SELECT fct_ps FROM flows WHERE run_id = ? AND experiment = ? AND fct_ps IS NOT NULL ORDER BY fct_ps", store);
+        q.bind(1, run).bind(2, row.experiment);
+        std::vector<double> v;
+        while (q.next()) v.push_back(double(q.integer(0)) * 1e-12);
+        if (!v.empty()) lo = std::min(lo, v.front()), hi = std::max(hi, v.back());
+        fcts.push_back(std::move(v));
+    }
+    if (hi <= 0) return c;
+    const auto [factor, unit] = time_unit(hi);
+    c.x_label = "flow completion time (" + unit + ")";
+    c.log_x = hi / lo > 50;
+    for (size_t i = 0; i < fcts.size(); ++i) {
+        ChartSeries s{r.short_labels[i], {}};
+        const std::vector<double>& v = fcts[i];
+        // A CDF keeps its shape with a few hundred quantiles; millions of flows would only bloat the page.
+        const size_t n = v.size(), points = std::min(n, kCdfPoints);
+        for (size_t j = 0; j < points; ++j) {
+            const size_t k = points == 1 ? n - 1 : j * (n - 1) / (points - 1);
+            s.points.push_back({v[k] * factor, double(k + 1) / double(n)});
+        }
+        c.series.push_back(std::move(s));
+    }
+    return c;
+}
+
+// Bytes in the unit that suits `largest`: the divisor and the unit's name.
+std::pair<double, std::string> byte_unit(double largest) {
+    if (largest < 1024) return {1, "B"};
+    if (largest < 1024.0 * 1024) return {1024, "KiB"};
+    return {1024.0 * 1024, "MiB"};
+}
+
+std::vector<LineChart> read_queue_tiers(sqlite3* db, const std::string& store, int64_t run, Report& r) {
+    static const char* const kTierName[] = {"", "leaf / ToR", "spine / aggregation", "core"};
+    std::map<int, std::vector<std::vector<std::pair<double, double>>>> tiers;  // tier → row → (s, bytes)
+    std::map<int, double> peak_of;
+    double end = 0;
+    for (size_t i = 0; i < r.table.rows.size(); ++i) {
+        Query q(db, "SELECT tier, time_ps, max_bytes FROM queue_tiers WHERE run_id = ? AND experiment = ? ORDER BY tier, time_ps", store);
+        q.bind(1, run).bind(2, r.table.rows[i].experiment);
+        while (q.next()) {
+            const int tier = int(q.integer(0));
+            auto& rows = tiers[tier];
+            rows.resize(r.table.rows.size());
+            const double t = double(q.integer(1)) * 1e-12;
+            rows[i].push_back({t, q.real(2)});
+            peak_of[tier] = std::max(peak_of[tier], q.real(2));
+            end = std::max(end, t);
+        }
+    }
+    std::vector<LineChart> out;
+    std::vector<std::string> quiet;
+    const auto [factor, unit] = time_unit(end);
+    for (auto& [tier, rows] : tiers) {
+        const std::string name = tier >= 1 && tier <= 3 ? kTierName[tier] : "tier " + std::to_string(tier);
+        if (peak_of[tier] <= 0) {  // a flat zero line says less than a sentence
+            quiet.push_back(name);
+            continue;
+        }
+        const auto [divisor, bytes] = byte_unit(peak_of[tier]);
+        LineChart c{"Largest port queue, " + name + " switches", "simulated time (" + unit + ")", "queue (" + bytes + ")", false, true, {}};
+        for (size_t i = 0; i < rows.size(); ++i) {
+            ChartSeries s{r.short_labels[i], {}};
+            // The largest sample of each of kTimePoints slices: a queue's peaks must survive thinning.
+            const auto& v = rows[i];
+            const double slice = end / double(kTimePoints);
+            for (size_t j = 0; j < v.size();) {
+                const size_t bucket = slice > 0 ? size_t(v[j].first / slice) : 0;
+                double t = v[j].first, peak = v[j].second;
+                for (++j; j < v.size() && (slice > 0 ? size_t(v[j].first / slice) : 0) == bucket; ++j)
+                    if (v[j].second > peak) peak = v[j].second, t = v[j].first;
+                s.points.push_back({t * factor, peak / divisor});
+            }
+            c.series.push_back(std::move(s));
+        }
+        out.push_back(std::move(c));
+    }
+    if (!quiet.empty()) {
+        std::string names;
+        for (size_t i = 0; i < quiet.size(); ++i) names += (i == 0 ? "" : i + 1 == quiet.size() ? " and " : ", ") + quiet[i];
+        r.table.notes.push_back("No packet ever queued at the " + names + " switches in any experiment (queue samples every output.sample_interval).");
+    }
+    return out;
+}
+
+StackedBars iteration_breakdown(const Report& r) {
+    static const std::vector<std::pair<std::string, std::string>> kParts = {
+        {"compute", "compute"},   {"exposed_tp", "exposed TP"}, {"exposed_pp", "exposed PP"}, {"exposed_dp", "exposed DP"},
+        {"exposed_ep", "exposed EP"}, {"bubble", "bubble"},     {"optimizer", "optimizer"},   {"idle", "idle"}};
+    StackedBars c{"Iteration breakdown, mean over ranks", "ms", {}, {}, {}};
+    std::vector<std::string> present;
+    for (const auto& [part, label] : kParts)
+        for (size_t i = 0; i < r.table.rows.size(); ++i)
+            if (auto v = metric_value(r.table, i, part + "_mean_per_rank"); v && *v > 0) {
+                present.push_back(part);
+                c.parts.push_back(label);
+                break;
+            }
+    if (present.empty()) return c;
+    for (size_t i = 0; i < r.table.rows.size(); ++i) {
+        std::vector<double> v;
+        bool any = false;
+        for (const std::string& part : present) {
+            auto x = metric_value(r.table, i, part + "_mean_per_rank");
+            any = any || x.has_value();
+            // The driver's compute includes the optimizer step; the bar shows them apart, so the parts add up to
+            // the iteration.
+            if (x && part == "compute")
+                if (auto opt = metric_value(r.table, i, "optimizer_mean_per_rank")) *x -= *opt;
+            v.push_back(x ? *x * 1e3 : 0);
+        }
+        if (!any) continue;
+        c.bars.push_back(r.short_labels[i]);
+        c.values.push_back(std::move(v));
+    }
+    return c;
+}
+
+BarChart skip_shares(const Report& r) {
+    BarChart c{"Events skipped by steady-state skipping", "%", {}, {}};
+    for (size_t i = 0; i < r.table.rows.size(); ++i)
+        if (auto v = metric_value(r.table, i, "events_skipped_share")) {
+            c.bars.push_back(r.short_labels[i]);
+            c.values.push_back(*v * 100);
+        }
+    bool any = false;
+    for (double v : c.values) any = any || v > 0;
+    return any ? c : BarChart{};
+}
+
+}  // namespace
+
+void compose_report(Report& r, int baseline) {
+    const ResultsTable& t = r.table;
+    r.baseline = baseline >= 0 && size_t(baseline) < t.rows.size() ? baseline : -1;
+    r.labels.clear();
+    r.short_labels.clear();
+    for (const ResultRow& row : t.rows) {
+        std::string values;
+        for (size_t p = 0; p < t.parameter_paths.size(); ++p)
+            if (t.parameter_differs[p]) values += (values.empty() ? "" : ", ") + row.parameters[p];
+        r.short_labels.push_back(values.empty() ? row.experiment : values);
+        r.labels.push_back(values.empty() ? row.experiment : values + " (" + row.experiment + ")");
+    }
+    bool skipping = false;
+    for (size_t i = 0; i < t.rows.size(); ++i)
+        if (auto v = metric_value(t, i, "events_skipped_share"); v && *v > 0) skipping = true;
+    r.tie = skipping ? kSkippingTie : kPacketTie;
+    r.tie_reason = skipping ? "Differences under 1 % are reported as ties: steady-state skipping, on in this run, keeps mean per-flow FCT within 1 % "
+                              "of the packet-level run, not closer."
+                            : "Differences under 0.5 % are reported as ties: that is how closely Orrery's mean and last completion times agree "
+                              "with the reference packet-level simulator.";
+    r.summary = summarize({&r.table, r.labels, r.baseline, r.tie});
+}
+
+Report read_report(const std::string& store, int64_t run_id, const std::string& baseline) {
+    const std::vector<RunInfo> runs = list_runs(store);
+    if (runs.empty()) throw InputError(store, "the results store holds no run yet");
+    if (run_id == 0) run_id = runs.front().run_id;
+    if (std::none_of(runs.begin(), runs.end(), [&](const RunInfo& x) { return x.run_id == run_id; })) {
+        std::string ids;
+        for (const RunInfo& x : runs) ids += (ids.empty() ? "" : ", ") + std::to_string(x.run_id);
+        throw InputError(store, "no run " + std::to_string(run_id) + " in this store (runs: " + ids + ")");
+    }
+    Report r;
+    r.table = read_results(store, run_id);
+    int base = -1;
+    if (!baseline.empty()) {
+        std::string ids;
+        for (size_t i = 0; i < r.table.rows.size(); ++i) {
+            if (r.table.rows[i].experiment == baseline) base = int(i);
+            ids += (ids.empty() ? "" : ", ") + r.table.rows[i].experiment;
+        }
+        if (base < 0) throw InputError("--baseline", "run " + std::to_string(run_id) + " has no experiment \"" + baseline + "\" (it has " + ids + ")");
+    }
+    compose_report(r, base);
+    ReadOnly db(store);
+    read_reproducibility(db.db, store, run_id, r.repro);
+    r.fct_cdf = read_fct_cdf(db.db, store, run_id, r);
+    r.queue_tiers = read_queue_tiers(db.db, store, run_id, r);
+    r.iteration = iteration_breakdown(r);
+    r.skip_share = skip_shares(r);
+    return r;
+}
+
+}  // namespace orrery::views

@@ -1,0 +1,207 @@
+// The report as one HTML page: summary, what differs, the key metrics, the charts, every metric, and how to
+// reproduce the run. It fits a 1,280-px window and prints on A4 (print CSS); the PDF writer lays out the same
+// page with the charts as images.
+#include <cmath>
+#include <sstream>
+
+#include "views/report/report.h"
+#include "views/report/report_text.h"
+
+namespace orrery::views {
+namespace {
+
+constexpr int kChartWidth = 580, kChartHeight = 300;
+constexpr size_t kTransposeUpTo = 8;  // experiments as columns up to this many; beyond, one row each
+
+std::string escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '<') out += "&lt;";
+        else if (c == '>') out += "&gt;";
+        else if (c == '&') out += "&amp;";
+        else if (c == '"') out += "&quot;";
+        else if (c == '\'') out += "&#39;";
+        else out += c;
+    }
+    return out;
+}
+
+int svg_height(const std::string& svg) {
+    const size_t at = svg.find("height='");
+    return at == std::string::npos ? 0 : std::stoi(svg.substr(at + 8));
+}
+
+// Which way is better, for colouring differences: -1 lower, +1 higher, 0 neither (a count of work done).
+int better_direction(const std::string& metric) {
+    static const char* const higher[] = {"events_skipped_share", "events_skipped_estimate", "bytes_skipped", "memo_hits", "memo_follows", "flows_finished", "skips"};
+    static const char* const neither[] = {"flows", "events", "packet_hops", "simulated_time"};
+    for (const char* m : higher)
+        if (metric == m) return 1;
+    for (const char* m : neither)
+        if (metric == m) return 0;
+    return -1;
+}
+
+std::string cell(const Report& r, size_t row, size_t m) {
+    const ResultsTable& t = r.table;
+    const auto& v = t.rows[row].metrics[m];
+    if (!v) return "–";
+    std::string s = escape(format_value(*v, t.metrics[m].unit, t.metrics[m].name));
+    if (r.baseline >= 0 && int(row) != r.baseline)
+        if (auto d = relative_to(v, t.rows[size_t(r.baseline)].metrics[m])) {
+            const int direction = better_direction(t.metrics[m].name);
+            const char* css = direction == 0 ? "same" : (*d > 0) == (direction > 0) ? "better" : "worse";
+            s += std::fabs(*d) < r.tie ? " <span class='same'>(=)</span>" : " <span class='" + std::string(css) + "'>(" + format_percent(*d, true) + ")</span>";
+        }
+    return s;
+}
+
+bool is_key(const std::string& metric) {
+    for (const KeyMetric& k : key_metrics())
+        if (metric == k.name) return true;
+    return false;
+}
+
+void metrics_table(std::ostringstream& h, const Report& r, bool keys_only) {
+    const ResultsTable& t = r.table;
+    std::vector<size_t> shown;
+    for (size_t m = 0; m < t.metrics.size(); ++m)
+        if (!keys_only || is_key(t.metrics[m].name)) shown.push_back(m);
+    if (shown.empty()) return;
+    if (t.rows.size() <= kTransposeUpTo) {
+        h << "<table><tr><th>metric</th>";
+        for (size_t i = 0; i < t.rows.size(); ++i) h << "<th" << (int(i) == r.baseline ? " class='base'" : "") << ">" << escape(r.short_labels[i]) << "</th>";
+        h << "</tr>";
+        for (size_t m : shown) {
+            h << "<tr><td>" << escape(metric_label(t.metrics[m].name)) << "</td>";
+            for (size_t i = 0; i < t.rows.size(); ++i) h << "<td" << (int(i) == r.baseline ? " class='base'" : "") << ">" << cell(r, i, m) << "</td>";
+            h << "</tr>";
+        }
+    } else {
+        h << "<table><tr><th>experiment</th><th>status</th>";
+        for (size_t m : shown) h << "<th>" << escape(metric_label(t.metrics[m].name)) << "</th>";
+        h << "</tr>";
+        for (size_t i = 0; i < t.rows.size(); ++i) {
+            h << "<tr" << (int(i) == r.baseline ? " class='base'" : "") << "><td>" << escape(r.labels[i]) << "</td><td>" << escape(t.rows[i].status) << "</td>";
+            for (size_t m : shown) h << "<td>" << cell(r, i, m) << "</td>";
+            h << "</tr>";
+        }
+    }
+    h << "</table>";
+}
+
+}  // namespace
+
+std::vector<RenderedChart> report_charts(const Report& r) {
+    std::vector<RenderedChart> out;
+    auto add = [&](const std::string& title, std::string svg, int width) {
+        const int height = svg_height(svg);
+        out.push_back({title, std::move(svg), width, height});
+    };
+    if (!r.fct_cdf.empty()) add(r.fct_cdf.title, chart_svg(r.fct_cdf, kChartWidth, kChartHeight), kChartWidth);
+    for (const LineChart& c : r.queue_tiers)
+        if (!c.empty()) add(c.title, chart_svg(c, kChartWidth, kChartHeight), kChartWidth);
+    if (!r.iteration.empty()) add(r.iteration.title, chart_svg(r.iteration, kChartWidth), kChartWidth);
+    if (!r.skip_share.empty()) add(r.skip_share.title, chart_svg(r.skip_share, kChartWidth), kChartWidth);
+    return out;
+}
+
+std::string report_html(const Report& r, bool inline_svg) {
+    const ResultsTable& t = r.table;
+    const Reproducibility& p = r.repro;
+    std::ostringstream h;
+    h << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Orrery comparison: " << escape(t.run.scenario) << "</title><style>"
+      << "body{font-family:sans-serif;max-width:1200px;margin:1.5em auto;padding:0 1em;color:#222;font-size:14px}"
+         "h1{font-size:22px;margin-bottom:0}h2{font-size:17px;margin-top:1.6em;border-bottom:1px solid #ddd}"
+         ".sub{color:#666;margin-top:4px}table{border-collapse:collapse;margin:6px 0}"
+         "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;font-size:13px}th{background:#eee}"
+         "td:first-child,th:first-child{text-align:left}.base{background:#f3f3f3}.worse{color:#b00}.better{color:#070}.same{color:#888}"
+         ".summary li{margin:4px 0}.summary li:first-child{font-weight:bold}.charts{display:flex;flex-wrap:wrap;gap:16px}"
+         ".chart svg{max-width:100%;height:auto}.mono{font-family:monospace;font-size:12px}.note{color:#666;font-size:12px}"
+         "@page{size:A4;margin:14mm}@media print{body{max-width:none;margin:0;font-size:11px}.chart{break-inside:avoid}h2{break-after:avoid}}"
+      << "</style></head><body>";
+    h << "<h1>" << escape(t.run.scenario) << "</h1><p class='sub'>Run " << t.run.run_id << " · started " << escape(t.run.started_utc) << " UTC · "
+      << t.rows.size() << " experiment" << (t.rows.size() == 1 ? "" : "s") << " · " << escape(t.run.status) << " · "
+      << escape(format_value(t.run.wall_seconds, "s")) << " wall</p>";
+
+    h << "<h2>Summary</h2><ul class='summary'>";
+    for (const std::string& s : r.summary) h << "<li>" << escape(s) << "</li>";
+    h << "</ul><p class='note'>" << escape(r.tie_reason) << " Values are rounded to four significant digits.</p>";
+
+    h << "<h2>What differs</h2>";
+    bool differs = false;
+    for (bool d : t.parameter_differs) differs = differs || d;
+    if (!differs) {
+        h << "<p>The experiments differ in no swept parameter" << (t.rows.size() > 1 ? " (replications: see the seeds below)" : "") << ".</p>";
+    } else {
+        h << "<table><tr><th>experiment</th>";
+        for (size_t q = 0; q < t.parameter_paths.size(); ++q)
+            if (t.parameter_differs[q]) h << "<th>" << escape(t.parameter_paths[q]) << "</th>";
+        h << "</tr>";
+        for (size_t i = 0; i < t.rows.size(); ++i) {
+            h << "<tr" << (int(i) == r.baseline ? " class='base'" : "") << "><td>" << escape(t.rows[i].experiment) << (int(i) == r.baseline ? " (baseline)" : "")
+              << "</td>";
+            for (size_t q = 0; q < t.parameter_paths.size(); ++q)
+                if (t.parameter_differs[q]) h << "<td>" << escape(t.rows[i].parameters[q]) << "</td>";
+            h << "</tr>";
+        }
+        h << "</table>";
+    }
+
+    h << "<h2>Key metrics</h2>";
+    if (r.baseline >= 0)
+        h << "<p>Differences are against the baseline, " << escape(r.labels[size_t(r.baseline)])
+          << ": <span class='better'>green</span> is better, <span class='worse'>red</span> worse, (=) a tie.</p>";
+    metrics_table(h, r, true);
+
+    const std::vector<RenderedChart> charts = report_charts(r);
+    if (!charts.empty()) {
+        h << "<h2>Charts</h2><div class='charts'>";
+        for (size_t i = 0; i < charts.size(); ++i) {
+            h << "<div class='chart'>";
+            if (inline_svg) h << charts[i].svg;
+            else h << "<img src='chart-" << i << ".svg' width='" << charts[i].width << "' height='" << charts[i].height << "'>";
+            h << "</div>";
+        }
+        h << "</div>";
+        if (r.fct_cdf.empty() && r.queue_tiers.empty()) h << "<p class='note'>No flows or queues were recorded (output.record).</p>";
+    }
+    if (!t.notes.empty()) {
+        h << "<h2>Notes</h2><ul>";
+        for (const std::string& n : t.notes) h << "<li>" << escape(n) << "</li>";
+        h << "</ul>";
+    }
+
+    h << "<h2>Every metric</h2>";
+    metrics_table(h, r, false);
+    bool failed = false;
+    for (const ResultRow& row : t.rows) failed = failed || !row.message.empty();
+    if (failed) {
+        h << "<ul>";
+        for (const ResultRow& row : t.rows)
+            if (!row.message.empty()) h << "<li>" << escape(row.experiment) << " (" << escape(row.status) << "): " << escape(row.message) << "</li>";
+        h << "</ul>";
+    }
+
+    h << "<h2>Reproducibility</h2><table>"
+      << "<tr><td>results store</td><td class='mono'>" << escape(p.store) << ", run " << t.run.run_id << "</td></tr>"
+      << "<tr><td>scenario file</td><td class='mono'>" << escape(p.scenario_file) << "</td></tr>"
+      << "<tr><td>scenario SHA-256</td><td class='mono'>" << escape(p.scenario_sha256) << "</td></tr>"
+      << "<tr><td>Orrery</td><td class='mono'>" << escape(p.engine_version) << " (revision " << escape(p.git_revision.empty() ? "unknown" : p.git_revision)
+      << ")</td></tr>"
+      << "<tr><td>engine</td><td class='mono'>" << escape(p.backend) << (p.device.empty() ? "" : " ") << escape(p.device) << ", " << p.threads
+      << " thread" << (p.threads == 1 ? "" : "s") << " on " << escape(p.host) << "</td></tr></table>";
+    h << "<table><tr><th>experiment</th><th>seed</th><th>experiment SHA-256 (canonical JSON)</th><th>wall time</th></tr>";
+    for (const ExperimentFacts& e : p.experiments)
+        h << "<tr><td>" << escape(e.experiment) << "</td><td>" << e.seed << "</td><td class='mono'>" << escape(e.sha256) << "</td><td>"
+          << escape(format_value(e.wall_seconds, "s")) << "</td></tr>";
+    h << "</table><p class='note'>Results are deterministic: the same scenario and seeds give the same figures on any thread count. "
+         "Reproduce with <span class='mono'>orrery-cli run " << escape(p.scenario_file.empty() ? "SCENARIO" : p.scenario_file)
+      << " --out results.sqlite</span>, then <span class='mono'>orrery-cli report results.sqlite -o report.html</span>.</p>";
+    h << "</body></html>\n";
+    return h.str();
+}
+
+std::string report_csv(const Report& r) { return results_csv(r.table); }
+
+}  // namespace orrery::views

@@ -1,0 +1,42 @@
+#pragma once
+// Numbers and sentences as the report prints them: values rounded to four significant digits in a unit that
+// suits their size (61.03 ms, not 0.061027826001 s), differences to a tenth of a percent, and the summary that
+// says which experiment is best on each key metric, by how much, and what the difference is made of.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "views/report/results_table.h"
+
+namespace orrery::views {
+
+// `unit` as the store names it (s, us, B, ratio, frames, …); a `ratio` named *_share prints as a percentage.
+std::string format_value(double value, const std::string& unit, const std::string& metric = "");
+// 0.0481 → "4.8 %"; with `sign`, "+4.8 %" / "−4.8 %".
+std::string format_percent(double ratio, bool sign = false);
+
+// The metrics the summary ranks, in order; lower is better for each.
+struct KeyMetric {
+    const char* name;
+    const char* label;
+};
+const std::vector<KeyMetric>& key_metrics();
+
+// Differences under `tie` (a ratio) count as ties: how closely the model's results can be trusted to rank
+// designs (see report.cpp for where the figure comes from).
+struct SummaryInput {
+    const ResultsTable* table = nullptr;
+    std::vector<std::string> labels;  // per row: how the summary names the experiment
+    int baseline = -1;
+    double tie = 0.005;
+};
+std::vector<std::string> summarize(const SummaryInput& in);
+
+// How a person reads a stored metric's name: "fct_p99" → "p99 FCT", "exposed_dp_mean_per_rank" → "exposed DP
+// communication, mean per rank".
+std::string metric_label(const std::string& name);
+
+// The metric's value in row `r`, when the run recorded it.
+std::optional<double> metric_value(const ResultsTable& t, size_t r, const std::string& name);
+
+}  // namespace orrery::views
