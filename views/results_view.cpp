@@ -136,10 +136,11 @@ void ResultsView::set_store(const QString& store) {
     }
     try {
         for (const RunInfo& r : list_runs(store.toStdString()))
-            runs_->addItem(QString("run %1: %2 (%3 experiments, %4, %5 UTC)")
+            runs_->addItem(QString("run %1: %2 (%3 experiment%4, %5, %6 UTC)")
                                .arg(r.run_id)
                                .arg(QString::fromStdString(r.scenario))
                                .arg(r.experiments)
+                               .arg(r.experiments == 1 ? "" : "s")
                                .arg(QString::fromStdString(r.status), QString::fromStdString(r.started_utc)),
                            qlonglong(r.run_id));
     } catch (const InputError& e) {

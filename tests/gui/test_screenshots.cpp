@@ -2,8 +2,12 @@
 // (ctest runs this under xvfb-run) so the OpenGL inspector is drawn too. They are kept as test artifacts in
 // the build tree (tests/screenshots/*.png) for a person to look at; the test checks that each shows
 // something (many colours, not a blank or uniform window) and that the inspector drew frames.
+#include <QAction>
+#include <QApplication>
 #include <QDir>
 #include <QGuiApplication>
+#include <QMessageBox>
+#include <QProcess>
 #include <QScreen>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -15,6 +19,7 @@
 #include "views/main_window.h"
 #include "views/results_view.h"
 #include "views/topology_editor.h"
+#include "views/welcome.h"
 
 using namespace orrery;
 using namespace orrery::views;
@@ -78,6 +83,84 @@ private slots:
         }
         QVERIFY(w.inspector()->canvas()->gl_ready());
         qInfo("inspector: %llu frames, worst %.2f ms", (unsigned long long)w.inspector()->canvas()->frames(), w.inspector()->canvas()->worst_frame_ms());
+    }
+
+    // A new user's first hour, step by step: the welcome page, a template, a run (F5 on the unsaved project saves
+    // it first), the inspector's timeline, the results with the report's charts, and the report as a PDF page.
+    // Each step is a screenshot (new-user-*.png) a person looks at; no error dialog may appear on the way.
+    void new_user_path() {
+        if (QGuiApplication::platformName() == "offscreen") QSKIP("needs an X server (ctest runs this under xvfb-run)");
+        qputenv("ORRERY_NO_DIALOGS", "1");
+        qputenv("XDG_CONFIG_HOME", dir.filePath("config-new-user").toUtf8());
+        const QString out = qEnvironmentVariable("ORRERY_SCREENSHOTS", dir.filePath("shots"));
+        QDir().mkpath(out);
+        auto no_error_dialog = [] {
+            for (QWidget* top : QApplication::topLevelWidgets())
+                if (auto* box = qobject_cast<QMessageBox*>(top); box && box->isVisible()) return box->text();
+            return QString();
+        };
+        auto shoot = [&](QWidget* what, const QString& name) {
+            const QImage shot = what->screen()->grabWindow(what->winId()).toImage();
+            const QString file = out + "/new-user-" + name + ".png";
+            QVERIFY(shot.save(file));
+            QVERIFY2(colours(shot) > 20, qPrintable(file + ": too few colours"));
+            const QString dialog = no_error_dialog();
+            QVERIFY2(dialog.isEmpty(), qPrintable(name + ": an error dialog says " + dialog));
+            qInfo("screenshot: %s", qPrintable(file));
+        };
+        MainWindow w(testing::source_presets(), testing::cli_path());
+        w.resize(1500, 950);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        {
+            WelcomePage page({}, &w);
+            page.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&page));
+            testing::wait_for([] { return false; }, 300);
+            shoot(&page, "1-welcome");
+        }
+        WelcomeChoice pick;
+        pick.kind = WelcomeChoice::from_template;
+        pick.template_index = 0;
+        w.act_on_welcome(pick);
+        w.tabs()->setCurrentIndex(0);
+        testing::wait_for([] { return false; }, 500);
+        shoot(&w, "2-template");
+
+        const QString project = dir.filePath("first.orrery");
+        w.ask_run_project_file = [project] { return project; };
+        QSignalSpy done(&w, &MainWindow::runFinished);
+        QString why;
+        auto* f5 = w.findChild<QAction*>("run-action");
+        QVERIFY(f5);
+        f5->trigger();  // Run ▸ Run (F5): the unsaved project is saved where the user says, then it runs
+        testing::wait_for([] { return false; }, 700);
+        shoot(&w, "3-running");
+        QVERIFY(testing::wait_for([&] { return done.count() > 0; }, 300'000));
+        QVERIFY(QFile::exists(project));
+        QVERIFY2(!w.results()->table().rows.empty() && w.results()->table().rows[0].status == "ok",
+                 qPrintable(QString::fromStdString(w.results()->table().rows.empty() ? "no rows" : w.results()->table().rows[0].message)));
+
+        w.inspector()->state().show("e0000");
+        w.inspector()->state().whole_run();
+        w.inspector()->state().tab_request = 2;
+        testing::wait_for([] { return false; }, 700);
+        shoot(&w, "4-inspect");
+
+        w.tabs()->setCurrentIndex(4);
+        w.results()->tabs()->setCurrentIndex(1);
+        QVERIFY(w.results()->chart_count() > 0);
+        testing::wait_for([] { return false; }, 500);
+        shoot(&w, "5-results");
+
+        const QString pdf = out + "/new-user-report.pdf";
+        QFile::remove(pdf);
+        QVERIFY2(w.results()->export_pdf(pdf, &why), qPrintable(why));
+        QProcess render;
+        render.start("pdftoppm", {"-r", "80", "-png", "-f", "1", "-l", "1", "-singlefile", pdf, out + "/new-user-6-report"});
+        if (render.waitForFinished(30000) && render.exitCode() == 0) qInfo("screenshot: %s", qPrintable(out + "/new-user-6-report.png"));
+        else qInfo("pdftoppm (poppler-utils) is not installed: the report's first page was not rendered");
+        QCOMPARE(no_error_dialog(), QString());
     }
 };
 

@@ -136,6 +136,16 @@ private slots:
         QVERIFY2(QString::fromStdString(s[0]).startsWith("Best design: hpcc (e0001)"), s[0].c_str());
     }
 
+    // One experiment has nothing to rank: the summary says what it gives and where its iteration goes.
+    void one_experiment_says_what_it_gives() {
+        ResultsTable t = three_designs(1.10, 1.00, 1.20);
+        t.rows.resize(1);
+        const std::vector<std::string> s = summary_of(t, -1, 0.005);
+        QCOMPARE(s.size(), size_t(1));
+        QVERIFY2(QString::fromStdString(s[0]).startsWith("One experiment, so nothing to compare: iteration time 1.1 s."), s[0].c_str());
+        QVERIFY2(s[0].find("goes mostly to exposed DP communication (600 ms, mean over ranks)") != std::string::npos, s[0].c_str());
+    }
+
     // The report of a real run: experiments named by the CC they differ in, every CDF ending at the largest FCT the
     // store holds, queue charts for the tiers that queued, and the run's SHA-256 in the reproducibility block.
     void a_report_reads_its_charts_from_the_stores_rows() {

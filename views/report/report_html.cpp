@@ -69,20 +69,20 @@ void metrics_table(std::ostringstream& h, const Report& r, bool keys_only) {
         if (!keys_only || is_key(t.metrics[m].name)) shown.push_back(m);
     if (shown.empty()) return;
     if (t.rows.size() <= kTransposeUpTo) {
-        h << "<table><tr><th>metric</th>";
+        h << "<table><tr><th class='l'>metric</th>";
         for (size_t i = 0; i < t.rows.size(); ++i) h << "<th" << (int(i) == r.baseline ? " class='base'" : "") << ">" << escape(r.short_labels[i]) << "</th>";
         h << "</tr>";
         for (size_t m : shown) {
-            h << "<tr><td>" << escape(metric_label(t.metrics[m].name)) << "</td>";
+            h << "<tr><td class='l'>" << escape(metric_label(t.metrics[m].name)) << "</td>";
             for (size_t i = 0; i < t.rows.size(); ++i) h << "<td" << (int(i) == r.baseline ? " class='base'" : "") << ">" << cell(r, i, m) << "</td>";
             h << "</tr>";
         }
     } else {
-        h << "<table><tr><th>experiment</th><th>status</th>";
+        h << "<table><tr><th class='l'>experiment</th><th>status</th>";
         for (size_t m : shown) h << "<th>" << escape(metric_label(t.metrics[m].name)) << "</th>";
         h << "</tr>";
         for (size_t i = 0; i < t.rows.size(); ++i) {
-            h << "<tr" << (int(i) == r.baseline ? " class='base'" : "") << "><td>" << escape(r.labels[i]) << "</td><td>" << escape(t.rows[i].status) << "</td>";
+            h << "<tr" << (int(i) == r.baseline ? " class='base'" : "") << "><td class='l'>" << escape(r.labels[i]) << "</td><td>" << escape(t.rows[i].status) << "</td>";
             for (size_t m : shown) h << "<td>" << cell(r, i, m) << "</td>";
             h << "</tr>";
         }
@@ -115,7 +115,7 @@ std::string report_html(const Report& r, bool inline_svg) {
          "h1{font-size:22px;margin-bottom:0}h2{font-size:17px;margin-top:1.6em;border-bottom:1px solid #ddd}"
          ".sub{color:#666;margin-top:4px}table{border-collapse:collapse;margin:6px 0}"
          "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;font-size:13px}th{background:#eee}"
-         "td:first-child,th:first-child{text-align:left}.base{background:#f3f3f3}.worse{color:#b00}.better{color:#070}.same{color:#888}"
+         ".l{text-align:left}.base{background:#f3f3f3}.worse{color:#b00}.better{color:#070}.same{color:#888}"
          ".summary li{margin:4px 0}.summary li:first-child{font-weight:bold}.charts{display:flex;flex-wrap:wrap;gap:16px}"
          ".chart svg{max-width:100%;height:auto}.mono{font-family:monospace;font-size:12px}.note{color:#666;font-size:12px}"
          "@page{size:A4;margin:14mm}@media print{body{max-width:none;margin:0;font-size:11px}.chart{break-inside:avoid}h2{break-after:avoid}}"
@@ -126,20 +126,22 @@ std::string report_html(const Report& r, bool inline_svg) {
 
     h << "<h2>Summary</h2><ul class='summary'>";
     for (const std::string& s : r.summary) h << "<li>" << escape(s) << "</li>";
-    h << "</ul><p class='note'>" << escape(r.tie_reason) << " Values are rounded to four significant digits.</p>";
+    h << "</ul><p class='note'>" << (t.rows.size() > 1 ? escape(r.tie_reason) + " " : "") << "Values are rounded to four significant digits.</p>";
 
     h << "<h2>What differs</h2>";
     bool differs = false;
     for (bool d : t.parameter_differs) differs = differs || d;
-    if (!differs) {
-        h << "<p>The experiments differ in no swept parameter" << (t.rows.size() > 1 ? " (replications: see the seeds below)" : "") << ".</p>";
+    if (t.rows.size() == 1) {
+        h << "<p>One experiment: the scenario has no sweep.</p>";
+    } else if (!differs) {
+        h << "<p>The experiments differ in no swept parameter (replications: see the seeds below).</p>";
     } else {
-        h << "<table><tr><th>experiment</th>";
+        h << "<table><tr><th class='l'>experiment</th>";
         for (size_t q = 0; q < t.parameter_paths.size(); ++q)
             if (t.parameter_differs[q]) h << "<th>" << escape(t.parameter_paths[q]) << "</th>";
         h << "</tr>";
         for (size_t i = 0; i < t.rows.size(); ++i) {
-            h << "<tr" << (int(i) == r.baseline ? " class='base'" : "") << "><td>" << escape(t.rows[i].experiment) << (int(i) == r.baseline ? " (baseline)" : "")
+            h << "<tr" << (int(i) == r.baseline ? " class='base'" : "") << "><td class='l'>" << escape(t.rows[i].experiment) << (int(i) == r.baseline ? " (baseline)" : "")
               << "</td>";
             for (size_t q = 0; q < t.parameter_paths.size(); ++q)
                 if (t.parameter_differs[q]) h << "<td>" << escape(t.rows[i].parameters[q]) << "</td>";
@@ -156,7 +158,8 @@ std::string report_html(const Report& r, bool inline_svg) {
 
     const std::vector<RenderedChart> charts = report_charts(r);
     if (!charts.empty()) {
-        h << "<h2>Charts</h2><div class='charts'>";
+        // The PDF starts the charts on a page of their own rather than leave the heading alone at a page's foot.
+        h << "<h2" << (inline_svg ? "" : " style='page-break-before:always'") << ">Charts</h2><div class='charts'>";
         for (size_t i = 0; i < charts.size(); ++i) {
             h << "<div class='chart'>";
             if (inline_svg) h << charts[i].svg;
@@ -184,16 +187,16 @@ std::string report_html(const Report& r, bool inline_svg) {
     }
 
     h << "<h2>Reproducibility</h2><table>"
-      << "<tr><td>results store</td><td class='mono'>" << escape(p.store) << ", run " << t.run.run_id << "</td></tr>"
-      << "<tr><td>scenario file</td><td class='mono'>" << escape(p.scenario_file) << "</td></tr>"
-      << "<tr><td>scenario SHA-256</td><td class='mono'>" << escape(p.scenario_sha256) << "</td></tr>"
-      << "<tr><td>Orrery</td><td class='mono'>" << escape(p.engine_version) << " (revision " << escape(p.git_revision.empty() ? "unknown" : p.git_revision)
+      << "<tr><td class='l'>results store</td><td class='mono l'>" << escape(p.store) << ", run " << t.run.run_id << "</td></tr>"
+      << "<tr><td class='l'>scenario file</td><td class='mono l'>" << escape(p.scenario_file) << "</td></tr>"
+      << "<tr><td class='l'>scenario SHA-256</td><td class='mono l'>" << escape(p.scenario_sha256) << "</td></tr>"
+      << "<tr><td class='l'>Orrery</td><td class='mono l'>" << escape(p.engine_version) << " (revision " << escape(p.git_revision.empty() ? "unknown" : p.git_revision)
       << ")</td></tr>"
-      << "<tr><td>engine</td><td class='mono'>" << escape(p.backend) << (p.device.empty() ? "" : " ") << escape(p.device) << ", " << p.threads
+      << "<tr><td class='l'>engine</td><td class='mono l'>" << escape(p.backend) << (p.device.empty() ? "" : " ") << escape(p.device) << ", " << p.threads
       << " thread" << (p.threads == 1 ? "" : "s") << " on " << escape(p.host) << "</td></tr></table>";
-    h << "<table><tr><th>experiment</th><th>seed</th><th>experiment SHA-256 (canonical JSON)</th><th>wall time</th></tr>";
+    h << "<table><tr><th class='l'>experiment</th><th>seed</th><th>experiment SHA-256 (canonical JSON)</th><th>wall time</th></tr>";
     for (const ExperimentFacts& e : p.experiments)
-        h << "<tr><td>" << escape(e.experiment) << "</td><td>" << e.seed << "</td><td class='mono'>" << escape(e.sha256) << "</td><td>"
+        h << "<tr><td class='l'>" << escape(e.experiment) << "</td><td>" << e.seed << "</td><td class='mono'>" << escape(e.sha256) << "</td><td>"
           << escape(format_value(e.wall_seconds, "s")) << "</td></tr>";
     h << "</table><p class='note'>Results are deterministic: the same scenario and seeds give the same figures on any thread count. "
          "Reproduce with <span class='mono'>orrery-cli run " << escape(p.scenario_file.empty() ? "SCENARIO" : p.scenario_file)

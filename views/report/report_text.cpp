@@ -148,9 +148,23 @@ std::vector<std::string> summarize(const SummaryInput& in) {
         Ranking r = rank(t, k.name, in.tie);
         if (r.rows.size() >= 2) ranked.push_back({k, std::move(r)});
     }
+    if (t.rows.size() == 1) {
+        // Nothing to rank: say what the one design gives, and what it spends its iteration on besides compute.
+        std::vector<std::string> facts;
+        for (const KeyMetric& k : key_metrics())
+            if (metric_value(t, 0, k.name)) facts.push_back(std::string(k.label) + " " + value_text(0, k.name));
+        std::string s = "One experiment, so nothing to compare" + (facts.empty() ? std::string(".") : ": " + join(facts) + ".");
+        std::string part_label;
+        double biggest = 0;
+        for (const auto& [part, label] : iteration_parts())
+            if (auto v = metric_value(t, 0, part + "_mean_per_rank"); v && part != "compute" && *v > biggest) biggest = *v, part_label = label;
+        if (!part_label.empty())
+            s += " Besides compute, a rank's iteration goes mostly to " + part_label + " (" + format_value(biggest, "s") + ", mean over ranks).";
+        out.push_back(s + " A sweep (Sweep tab, or \"sweep\" in the scenario) compares designs.");
+        return out;
+    }
     if (ranked.empty()) {
-        out.push_back(t.rows.size() < 2 ? "One experiment: nothing to compare. Its metrics are in the table below."
-                                        : "Fewer than two experiments finished with comparable metrics: nothing to rank.");
+        out.push_back("Fewer than two experiments finished with comparable metrics: nothing to rank.");
         return out;
     }
     const auto primary = std::find_if(ranked.begin(), ranked.end(), [](const auto& kr) { return !kr.second.tied; });
