@@ -16,6 +16,7 @@ void InspectorState::clear() {
     shown_.clear();
     selected.reset();
     follow_ = true;
+    pinned_ = false;
     t0_ = 0;
     t1_ = 1e-3;
 }
@@ -29,7 +30,27 @@ void InspectorState::add(const TelemetryChunk& chunk) {
         data_[id].append(e);
         if (shown_.empty()) shown_ = id;
     }
+    follow_running_experiment();
     keep_window();
+}
+
+void InspectorState::follow_running_experiment() {
+    if (pinned_) return;
+    // Experiments start in sweep order, so the greatest id running is the one that started last.
+    const std::string* newest = nullptr;
+    for (const auto& [id, e] : data_)
+        if (e.status == "running") newest = &id;
+    if (!newest || *newest == shown_) return;
+    shown_ = *newest;
+    selected.reset();
+}
+
+void InspectorState::pin(bool on) {
+    pinned_ = on;
+    if (!on) {
+        follow_running_experiment();
+        keep_window();
+    }
 }
 
 void InspectorState::set_paused(bool paused) {
@@ -47,6 +68,7 @@ const ExperimentTelemetry* InspectorState::shown() const {
 
 void InspectorState::show(const std::string& experiment) {
     shown_ = experiment;
+    pinned_ = true;
     selected.reset();
     if (follow_) keep_window();
     else whole_run();

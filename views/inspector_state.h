@@ -1,6 +1,6 @@
 #pragma once
 // The live inspector's state, apart from drawing: the telemetry received per experiment, which experiment is
-// shown, the visible time window (follow the run, zoom, pan, whole run), pause (chunks that arrive while
+// shown (the running one during a sweep, unless pinned), the visible time window (follow the run, zoom, pan, whole run), pause (chunks that arrive while
 // paused wait, none is dropped), and the span under a click.
 #include <optional>
 #include <string>
@@ -20,7 +20,12 @@ public:
     const std::map<std::string, ExperimentTelemetry>& experiments() const { return data_; }
     const ExperimentTelemetry* shown() const;
     const std::string& shown_id() const { return shown_; }
+    // The user's choice: shows `experiment` and pins it.
     void show(const std::string& experiment);
+    // Unpinned (the default, and after clear()), the inspector follows the sweep: it shows the newest
+    // experiment whose status is "running" as soon as it starts. Pinned, it stays on the one shown.
+    bool pinned() const { return pinned_; }
+    void pin(bool on);
 
     // Visible time window, s. While following, it ends at the newest sample.
     double t0() const { return t0_; }
@@ -45,7 +50,8 @@ private:
     std::map<std::string, ExperimentTelemetry> data_;
     std::vector<TelemetryChunk> pending_;
     std::string shown_;
-    bool paused_ = false, follow_ = true;
+    void follow_running_experiment();
+    bool paused_ = false, follow_ = true, pinned_ = false;
     double t0_ = 0, t1_ = 1e-3;
 };
 

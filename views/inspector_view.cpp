@@ -221,6 +221,11 @@ void InspectorView::draw() {
         ImGui::EndCombo();
     }
     ImGui::SameLine();
+    bool pinned = st.pinned();
+    if (ImGui::Checkbox("Pin", &pinned)) st.pin(pinned);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Pinned: keep showing this experiment.\nUnpinned: follow the sweep, showing each experiment as it starts running.");
+    ImGui::SameLine();
     bool paused = st.paused();
     if (ImGui::Checkbox("Pause", &paused)) st.set_paused(paused);
     ImGui::SameLine();

@@ -837,6 +837,37 @@ private slots:
         for (const ColumnRange& c : downsample(s, 1.0, 2.0, 10)) QCOMPARE(c.count, 0);
     }
 
+    // During a sweep the inspector shows each experiment as it starts, unless the user pinned one.
+    void the_inspector_follows_the_running_experiment_unless_pinned() {
+        InspectorState st;
+        TelemetryChunk first, second, third;
+        first["e0000"].status = "running";
+        first["e0000"].tier_max[0].add(1e-6, 10);
+        st.add(first);
+        QCOMPARE(st.shown_id(), std::string("e0000"));
+        second["e0000"].status = "ok";
+        second["e0001"].status = "running";
+        second["e0002"].status = "pending";
+        second["e0001"].tier_max[0].add(1e-6, 20);
+        st.add(second);
+        QCOMPARE(st.shown_id(), std::string("e0001"));
+        QVERIFY(!st.pinned());
+        // The user picks e0000: it stays while e0002 starts.
+        st.show("e0000");
+        QVERIFY(st.pinned());
+        third["e0001"].status = "ok";
+        third["e0002"].status = "running";
+        st.add(third);
+        QCOMPARE(st.shown_id(), std::string("e0000"));
+        // Unpinning catches up with the sweep at once.
+        st.pin(false);
+        QCOMPARE(st.shown_id(), std::string("e0002"));
+        // A new run follows again.
+        st.pin(true);
+        st.clear();
+        QVERIFY(!st.pinned());
+    }
+
     void pausing_the_inspector_loses_nothing() {
         InspectorState st;
         TelemetryChunk a, b;
