@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The first README command: install what is missing, build Orrery (Release), and open the workbench on its
-# bundled demo project (out/demo/demo.orrery: a rail-optimized cluster of 32 H100s, GPT-3 6.7B, a sweep over
+# bundled demo project (out/demo/demo.orrery: 32 H100s on 2:1 oversubscribed leaves, a 4-layer GPT-3 6.7B, a sweep over
 # four congestion controls). On a machine without a display it runs the demo headless instead and writes its
 # results into the same project (which the workbench opens later), a screenshot of the workbench (when
 # xvfb-run is there) and the CLI's summaries into out/demo/.

@@ -72,6 +72,9 @@ public:
     // scenario: a missing file is created, a results store the CLI filled gains the scenario.
     static bool create_demo_project(const PresetLibrary& presets, const QString& file, QString* why);
 
+    // Every editor's change goes through here: (dotted path, JSON value) into the one scenario document.
+    void apply_edit(const QString& path, const QString& value_json);
+
 signals:
     void runFinished(bool ok, QString message);
 
@@ -83,7 +86,6 @@ protected:
 private:
     void build_menus();
     void build_docks();
-    void apply_edit(const QString& path, const QString& value_json);
     void topology_changed();
     void refresh_forms();
     void refresh_project_tree();

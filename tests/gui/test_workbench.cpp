@@ -123,15 +123,17 @@ private slots:
         auto w = open_demo("p1.orrery");
         QCOMPARE(QString::fromStdString(w->document()["name"].get<std::string>()).left(14), QString("workbench demo"));
         QCOMPARE(w->topology()->doc().host_count(), size_t(32));
+        const size_t switches = w->topology()->doc().switch_count();
         // An edit, then autosave (not save): reopening offers the edit back.
         w->topology()->edit("Add leaf", [](TopoDoc& d) { add_box(d, BoxKind::network_switch, 1, 1, {500, 500}); });
+        const QString added = w->topology()->doc().boxes.back().name;
         QVERIFY(w->dirty());
         w->autosave();
         w.reset();
         auto again = std::make_unique<MainWindow>(presets, testing::cli_path());
         QString why;
         QVERIFY(again->open_project(dir.filePath("p1.orrery"), &why));
-        QCOMPARE(again->topology()->doc().switch_count(), size_t(13));  // the autosaved edit is back
+        QCOMPARE(again->topology()->doc().switch_count(), switches + 1);  // the autosaved edit is back
         QVERIFY(again->dirty());
         QVERIFY(again->save(&why));
         QVERIFY(!again->dirty());
@@ -140,7 +142,7 @@ private slots:
         QVERIFY(!p.autosaved("demo"));
         QCOMPARE(p.scenarios().size(), size_t(1));
         QVERIFY(p.scenarios()[0].document["topology"].contains("nodes"));  // edited: explicit
-        QVERIFY(p.scenarios()[0].positions.contains("leaf8"));
+        QVERIFY2(p.scenarios()[0].positions.contains(added.toStdString()), qPrintable(added));
         // A file that is not a project is refused with its name, and left as it was.
         const QString other = dir.filePath("notes.txt");
         std::ofstream(other.toStdString()) << "my notes\n";
@@ -275,6 +277,8 @@ private slots:
 
     void demo_runs_streams_and_fills_the_results() {
         auto w = open_demo("p5.orrery");
+        // The demo's queues never settle, so it runs without skipping; on here, so skipped spans reach the inspector too.
+        w->apply_edit("skipping.enabled", "true");
         QSignalSpy done(w.get(), &MainWindow::runFinished);
         QString why;
         QVERIFY2(w->start_run(&why), qPrintable(why));
@@ -287,13 +291,16 @@ private slots:
         for (const auto& [id, p] : w->runner()->progress()) QCOMPARE(p.status, QString("ok"));
         QCOMPARE(w->run_table()->rowCount(), 4);
         // Telemetry reached the inspector while or after it ran: tier queues, rates, timelines, skips.
+        // The inspector followed the sweep: it shows the last experiment that ran, whose rows arrive last.
         testing::wait_for([&] { return w->inspector()->state().experiments().size() == 4; }, 3000);
         const ExperimentTelemetry* e = w->inspector()->state().shown();
         QVERIFY(e);
+        QCOMPARE(w->inspector()->state().shown_id(), std::string("e0003"));
+        testing::wait_for([&] { return !e->spans.empty() && !e->skips.empty(); }, 5000);
         QVERIFY(!e->tier_max[0].t.empty());
         QVERIFY(!e->total_rate.t.empty());
         QVERIFY(!e->spans.empty());
-        QVERIFY(!e->skips.empty());  // the demo runs with steady-state skipping
+        QVERIFY(!e->skips.empty());
 
         // Results: four experiments, cc.preset differs, metrics carry units.
         ResultsView* r = w->results();
@@ -340,11 +347,12 @@ private slots:
         QVERIFY(page.find("cc.preset") != std::string::npos);
         QVERIFY(page.find("&quot;") == std::string::npos && page.find("\"dcqcn-") == std::string::npos);
         QVERIFY(page.find("steady-state skipping") != std::string::npos);  // skipped periods are stated
-        {  // ... with the share of events skipped, to one decimal
+        {  // ... with the share of events skipped, to one decimal (two below 0.1 %, so a small share is not "0.0")
             const size_t at = page.find("fast-forwarded ");
             QVERIFY(at != std::string::npos);
             const std::string share = page.substr(at + 15, page.find('%', at) - at - 15);
-            QVERIFY2(share.size() >= 3 && share[share.size() - 2] == '.', share.c_str());
+            const size_t dot = share.find('.');
+            QVERIFY2(dot != std::string::npos && (share.size() - dot - 1 == 1 || (share.size() - dot - 1 == 2 && std::stod(share) < 0.1)), share.c_str());
             QVERIFY(std::stod(share) > 0 && std::stod(share) <= 100);
         }
         QVERIFY(r->export_chrome_trace(dir.filePath("t.json"), "e0001", &why));

@@ -138,7 +138,7 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
         for (const auto& [x, share] : values["events_skipped_share"])
             if (share > 0) {
                 char percent[16];
-                std::snprintf(percent, sizeof percent, "%.1f", share * 100);
+                std::snprintf(percent, sizeof percent, share * 100 < 0.1 ? "%.2f" : "%.1f", share * 100);
                 t.notes.push_back(x + ": steady-state skipping fast-forwarded " + percent +
                                   "% of its events; queues and rates inside skipped spans show the frozen state (table skips)");
             }
