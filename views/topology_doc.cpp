@@ -334,6 +334,43 @@ uint64_t add_link(TopoDoc& doc, uint64_t a, int port_a, uint64_t b, int port_b, 
     return link.id;
 }
 
+std::vector<uint64_t> link_every_nic(TopoDoc& doc, uint64_t server, uint64_t target, bool rails, QString* why) {
+    const TopoBox* s = doc.box(server);
+    const TopoBox* t = doc.box(target);
+    if (!s || !t || s->kind != BoxKind::server || t->kind == BoxKind::server) {
+        *why = "drag from a server's NIC to a switch to link its NICs";
+        return {};
+    }
+    // Rails: the switches of the target's tier, left to right, are rails 0, 1, …; NIC r goes to rail r.
+    std::vector<const TopoBox*> rail_switches;
+    if (rails) {
+        for (const TopoBox& b : doc.boxes)
+            if (b.kind != BoxKind::server && b.tier == t->tier) rail_switches.push_back(&b);
+        std::stable_sort(rail_switches.begin(), rail_switches.end(), [](const TopoBox* x, const TopoBox* y) { return x->pos.x() < y->pos.x(); });
+        if (int(rail_switches.size()) < s->gpus) {
+            *why = QString("%1 has %2 NICs but there are %3 tier-%4 switches: a rail per NIC needs %2 of them, left to right")
+                       .arg(s->name)
+                       .arg(s->gpus)
+                       .arg(rail_switches.size())
+                       .arg(t->tier);
+            return {};
+        }
+    }
+    std::vector<uint64_t> added;
+    const QString name = s->name;
+    const int nics = s->gpus;
+    for (int nic = 0; nic < nics; ++nic) {
+        const bool taken = std::any_of(doc.links.begin(), doc.links.end(), [&](const TopoLink& l) {
+            return (l.a == server && l.port_a == nic) || (l.b == server && l.port_b == nic);
+        });
+        if (taken) continue;
+        QString ignored;
+        if (const uint64_t id = add_link(doc, server, nic, rails ? rail_switches[size_t(nic)]->id : target, -1, &ignored)) added.push_back(id);
+    }
+    if (added.empty()) *why = name + ": every NIC already has a link (one link per NIC)";
+    return added;
+}
+
 void remove(TopoDoc& doc, const std::set<uint64_t>& boxes, const std::set<uint64_t>& links) {
     std::erase_if(doc.links, [&](const TopoLink& l) { return links.count(l.id) || boxes.count(l.a) || boxes.count(l.b); });
     std::erase_if(doc.boxes, [&](const TopoBox& b) { return boxes.count(b.id) > 0; });

@@ -93,6 +93,10 @@ uint64_t add_box(TopoDoc& doc, BoxKind kind, int tier, int gpus, QPointF pos);  
 // A link from (a, port_a) to b; on a server b takes its free NIC nearest `port_b` (-1: the first free).
 // Returns 0 and sets `why` when a NIC is taken, the boxes are the same, or both are servers.
 uint64_t add_link(TopoDoc& doc, uint64_t a, int port_a, uint64_t b, int port_b, QString* why);
+// Connecting a server in one gesture: every free NIC of `server` to the switch `target`, or with `rails`, NIC r
+// to the r-th switch of the target's tier counted left to right (a rail-optimized wiring). Returns the new
+// links' ids; none, with `why` set, when every NIC is taken or there are fewer switches than rails.
+std::vector<uint64_t> link_every_nic(TopoDoc& doc, uint64_t server, uint64_t target, bool rails, QString* why);
 void remove(TopoDoc& doc, const std::set<uint64_t>& boxes, const std::set<uint64_t>& links);
 // The boxes and the links among them (inner links kept), for copy and duplicate.
 TopoDoc extract(const TopoDoc& doc, const std::set<uint64_t>& boxes);

@@ -125,7 +125,11 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
 
     auto* side = new QWidget(this);
     auto* sl = new QVBoxLayout(side);
-    sl->addWidget(new QLabel("<b>Palette</b> (drag onto the canvas; drag from a yellow port to another box to link)", side));
+    auto* hint = new QLabel("<b>Palette</b> (drag onto the canvas; drag from a yellow port to another box to link; with Shift, every free "
+                            "NIC of a server to that switch; with Ctrl+Shift, NIC <i>r</i> to the <i>r</i>-th switch of that row: rails)",
+                            side);
+    hint->setWordWrap(true);
+    sl->addWidget(hint);
     sl->itemAt(0)->widget()->setProperty("wordWrap", true);
     sl->addWidget(palette_);
     auto* gen = new QPushButton("Generate fabric…", side);
@@ -160,6 +164,17 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
         }
         undo_.push(new DocCommand(this, "Link", doc_, next));
     });
+    connect(scene_, &TopologyScene::linkEveryNicRequested, this, [this](uint64_t server, uint64_t target, bool rails) {
+        QString why;
+        TopoDoc next = doc_;
+        const std::vector<uint64_t> added = link_every_nic(next, server, target, rails, &why);
+        if (added.empty()) {
+            emit message("Links not made: " + why);
+            return;
+        }
+        undo_.push(new DocCommand(this, rails ? QString("Link %1 NICs to their rails").arg(added.size()) : QString("Link %1 NICs").arg(added.size()), doc_, next));
+        scene_->select({}, std::set<uint64_t>(added.begin(), added.end()));  // the new links, highlighted
+    });
     connect(scene_, &TopologyScene::moveFinished, this, [this](std::map<uint64_t, QPointF> moved) {
         edit(moved.size() == 1 ? "Move box" : QString("Move %1 boxes").arg(moved.size()), [&](TopoDoc& d) {
             for (TopoBox& b : d.boxes)
@@ -171,9 +186,10 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
 
 void TopologyEditor::apply(const TopoDoc& doc) {
     doc_ = doc;
-    const std::set<uint64_t> selected = scene_->selected_boxes();
+    // What was selected stays selected (a link whose rate was just edited included).
+    const std::set<uint64_t> selected = scene_->selected_boxes(), selected_links = scene_->selected_links();
     scene_->sync(doc_);
-    scene_->select(selected);
+    scene_->select(selected, selected_links);
     summary_->setText(QString("%1 hosts (GPUs with one NIC each), %2 switches, %3 links%4")
                           .arg(doc_.host_count())
                           .arg(doc_.switch_count())

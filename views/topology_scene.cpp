@@ -141,6 +141,20 @@ void LinkItem::set_link(const TopoLink& link) {
     setToolTip(link.rate + ", " + link.delay);
 }
 
+QRectF LinkItem::boundingRect() const { return QGraphicsLineItem::boundingRect().adjusted(-4, -4, 4, 4); }
+
+void LinkItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
+    if (isSelected()) {
+        QPen glow(QColor(250, 180, 40, 200), 6);
+        glow.setCosmetic(true);
+        glow.setCapStyle(Qt::RoundCap);
+        p->setPen(glow);
+        p->drawLine(line());
+    }
+    p->setPen(pen());
+    p->drawLine(line());
+}
+
 // ---- TopologyScene ------------------------------------------------------------------------------------
 TopologyScene::TopologyScene(QObject* parent) : QGraphicsScene(parent) { setItemIndexMethod(QGraphicsScene::BspTreeIndex); }
 
@@ -256,10 +270,12 @@ std::set<uint64_t> TopologyScene::selected_links() const {
         if (auto* l = dynamic_cast<LinkItem*>(i)) out.insert(l->id());
     return out;
 }
-void TopologyScene::select(const std::set<uint64_t>& boxes) {
+void TopologyScene::select(const std::set<uint64_t>& boxes, const std::set<uint64_t>& links) {
     clearSelection();
     for (uint64_t id : boxes)
         if (BoxItem* b = box_item(id)) b->setSelected(true);
+    for (uint64_t id : links)
+        if (LinkItem* l = link_item(id)) l->setSelected(true);
 }
 
 void TopologyScene::mousePressEvent(QGraphicsSceneMouseEvent* e) {
@@ -295,10 +311,13 @@ void TopologyScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* e) {
     if (drag_line_) {
         delete drag_line_;
         drag_line_ = nullptr;
+        const TopoBox* from = doc_.box(drag_box_);
+        const bool every_nic = (e->modifiers() & Qt::ShiftModifier) && from && from->kind == BoxKind::server;
         for (QGraphicsItem* i : items(e->scenePos()))
             if (auto* b = dynamic_cast<BoxItem*>(i)) {
                 const int port = b->port_at(e->scenePos());
-                emit linkRequested(drag_box_, drag_port_, b->id(), port >= 0 ? port : -1);
+                if (every_nic) emit linkEveryNicRequested(drag_box_, b->id(), (e->modifiers() & Qt::ControlModifier) != 0);
+                else emit linkRequested(drag_box_, drag_port_, b->id(), port >= 0 ? port : -1);
                 break;
             }
         drag_box_ = 0;

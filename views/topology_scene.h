@@ -44,6 +44,9 @@ public:
     uint64_t id() const { return link_.id; }
     const TopoLink& link() const { return link_; }
     void set_link(const TopoLink& link);
+    // A selected link is drawn highlighted along its whole length, not with Qt's dashed bounding box.
+    void paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget* w) override;
+    QRectF boundingRect() const override;
 
 private:
     TopoLink link_;
@@ -61,7 +64,7 @@ public:
     bool show_every_box() const { return show_every_box_; }
     std::set<uint64_t> selected_boxes() const;
     std::set<uint64_t> selected_links() const;
-    void select(const std::set<uint64_t>& boxes);
+    void select(const std::set<uint64_t>& boxes, const std::set<uint64_t>& links = {});
     BoxItem* box_item(uint64_t id) const;
     LinkItem* link_item(uint64_t id) const;
     void box_moved(uint64_t id);  // called by BoxItem while it moves: its links follow
@@ -69,6 +72,8 @@ public:
 
 signals:
     void linkRequested(uint64_t a, int port_a, uint64_t b, int port_b);
+    // Shift held at the drop: every free NIC of the server to that switch; Ctrl+Shift: each NIC to its rail's switch.
+    void linkEveryNicRequested(uint64_t server, uint64_t target, bool rails);
     void moveFinished(std::map<uint64_t, QPointF> positions);
     void addRequested(QString palette_kind, QPointF scene_pos);
 

@@ -291,6 +291,63 @@ private slots:
         emit rate->editingFinished();
         QCOMPARE(editor.doc().links[0].rate, QString("200Gbps"));
         QVERIFY(editor.doc().generator.is_null());
+        // The link just edited stays selected, so the next field edits it too.
+        QCOMPARE(editor.scene()->selected_links(), std::set<uint64_t>{editor.doc().links[0].id});
+    }
+
+    // One gesture connects a server: Shift+drag from any of its NICs to a switch links every free NIC there;
+    // Ctrl+Shift+drag links NIC r to the r-th switch of that row, left to right (rails).
+    void one_gesture_links_every_nic_of_a_server() {
+        TopologyEditor editor(presets);
+        editor.resize(1200, 700);
+        editor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&editor));
+        editor.edit("Build", [](TopoDoc& d) {
+            add_box(d, BoxKind::server, 0, 8, {300, 400});
+            for (int i = 7; i >= 0; --i) add_box(d, BoxKind::network_switch, 1, 1, {i * 120.0, 100});  // created right to left
+        });
+        editor.view()->fit();
+        QCoreApplication::processEvents();
+        const TopoBox server = editor.doc().boxes[0];
+        auto leaf_at = [&](int column) {
+            for (const TopoBox& b : editor.doc().boxes)
+                if (b.kind != BoxKind::server && b.pos.x() == column * 120.0) return b;
+            return TopoBox{};
+        };
+        auto drag = [&](const TopoBox& to, Qt::KeyboardModifiers mods) {
+            const QPoint a = editor.view()->mapFromScene(port_position(server, 0, {}));
+            const QPoint b = editor.view()->mapFromScene(to.pos + QPointF(20, 13));
+            QTest::mousePress(editor.view()->viewport(), Qt::LeftButton, mods, a);
+            QTest::mouseMove(editor.view()->viewport(), b);
+            QTest::mouseRelease(editor.view()->viewport(), Qt::LeftButton, mods, b);
+        };
+        drag(leaf_at(5), Qt::ShiftModifier);
+        QCOMPARE(editor.doc().links.size(), size_t(8));
+        std::set<int> nics;
+        for (const TopoLink& l : editor.doc().links) {
+            QCOMPARE(l.b, leaf_at(5).id);
+            nics.insert(l.port_a);
+        }
+        QCOMPARE(nics.size(), size_t(8));
+        QCOMPARE(editor.scene()->selected_links().size(), size_t(8));  // the new links, highlighted
+        QCOMPARE(editor.undo_stack()->undoText(), QString("Link 8 NICs"));
+        editor.undo_stack()->undo();  // one gesture, one undo
+        QVERIFY(editor.doc().links.empty());
+
+        drag(leaf_at(5), Qt::ShiftModifier | Qt::ControlModifier);
+        QCOMPARE(editor.doc().links.size(), size_t(8));
+        for (const TopoLink& l : editor.doc().links) QCOMPARE(l.b, leaf_at(l.port_a).id);
+        // Every NIC taken: nothing more, said.
+        QSignalSpy messages(&editor, &TopologyEditor::message);
+        drag(leaf_at(0), Qt::ShiftModifier);
+        QCOMPARE(editor.doc().links.size(), size_t(8));
+        QVERIFY(messages.count() == 1 && messages[0][0].toString().contains("every NIC already has a link"));
+        // Fewer switches in the row than NICs: rails refused, naming both counts.
+        editor.undo_stack()->undo();
+        editor.edit("Drop two leaves", [&](TopoDoc& d) { remove(d, {leaf_at(6).id, leaf_at(7).id}, {}); });
+        drag(leaf_at(0), Qt::ShiftModifier | Qt::ControlModifier);
+        QVERIFY(editor.doc().links.empty());
+        QVERIFY2(messages.back()[0].toString().contains("8 NICs but there are 6 tier-1 switches"), qPrintable(messages.back()[0].toString()));
     }
 };
 
