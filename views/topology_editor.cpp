@@ -202,6 +202,7 @@ void TopologyEditor::apply(const TopoDoc& doc) {
 
 void TopologyEditor::set_doc(const TopoDoc& doc) {
     undo_.clear();
+    scene_->forget_room();
     apply(doc);
     view_->fit();
 }

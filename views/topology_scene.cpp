@@ -256,6 +256,22 @@ void TopologyScene::sync(const TopoDoc& doc) {
             ++it;
         }
     }
+    keep_room();
+}
+
+void TopologyScene::forget_room() {
+    room_ = QRectF();
+    setSceneRect(QRectF());
+}
+
+void TopologyScene::keep_room() {
+    // QGraphicsView re-centres a scene that fits in it whenever the scene's rect changes, so a box dropped beyond
+    // the others made the whole canvas jump. The rect is therefore set, with a wide margin, and only grows.
+    const QRectF items = itemsBoundingRect();
+    if (items.isEmpty() || room_.contains(items.adjusted(-100, -100, 100, 100))) return;
+    const double margin = std::max({items.width(), items.height(), 1500.0});
+    room_ = room_.united(items.adjusted(-margin, -margin, margin, margin));
+    setSceneRect(room_);
 }
 
 std::set<uint64_t> TopologyScene::selected_boxes() const {

@@ -58,6 +58,8 @@ public:
     explicit TopologyScene(QObject* parent = nullptr);
     // Makes the items match `doc`: new boxes and links appear, removed ones go, changed ones update.
     void sync(const TopoDoc& doc);
+    // A new document gets a scene rect fitted to it again (edits only ever grow it: see keep_room).
+    void forget_room();
     bool collapsed() const { return collapsed_; }
     // Above kCollapseHosts hosts the canvas shows groups unless asked for every box (slower, editable).
     void set_show_every_box(bool on) { show_every_box_ = on; }
@@ -88,6 +90,8 @@ protected:
 private:
     void place_link(LinkItem* item);
     void build_collapsed(const TopoDoc& doc);
+    void keep_room();
+    QRectF room_;
     TopoDoc doc_;
     bool collapsed_ = false;
     bool show_every_box_ = false;

@@ -295,6 +295,35 @@ private slots:
         QCOMPARE(editor.scene()->selected_links(), std::set<uint64_t>{editor.doc().links[0].id});
     }
 
+    // A drop adds a box where it lands and leaves the view where it was: the canvas does not jump.
+    void a_drop_leaves_the_view_where_it_was() {
+        TopologyEditor editor(presets);
+        editor.resize(1000, 700);
+        editor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&editor));
+        editor.set_doc(doc_from_topology({{"generator", "leaf-spine"}, {"leaves", 2}, {"spines", 2}, {"hosts_per_leaf", 4}}, {}, presets));
+        QCoreApplication::processEvents();
+        QGraphicsView* view = editor.view();
+        const QPoint corner = view->viewport()->rect().topLeft() + QPoint(30, 30);
+        const QPointF before_centre = view->mapToScene(view->viewport()->rect().center());
+        // Near the viewport's corner, outside every box so far: the scene grows.
+        const QPointF at = view->mapToScene(corner);
+        QMimeData mime;
+        mime.setData(kPaletteMime, "switch:1");
+        QGraphicsSceneDragDropEvent e(QEvent::GraphicsSceneDrop);
+        e.setMimeData(&mime);
+        e.setScenePos(at);
+        e.setProposedAction(Qt::CopyAction);
+        QCoreApplication::sendEvent(editor.scene(), &e);
+        QCoreApplication::processEvents();
+        QCOMPARE(editor.doc().switch_count(), size_t(5));
+        const QPointF after_centre = view->mapToScene(view->viewport()->rect().center());
+        QVERIFY2(QLineF(before_centre, after_centre).length() < 1.0,
+                 qPrintable(QString("the view moved by (%1, %2)").arg(after_centre.x() - before_centre.x()).arg(after_centre.y() - before_centre.y())));
+        // The new box is where it was dropped (snapped to the grid), still on screen.
+        QVERIFY(view->viewport()->rect().contains(view->mapFromScene(editor.doc().boxes.back().pos)));
+    }
+
     // One gesture connects a server: Shift+drag from any of its NICs to a switch links every free NIC there;
     // Ctrl+Shift+drag links NIC r to the r-th switch of that row, left to right (rails).
     void one_gesture_links_every_nic_of_a_server() {
