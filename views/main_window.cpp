@@ -527,6 +527,7 @@ void MainWindow::act_on_welcome(const WelcomeChoice& choice) {
             load_scenario(t.name, t.document);
             dirty_ = true;
             update_title();
+            refresh_project_tree();
             log("New scenario from the template \"" + t.title + "\": File ▸ Save as… gives it a project, then Run ▸ Run (F5)");
             return;
         }

@@ -23,6 +23,7 @@
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QTest>
+#include <QTreeWidget>
 #include <sqlite3.h>
 
 #include "gui_fixtures.h"
@@ -675,6 +676,10 @@ private slots:
             w.act_on_welcome({WelcomeChoice::from_template, int(i), {}});
             QVERIFY(w.document() == templates[i].document);
             QVERIFY(w.dirty());
+            // The project tree names the template's scenario (it once kept the starter's "scenario").
+            const QList<QTreeWidgetItem*> named = w.findChild<QTreeWidget*>()->findItems(QString::fromStdString(templates[i].name) + " (unsaved)",
+                                                                                        Qt::MatchExactly | Qt::MatchRecursive);
+            QCOMPARE(named.size(), 1);
             generators.insert(w.document()["topology"]["generator"].get<std::string>());
             const std::vector<std::string> errors = validate_document(w.document(), ".", presets);
             QVERIFY2(errors.empty(), errors.empty() ? "" : errors[0].c_str());
