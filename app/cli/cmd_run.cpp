@@ -133,14 +133,20 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
                 store.begin_run(record, records);
                 progress.run(store.run_id(), records.size(), store_path);
             };
+            // A rank runs one experiment after another (on one thread: rank 0's local worker, or a serving rank):
+            // each reuses the last one's packet storage, already in memory (2 ranks had 4.5x the page faults of
+            // one process, and ran each experiment about 7 % slower).
+            std::unique_ptr<BlockArena> spare_arena;
             sweep.run_one = [&](size_t i, ResultsStore& store, ProgressLines& quiet) {
                 const LoadedScenario one = experiment_alone(loaded, i);
                 const Experiment& x = one.experiments[0];
                 store.begin_run(cli_run_record(base.name, path, x.sha256, o->backend), {{x.id, x.index, x.seed, x.sha256, x.parameters}});
                 if (base.workload.kind == "llm") return run_llm_experiments(one, {fabric_of[i]}, presets, store, o->backend, &quiet).summaries.at(0);
                 const std::vector<ExperimentInput> inputs = flow_inputs(one, {fabric_of[i]});
-                Batch batch = compile_batch(inputs);
-                return run_session(batch, inputs, &store, o->backend, {}, &quiet).summaries.at(0);
+                Batch batch = compile_batch(inputs, std::move(spare_arena));
+                nlohmann::json summary = run_session(batch, inputs, &store, o->backend, {}, &quiet).summaries.at(0);
+                spare_arena = std::move(batch.arena);
+                return summary;
             };
             return run_sweep_over_ranks(sweep);
         }

@@ -200,7 +200,7 @@ struct FabricFacts {
     uint64_t max_rtt_ns = 0, max_bdp = 0;
 };
 
-Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
+Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<BlockArena> arena) {
     {   // What the tables will take, before any is built: a flow's rows in every flow column, a port's in every
         // port column, and a block of packets for its ring and one for its queues.
         constexpr uint64_t per_flow = sizeof(FlowInfo) + sizeof(FlowPaths) + sizeof(QpState) + sizeof(RxState) + sizeof(DcqcnState) + sizeof(HpccState) +
@@ -222,7 +222,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs) {
     }
     Batch b;
     // Packet storage: address space for as many blocks as the machine's memory holds, committed as used.
-    b.arena = std::make_unique<BlockArena>(std::max<uint64_t>(physical_memory_bytes(), 1ull << 30) / BlockArena::kBytesPerBlock);
+    b.arena = arena ? std::move(arena) : std::make_unique<BlockArena>(std::max<uint64_t>(physical_memory_bytes(), 1ull << 30) / BlockArena::kBytesPerBlock);
     std::map<std::pair<const Fabric*, uint32_t>, FabricFacts> facts_cache;
     for (uint32_t e = 0; e < inputs.size(); ++e) {
         const ExperimentInput& in = inputs[e];

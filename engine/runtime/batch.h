@@ -94,7 +94,10 @@ struct Batch {
 
 // Throws InputError when an experiment cannot be simulated (a host with two network ports, a zero link
 // delay, a flow between unreachable hosts, no ECN threshold for a port rate).
-Batch compile_batch(const std::vector<ExperimentInput>& inputs);
+// `arena`: packet storage to reuse, from a batch whose experiments all ended (their blocks are back in its free
+// list). Its pages are already committed, so a process that runs a sweep one experiment at a time (an MPI rank)
+// does not fault them in again for every experiment; results are the same either way.
+Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<BlockArena> arena = nullptr);
 
 // Gives back every packet block experiment e still holds (its rings and queues), into `cache`: its results
 // are taken and nothing will step it again.
