@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include <sqlite3.h>
 
@@ -230,6 +233,29 @@ private slots:
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("r.csv"), qPrintable(r.err));
         QVERIFY(!QFile::exists(tmp_.filePath("b.html")));
+    }
+
+    // A large sweep's line charts overlay a dozen experiments, the best and the worst among them; the tables keep
+    // every one. The demo incast under 4 CCs × 4 seeds makes 16.
+    void a_large_sweep_overlays_a_dozen_lines() {
+        std::ifstream demo(std::string(ORRERY_SOURCE_DIR) + "/presets/scenarios/demo.json");
+        nlohmann::json doc = nlohmann::json::parse(demo);
+        doc["sweep"]["seeds"] = {1, 2, 3, 4};
+        std::ofstream(tmp_.filePath("sixteen.json").toStdString()) << doc.dump(1);
+        const Result run = cli({"run", "sixteen.json", "--out", "sixteen.sqlite"}, tmp_.path());
+        QVERIFY2(run.code == 0, qPrintable(run.err));
+        const Report r = read_report(tmp_.filePath("sixteen.sqlite").toStdString(), 0);
+        QCOMPARE(r.table.rows.size(), size_t(16));
+        QCOMPARE(r.fct_cdf.series.size(), size_t(12));
+        QVERIFY2(r.fct_cdf.title.find("(12 of 16)") != std::string::npos, r.fct_cdf.title.c_str());
+        const auto by_fct = query_doubles(tmp_.filePath("sixteen.sqlite"),
+                                          "SELECT e.idx, m.value FROM metrics m JOIN experiments e USING (run_id, experiment) WHERE m.name = 'fct_mean' ORDER BY m.value, e.idx");
+        QCOMPARE(by_fct.size(), size_t(16));
+        std::set<std::string> drawn;
+        for (const ChartSeries& series : r.fct_cdf.series) drawn.insert(series.label);
+        QVERIFY(drawn.count(r.short_labels[size_t(by_fct.front()[0])]) && drawn.count(r.short_labels[size_t(by_fct.back()[0])]));
+        QVERIFY(report_html(r).find("Line charts overlay 12 of the 16 experiments") != std::string::npos);
+        QCOMPARE(r.table.rows.size(), r.labels.size());  // the tables: every experiment
     }
 
     void the_pdf_writer_leaves_a_file_it_cannot_replace_alone() {

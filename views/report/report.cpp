@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <set>
 
 #include <sqlite3.h>
 
@@ -18,6 +20,7 @@ namespace {
 // skipping, its error bound on mean per-flow FCT is 1 % (engine/wormhole/README.md).
 constexpr double kPacketTie = 0.005, kSkippingTie = 0.01;
 constexpr size_t kCdfPoints = 300, kTimePoints = 400;
+constexpr size_t kMaxLines = 12;  // lines overlaid in one chart: beyond a dozen, colours and legend stop telling them apart
 
 struct ReadOnly {
     explicit ReadOnly(const std::string& file) {
@@ -60,6 +63,39 @@ void read_reproducibility(sqlite3* db, const std::string& store, int64_t run, Re
     while (e.next()) out.experiments.push_back({e.text(0), e.text(2), e.integer(1), e.real(3)});
 }
 
+// The experiments a line chart overlays: all up to kMaxLines; beyond, the baseline, the best and the worst on the
+// first key metric the run has, and evenly spaced others, in sweep order.
+std::vector<size_t> charted_rows(const Report& r) {
+    const size_t n = r.table.rows.size();
+    std::vector<size_t> out;
+    if (n <= kMaxLines) {
+        for (size_t i = 0; i < n; ++i) out.push_back(i);
+        return out;
+    }
+    std::set<size_t> pick;
+    if (r.baseline >= 0) pick.insert(size_t(r.baseline));
+    for (const KeyMetric& k : key_metrics()) {
+        std::optional<size_t> best, worst;
+        for (size_t i = 0; i < n; ++i)
+            if (auto v = metric_value(r.table, i, k.name)) {
+                if (!best || *v < *metric_value(r.table, *best, k.name)) best = i;
+                if (!worst || *v > *metric_value(r.table, *worst, k.name)) worst = i;
+            }
+        if (best) {
+            pick.insert(*best);
+            pick.insert(*worst);
+            break;
+        }
+    }
+    for (size_t j = 0; pick.size() < kMaxLines && j < kMaxLines; ++j) pick.insert(j * (n - 1) / (kMaxLines - 1));
+    for (size_t i = 0; pick.size() < kMaxLines && i < n; ++i) pick.insert(i);
+    return std::vector<size_t>(pick.begin(), pick.end());
+}
+
+std::string charted_note(const Report& r, size_t shown) {
+    return shown < r.table.rows.size() ? " (" + std::to_string(shown) + " of " + std::to_string(r.table.rows.size()) + ")" : "";
+}
+
 LineChart read_fct_cdf(sqlite3* db, const std::string& store, int64_t run, const Report& r) {
     LineChart c{"Flow completion times, CDF per experiment", "", "fraction of flows", false, true, {}};
     std::vector<std::vector<double>> fcts;
@@ -76,7 +112,9 @@ LineChart read_fct_cdf(sqlite3* db, const std::string& store, int64_t run, const
     const auto [factor, unit] = time_unit(hi);
     c.x_label = "flow completion time (" + unit + ")";
     c.log_x = hi / lo > 50;
-    for (size_t i = 0; i < fcts.size(); ++i) {
+    const std::vector<size_t> rows = charted_rows(r);
+    c.title += charted_note(r, rows.size());
+    for (size_t i : rows) {
         ChartSeries s{r.short_labels[i], {}};
         const std::vector<double>& v = fcts[i];
         // A CDF keeps its shape with a few hundred quantiles; millions of flows would only bloat the page.
@@ -125,8 +163,10 @@ std::vector<LineChart> read_queue_tiers(sqlite3* db, const std::string& store, i
             continue;
         }
         const auto [divisor, bytes] = byte_unit(peak_of[tier]);
-        LineChart c{"Largest port queue, " + name + " switches", "simulated time (" + unit + ")", "queue (" + bytes + ")", false, true, {}};
-        for (size_t i = 0; i < rows.size(); ++i) {
+        const std::vector<size_t> charted = charted_rows(r);
+        LineChart c{"Largest port queue, " + name + " switches" + charted_note(r, charted.size()), "simulated time (" + unit + ")", "queue (" + bytes + ")", false,
+                    true, {}};
+        for (size_t i : charted) {
             ChartSeries s{r.short_labels[i], {}};
             // The largest sample of each of kTimePoints slices: a queue's peaks must survive thinning.
             const auto& v = rows[i];
@@ -205,7 +245,8 @@ void compose_report(Report& r, int baseline) {
     for (const ResultRow& row : t.rows) {
         std::string values;
         for (size_t p = 0; p < t.parameter_paths.size(); ++p)
-            if (t.parameter_differs[p]) values += (values.empty() ? "" : ", ") + row.parameters[p];
+            if (t.parameter_differs[p])
+                values += (values.empty() ? "" : ", ") + (t.parameter_paths[p] == "seed" ? "seed " + row.parameters[p] : row.parameters[p]);
         r.short_labels.push_back(values.empty() ? row.experiment : values);
         r.labels.push_back(values.empty() ? row.experiment : values + " (" + row.experiment + ")");
     }

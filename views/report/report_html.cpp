@@ -168,6 +168,10 @@ std::string report_html(const Report& r, bool inline_svg) {
         }
         h << "</div>";
         if (r.fct_cdf.empty() && r.queue_tiers.empty()) h << "<p class='note'>No flows or queues were recorded (output.record).</p>";
+        if (t.rows.size() > 12 && (!r.fct_cdf.empty() || !r.queue_tiers.empty()))
+            h << "<p class='note'>Line charts overlay 12 of the " << t.rows.size()
+              << " experiments (more could not be told apart): the baseline when one is pinned, the best and the worst by the first key metric, and "
+                 "evenly spaced others. The tables hold every experiment.</p>";
     }
     if (!t.notes.empty()) {
         h << "<h2>Notes</h2><ul>";
