@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -235,6 +236,68 @@ BarChart skip_shares(const Report& r) {
     return any ? c : BarChart{};
 }
 
+// Replications: with the seed swept beside other parameters, a design is the other parameters' values, and the
+// summary ranks designs by their mean over seeds. A difference within a design's own spread over seeds (largest
+// minus smallest, relative to the largest) is no difference. Empty when the run has no swept seed.
+std::vector<std::string> replicated_summary(const Report& r) {
+    const ResultsTable& t = r.table;
+    size_t seed = t.parameter_paths.size();
+    for (size_t p = 0; p < t.parameter_paths.size(); ++p)
+        if (t.parameter_paths[p] == "seed" && t.parameter_differs[p]) seed = p;
+    if (seed == t.parameter_paths.size()) return {};
+    std::map<std::string, std::vector<size_t>> designs;  // design label → its rows
+    std::vector<std::string> order;
+    for (size_t i = 0; i < t.rows.size(); ++i) {
+        std::string key;
+        for (size_t p = 0; p < t.parameter_paths.size(); ++p)
+            if (t.parameter_differs[p] && p != seed) key += (key.empty() ? "" : ", ") + t.rows[i].parameters[p];
+        if (key.empty()) key = "the design";
+        if (!designs.count(key)) order.push_back(key);
+        designs[key].push_back(i);
+    }
+    ResultsTable means;
+    means.metrics = t.metrics;
+    std::map<std::string, double> spread;
+    for (const std::string& key : order) {
+        ResultRow row{key, "ok", "", {}, {}};
+        for (size_t m = 0; m < t.metrics.size(); ++m) {
+            double sum = 0, lo = INFINITY, hi = -INFINITY;
+            size_t n = 0;
+            for (size_t i : designs[key])
+                if (const auto& v = t.rows[i].metrics[m]) sum += *v, lo = std::min(lo, *v), hi = std::max(hi, *v), ++n;
+            row.metrics.push_back(n ? std::optional<double>(sum / double(n)) : std::nullopt);
+            if (n > 1 && std::fabs(hi) > 0) spread[t.metrics[m].name] = std::max(spread[t.metrics[m].name], (hi - lo) / std::fabs(hi));
+        }
+        means.rows.push_back(std::move(row));
+    }
+    const size_t seeds = designs[order.front()].size();
+    std::vector<std::string> labels;
+    for (const std::string& key : order) labels.push_back(key + " (" + std::to_string(designs[key].size()) + " seeds)");
+    std::vector<std::string> out;
+    if (order.size() == 1) {
+        std::vector<std::string> facts;
+        for (const KeyMetric& k : key_metrics())
+            if (auto v = metric_value(means, 0, k.name)) {
+                std::string unit;
+                for (const MetricColumn& c : t.metrics)
+                    if (c.name == k.name) unit = c.unit;
+                facts.push_back(std::string(k.label) + " " + format_value(*v, unit, k.name) + " (seeds differ by up to " + format_percent(spread[k.name]) + ")");
+            }
+        out.push_back(std::to_string(t.rows.size()) + " seeds of one design, so nothing to rank: mean " + (facts.empty() ? std::string("metrics in the table") : facts[0]) +
+                      (facts.size() > 1 ? "; " + facts[1] : "") + ".");
+        return out;
+    }
+    // A pinned baseline is compared as its design.
+    int baseline = -1;
+    if (r.baseline >= 0)
+        for (size_t d = 0; d < order.size(); ++d)
+            for (size_t i : designs[order[d]])
+                if (int(i) == r.baseline) baseline = int(d);
+    out = summarize({&means, labels, baseline, r.tie, spread, "designs"});
+    out.push_back("Each design is the mean over its seeds (" + std::to_string(seeds) + " here); a difference smaller than the seeds' own spread counts as a tie.");
+    return out;
+}
+
 }  // namespace
 
 void compose_report(Report& r, int baseline) {
@@ -258,7 +321,8 @@ void compose_report(Report& r, int baseline) {
                               "of the packet-level run, not closer."
                             : "Differences under 0.5 % are reported as ties: that is how closely Orrery's mean and last completion times agree "
                               "with the reference packet-level simulator.";
-    r.summary = summarize({&r.table, r.labels, r.baseline, r.tie});
+    r.summary = replicated_summary(r);
+    if (r.summary.empty()) r.summary = summarize({&r.table, r.labels, r.baseline, r.tie, {}, "experiments"});
 }
 
 Report read_report(const std::string& store, int64_t run_id, const std::string& baseline) {

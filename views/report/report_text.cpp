@@ -141,11 +141,15 @@ std::vector<std::string> summarize(const SummaryInput& in) {
         return std::string();
     };
     auto value_text = [&](size_t row, const std::string& name) { return format_value(*metric_value(t, row, name), unit_of(name), name); };
+    auto tie_of = [&](const std::string& name) {
+        auto it = in.metric_tie.find(name);
+        return it == in.metric_tie.end() ? in.tie : std::max(in.tie, it->second);
+    };
     const std::string tie_text = format_percent(in.tie);
 
     std::vector<std::pair<KeyMetric, Ranking>> ranked;
     for (const KeyMetric& k : key_metrics()) {
-        Ranking r = rank(t, k.name, in.tie);
+        Ranking r = rank(t, k.name, tie_of(k.name));
         if (r.rows.size() >= 2) ranked.push_back({k, std::move(r)});
     }
     if (t.rows.size() == 1) {
@@ -171,7 +175,8 @@ std::vector<std::string> summarize(const SummaryInput& in) {
     if (primary == ranked.end()) {
         std::vector<std::string> names;
         for (const auto& [k, r] : ranked) names.push_back(k.label);
-        out.push_back("No design is better: the " + std::to_string(ranked.front().second.rows.size()) + " experiments agree within " + tie_text +
+        out.push_back("No design is better: the " + std::to_string(ranked.front().second.rows.size()) + " " + in.subject + " agree within " +
+                      (in.metric_tie.empty() ? tie_text : "the model's resolution and their seeds' spread") +
                       " on " + join(names) + ". The parameters they differ in do not change these results here.");
     } else {
         const size_t winner = primary->second.rows.front();
@@ -183,7 +188,8 @@ std::vector<std::string> summarize(const SummaryInput& in) {
             if (!it->second.tied && all_best) also.push_back(std::string("the lowest ") + it->first.label);
         }
         for (size_t w : winners) names.push_back(in.labels[w]);
-        std::string s = winners.size() == 1 ? "Best design: " + names.front() : "Best designs, tied within " + tie_text + ": " + join(names);
+        std::string s = winners.size() == 1 ? "Best design: " + names.front()
+                                            : "Best designs, tied within " + format_percent(tie_of(primary->first.name)) + ": " + join(names);
         s += ", with the lowest " + std::string(primary->first.label) + " (" + value_text(winner, primary->first.name) + ", " +
              format_percent(primary->second.spread) + " below the worst)";
         if (!also.empty()) s += "; " + std::string(winners.size() == 1 ? "it also has " : "they also have ") + join(also);
@@ -218,7 +224,7 @@ std::vector<std::string> summarize(const SummaryInput& in) {
         if (r.best == r.worst) {
             s += value_text(r.rows.front(), k.name) + " in all " + std::to_string(r.rows.size()) + ".";
         } else if (r.tied) {
-            s += "all " + std::to_string(r.rows.size()) + " agree within " + tie_text + " (" + value_text(r.rows.front(), k.name);
+            s += "all " + std::to_string(r.rows.size()) + " agree within " + format_percent(tie_of(k.name)) + " (" + value_text(r.rows.front(), k.name);
             s += " to " + value_text(r.rows.back(), k.name) + ").";
         } else {
             std::vector<std::string> best;
@@ -236,7 +242,7 @@ std::vector<std::string> summarize(const SummaryInput& in) {
             for (size_t i : r.rows) {
                 if (int(i) == in.baseline) continue;
                 const double d = (*metric_value(t, i, k.name) - *base) / std::fabs(*base);
-                parts.push_back(in.labels[i] + " " + (std::fabs(d) < in.tie ? "the same within " + tie_text : format_percent(d, true)));
+                parts.push_back(in.labels[i] + " " + (std::fabs(d) < tie_of(k.name) ? "the same within " + format_percent(tie_of(k.name)) : format_percent(d, true)));
             }
             out.push_back("Against the baseline " + in.labels[size_t(in.baseline)] + ", " + k.label + ": " + join(parts) + ".");
         }

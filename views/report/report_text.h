@@ -2,6 +2,7 @@
 // Numbers and sentences as the report prints them: values rounded to four significant digits in a unit that
 // suits their size (61.03 ms, not 0.061027826001 s), differences to a tenth of a percent, and the summary that
 // says which experiment is best on each key metric, by how much, and what the difference is made of.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct SummaryInput {
     std::vector<std::string> labels;  // per row: how the summary names the experiment
     int baseline = -1;
     double tie = 0.005;
+    // Wider ties for some metrics (replications: the seeds' own spread of each design), by metric name.
+    std::map<std::string, double> metric_tie;
+    std::string subject = "experiments";  // what the rows are, in sentences: "experiments", "designs"
 };
 std::vector<std::string> summarize(const SummaryInput& in);
 
