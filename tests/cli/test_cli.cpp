@@ -12,20 +12,12 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
-namespace {
-struct Result {
-    int code;
-    QString out, err;
-};
+#include "cli/cli_process.h"
 
-Result run(const QStringList& args, const QString& dir = ORRERY_TEST_DIR) {
-    QProcess p;
-    p.setWorkingDirectory(dir);
-    p.start(ORRERY_CLI, args);
-    p.waitForFinished(120000);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-}
+namespace {
+using Result = orrery::testing::CliResult;
+
+Result run(const QStringList& args, const QString& dir = ORRERY_TEST_DIR) { return orrery::testing::run_cli(args, dir); }
 
 // `run --json` prints one summary per line as each experiment finishes; ordered here by experiment id.
 nlohmann::json summary_lines(const QString& out) {

@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "cli/cli_process.h"
 #include "views/report/chart.h"
 #include "views/report/report.h"
 #include "views/report/report_pdf.h"
@@ -21,19 +22,9 @@ using namespace orrery::views;
 
 namespace {
 
-struct Result {
-    int code;
-    QString out, err;
-};
+using Result = orrery::testing::CliResult;
 
-Result cli(const QStringList& args, const QString& dir) {
-    QProcess p;
-    p.setWorkingDirectory(dir);
-    p.start(ORRERY_CLI, args);
-    p.waitForFinished(120000);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-}
+Result cli(const QStringList& args, const QString& dir) { return orrery::testing::run_cli(args, dir); }
 
 QString read_all(const QString& file) {
     QFile f(file);

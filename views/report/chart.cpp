@@ -8,18 +8,6 @@
 namespace orrery::views {
 namespace {
 
-std::string xml(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '<') out += "&lt;";
-        else if (c == '>') out += "&gt;";
-        else if (c == '&') out += "&amp;";
-        else if (c == '\'') out += "&apos;";
-        else out += c;
-    }
-    return out;
-}
-
 std::string tick_text(double v) {
     char b[32];
     std::snprintf(b, sizeof b, "%.4g", std::fabs(v) < 1e-12 ? 0.0 : v);
@@ -41,7 +29,7 @@ int legend(std::ostringstream& svg, const std::vector<std::string>& labels, int 
         std::string label = labels[i];
         if (label.size() > 24) label = label.substr(0, 23) + "…";
         svg << "<rect x='" << x << "' y='" << y + 3 << "' width='12' height='8' fill='" << chart_colour(i) << "'/>"
-            << "<text x='" << x + 16 << "' y='" << y + 11 << "' font-size='11'>" << xml(label) << "</text>";
+            << "<text x='" << x + 16 << "' y='" << y + 11 << "' font-size='11'>" << markup_escape(label) << "</text>";
     }
     return labels.empty() ? 0 : int((labels.size() + size_t(per_row) - 1) / size_t(per_row)) * kRow + 4;
 }
@@ -54,6 +42,19 @@ std::string svg_open(int width, int height) {
 }
 
 }  // namespace
+
+std::string markup_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '<') out += "&lt;";
+        else if (c == '>') out += "&gt;";
+        else if (c == '&') out += "&amp;";
+        else if (c == '"') out += "&quot;";
+        else if (c == '\'') out += "&#39;";
+        else out += c;
+    }
+    return out;
+}
 
 bool LineChart::empty() const {
     for (const ChartSeries& s : series)
@@ -96,7 +97,7 @@ std::string chart_svg(const LineChart& c, int width, int height) {
     std::ostringstream body;
     const int legend_h = legend(body, labels, kLeft, height, plot_w);
     std::ostringstream svg;
-    svg << svg_open(width, height + legend_h) << "<text x='" << kLeft << "' y='18' font-size='13' font-weight='bold'>" << xml(c.title) << "</text>";
+    svg << svg_open(width, height + legend_h) << "<text x='" << kLeft << "' y='18' font-size='13' font-weight='bold'>" << markup_escape(c.title) << "</text>";
     if (!(x_hi >= x_lo)) {
         svg << "<text x='" << kLeft << "' y='" << kTop + plot_h / 2 << "' font-size='12' fill='#666'>nothing recorded</text></svg>";
         return svg.str();
@@ -140,8 +141,8 @@ std::string chart_svg(const LineChart& c, int width, int height) {
         }
         svg << "'/>";
     }
-    svg << "<text x='" << kLeft + plot_w / 2 << "' y='" << kTop + plot_h + 32 << "' font-size='11' text-anchor='middle'>" << xml(c.x_label) << "</text>"
-        << "<text transform='translate(14," << kTop + plot_h / 2 << ") rotate(-90)' font-size='11' text-anchor='middle'>" << xml(c.y_label) << "</text>";
+    svg << "<text x='" << kLeft + plot_w / 2 << "' y='" << kTop + plot_h + 32 << "' font-size='11' text-anchor='middle'>" << markup_escape(c.x_label) << "</text>"
+        << "<text transform='translate(14," << kTop + plot_h / 2 << ") rotate(-90)' font-size='11' text-anchor='middle'>" << markup_escape(c.y_label) << "</text>";
     svg << body.str() << "</svg>";
     return svg.str();
 }
@@ -161,7 +162,7 @@ std::string stacked_svg(const StackedBars& c, int width, bool with_legend) {
     std::ostringstream body;
     const int legend_h = with_legend ? legend(body, c.parts, kLabel, kTop + plot_h + 30, plot_w + kRight - 10) : 0;
     std::ostringstream svg;
-    svg << svg_open(width, kTop + plot_h + 32 + legend_h) << "<text x='0' y='18' font-size='13' font-weight='bold'>" << xml(c.title) << "</text>";
+    svg << svg_open(width, kTop + plot_h + 32 + legend_h) << "<text x='0' y='18' font-size='13' font-weight='bold'>" << markup_escape(c.title) << "</text>";
     if (top <= 0) top = 1;
     const std::vector<double> ticks = nice_ticks(0, top, 5);
     top = std::max(top, ticks.back());
@@ -174,7 +175,7 @@ std::string stacked_svg(const StackedBars& c, int width, bool with_legend) {
         const int y = kTop + int(b) * (kBar + kGap);
         std::string label = c.bars[b];
         if (label.size() > 22) label = label.substr(0, 21) + "…";
-        svg << "<text x='" << kLabel - 6 << "' y='" << y + 13 << "' font-size='11' text-anchor='end'>" << xml(label) << "</text>";
+        svg << "<text x='" << kLabel - 6 << "' y='" << y + 13 << "' font-size='11' text-anchor='end'>" << markup_escape(label) << "</text>";
         double x = kLabel, sum = 0;
         for (size_t p = 0; p < c.parts.size() && p < c.values[b].size(); ++p) {
             const double w = std::max(0.0, c.values[b][p]) / top * plot_w;
@@ -182,9 +183,9 @@ std::string stacked_svg(const StackedBars& c, int width, bool with_legend) {
             if (w > 0) svg << "<rect x='" << fixed(x) << "' y='" << y << "' width='" << fixed(w) << "' height='" << kBar << "' fill='" << chart_colour(p) << "'/>";
             x += w;
         }
-        svg << "<text x='" << fixed(x + 4) << "' y='" << y + 13 << "' font-size='10'>" << tick_text(sum) << " " << xml(c.unit) << "</text>";
+        svg << "<text x='" << fixed(x + 4) << "' y='" << y + 13 << "' font-size='10'>" << tick_text(sum) << " " << markup_escape(c.unit) << "</text>";
     }
-    svg << "<text x='" << kLabel + plot_w / 2 << "' y='" << kTop + plot_h + 24 << "' font-size='10' text-anchor='middle' fill='#555'>" << xml(c.unit)
+    svg << "<text x='" << kLabel + plot_w / 2 << "' y='" << kTop + plot_h + 24 << "' font-size='10' text-anchor='middle' fill='#555'>" << markup_escape(c.unit)
         << "</text>";
     svg << body.str() << "</svg>";
     return svg.str();

@@ -36,6 +36,9 @@ struct BarChart {
     bool empty() const { return bars.empty(); }
 };
 
+// Text made safe inside HTML or SVG markup (&, <, >, both quotes).
+std::string markup_escape(const std::string& s);
+
 // The colour of the i-th series or part (a qualitative palette that stays apart when printed).
 const char* chart_colour(size_t i);
 

@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 
 #include "common/diagnostics.h"
-#include "telemetry/sqlite_query.h"
+#include "views/report/store_query.h"
 #include "views/report/report_text.h"
 
 namespace orrery::views {
@@ -23,25 +23,6 @@ constexpr double kPacketTie = 0.005, kSkippingTie = 0.01;
 constexpr size_t kCdfPoints = 300, kTimePoints = 400;
 constexpr size_t kMaxLines = 12;  // lines overlaid in one chart: beyond a dozen, colours and legend stop telling them apart
 
-struct ReadOnly {
-    explicit ReadOnly(const std::string& file) {
-        if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-            const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-            sqlite3_close(db);
-            throw InputError(file, "cannot open the results store: " + why);
-        }
-        sqlite3_busy_timeout(db, 2000);
-    }
-    ~ReadOnly() { sqlite3_close(db); }
-    sqlite3* db = nullptr;
-};
-
-struct Query : SqlQuery {
-    Query(sqlite3* db, const char* sql, const std::string& file) : SqlQuery(db, sql) {
-        if (!ok()) throw InputError(file, "not an Orrery results store: " + error());
-    }
-};
-
 // Seconds in the unit that suits `largest`: the factor and the unit's name.
 std::pair<double, std::string> time_unit(double largest_seconds) {
     if (largest_seconds < 1e-3) return {1e6, "µs"};
@@ -51,7 +32,7 @@ std::pair<double, std::string> time_unit(double largest_seconds) {
 
 void read_reproducibility(sqlite3* db, const std::string& store, int64_t run, Reproducibility& out) {
     out.store = store;
-    Query q(db,
+    StoreQuery q(db,
             "SELECT coalesce(scenario_file, ''), coalesce(scenario_sha256, ''), coalesce(engine_version, ''), coalesce(git_revision, ''), "
             "coalesce(backend, ''), coalesce(device, ''), coalesce(host, ''), coalesce(threads, 0) FROM runs WHERE run_id = ?",
             store);
@@ -59,7 +40,7 @@ void read_reproducibility(sqlite3* db, const std::string& store, int64_t run, Re
     if (q.next())
         out.scenario_file = q.text(0), out.scenario_sha256 = q.text(1), out.engine_version = q.text(2), out.git_revision = q.text(3),
         out.backend = q.text(4), out.device = q.text(5), out.host = q.text(6), out.threads = q.integer(7);
-    Query e(db, "SELECT experiment, coalesce(seed, 0), coalesce(sha256, ''), coalesce(wall_seconds, 0) FROM experiments WHERE run_id = ? ORDER BY idx", store);
+    StoreQuery e(db, "SELECT experiment, coalesce(seed, 0), coalesce(sha256, ''), coalesce(wall_seconds, 0) FROM experiments WHERE run_id = ? ORDER BY idx", store);
     e.bind(1, run);
     while (e.next()) out.experiments.push_back({e.text(0), e.text(2), e.integer(1), e.real(3)});
 }
@@ -102,7 +83,7 @@ LineChart read_fct_cdf(sqlite3* db, const std::string& store, int64_t run, const
     std::vector<std::vector<double>> fcts;
     double lo = INFINITY, hi = 0;
     for (const ResultRow& row : r.table.rows) {
-        Query q(db, "SELECT fct_ps FROM flows WHERE run_id = ? AND experiment = ? AND fct_ps IS NOT NULL ORDER BY fct_ps", store);
+        StoreQuery q(db, "SELECT fct_ps FROM flows WHERE run_id = ? AND experiment = ? AND fct_ps IS NOT NULL ORDER BY fct_ps", store);
         q.bind(1, run).bind(2, row.experiment);
         std::vector<double> v;
         while (q.next()) v.push_back(double(q.integer(0)) * 1e-12);
@@ -142,7 +123,7 @@ std::vector<LineChart> read_queue_tiers(sqlite3* db, const std::string& store, i
     std::map<int, double> peak_of;
     double end = 0;
     for (size_t i = 0; i < r.table.rows.size(); ++i) {
-        Query q(db, "SELECT tier, time_ps, max_bytes FROM queue_tiers WHERE run_id = ? AND experiment = ? ORDER BY tier, time_ps", store);
+        StoreQuery q(db, "SELECT tier, time_ps, max_bytes FROM queue_tiers WHERE run_id = ? AND experiment = ? ORDER BY tier, time_ps", store);
         q.bind(1, run).bind(2, r.table.rows[i].experiment);
         while (q.next()) {
             const int tier = int(q.integer(0));
@@ -346,7 +327,7 @@ Report read_report(const std::string& store, int64_t run_id, const std::string& 
         if (base < 0) throw InputError("--baseline", "run " + std::to_string(run_id) + " has no experiment \"" + baseline + "\" (it has " + ids + ")");
     }
     compose_report(r, base);
-    ReadOnly db(store);
+    ReadOnlyStore db(store);
     read_reproducibility(db.db, store, run_id, r.repro);
     r.fct_cdf = read_fct_cdf(db.db, store, run_id, r);
     r.queue_tiers = read_queue_tiers(db.db, store, run_id, r);

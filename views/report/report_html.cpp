@@ -13,18 +13,7 @@ namespace {
 constexpr int kChartWidth = 580, kChartHeight = 300;
 constexpr size_t kTransposeUpTo = 8;  // experiments as columns up to this many; beyond, one row each
 
-std::string escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '<') out += "&lt;";
-        else if (c == '>') out += "&gt;";
-        else if (c == '&') out += "&amp;";
-        else if (c == '"') out += "&quot;";
-        else if (c == '\'') out += "&#39;";
-        else out += c;
-    }
-    return out;
-}
+std::string escape(const std::string& s) { return markup_escape(s); }
 
 int svg_height(const std::string& svg) {
     const size_t at = svg.find("height='");

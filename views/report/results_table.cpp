@@ -12,30 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/diagnostics.h"
-#include "telemetry/sqlite_query.h"
+#include "views/report/store_query.h"
 
 namespace orrery::views {
 namespace {
-
-struct Db {
-    explicit Db(const std::string& file) {
-        if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-            const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-            sqlite3_close(db);
-            throw InputError(file, "cannot open the results store: " + why);
-        }
-        sqlite3_busy_timeout(db, 2000);
-    }
-    ~Db() { sqlite3_close(db); }
-    sqlite3* db = nullptr;
-};
-
-// Reading the store's tables: a statement that cannot be prepared means the file is not a results store.
-struct Q : SqlQuery {
-    Q(sqlite3* db, const char* sql, const std::string& file) : SqlQuery(db, sql) {
-        if (!ok()) throw InputError(file, "not an Orrery results store: " + error());
-    }
-};
 
 // Metrics shown first, in this order, when present; the rest follow by name.
 const std::vector<std::string> kPreferred = {"iteration_time", "fct_mean", "fct_p50", "fct_p99", "fct_max", "slowdown_mean", "slowdown_p99",
@@ -66,22 +46,22 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 std::vector<RunInfo> list_runs(const std::string& store) {
-    Db db(store);
+    ReadOnlyStore db(store);
     std::vector<RunInfo> out;
-    Q q(db.db, "SELECT r.run_id, r.scenario_name, r.started_utc, r.status, coalesce(r.wall_seconds, 0), "
+    StoreQuery q(db.db, "SELECT r.run_id, r.scenario_name, r.started_utc, r.status, coalesce(r.wall_seconds, 0), "
                "(SELECT count(*) FROM experiments e WHERE e.run_id = r.run_id) FROM runs r ORDER BY r.run_id DESC", store);
     while (q.next()) out.push_back({q.integer(0), q.text(1), q.text(2), q.text(3), int(q.integer(5)), q.real(4)});
     return out;
 }
 
 ResultsTable read_results(const std::string& store, int64_t run_id) {
-    Db db(store);
+    ReadOnlyStore db(store);
     ResultsTable t;
     for (const RunInfo& r : list_runs(store))
         if (r.run_id == run_id) t.run = r;
     std::map<std::string, size_t> row_of;
     {
-        Q q(db.db, "SELECT experiment, status, coalesce(message, '') FROM experiments WHERE run_id = ? ORDER BY idx", store);
+        StoreQuery q(db.db, "SELECT experiment, status, coalesce(message, '') FROM experiments WHERE run_id = ? ORDER BY idx", store);
         q.bind(1, run_id);
         while (q.next()) {
             row_of[q.text(0)] = t.rows.size();
@@ -90,7 +70,7 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
     }
     std::map<std::string, std::map<std::string, std::string>> params;  // path → experiment → value
     {
-        Q q(db.db, "SELECT experiment, path, value_json FROM parameters WHERE run_id = ?", store);
+        StoreQuery q(db.db, "SELECT experiment, path, value_json FROM parameters WHERE run_id = ?", store);
         q.bind(1, run_id);
         while (q.next()) params[q.text(1)][q.text(0)] = parameter_text(q.text(2));
     }
@@ -107,7 +87,7 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
     std::map<std::string, std::string> units;
     std::map<std::string, std::map<std::string, double>> values;  // metric → experiment → value
     {
-        Q q(db.db, "SELECT experiment, name, value, unit FROM metrics WHERE run_id = ?", store);
+        StoreQuery q(db.db, "SELECT experiment, name, value, unit FROM metrics WHERE run_id = ?", store);
         q.bind(1, run_id);
         while (q.next()) {
             units[q.text(1)] = q.text(3);
@@ -115,7 +95,7 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
         }
     }
     {
-        Q q(db.db, "SELECT experiment, max(max_bytes) FROM queue_tiers WHERE run_id = ? GROUP BY experiment", store);
+        StoreQuery q(db.db, "SELECT experiment, max(max_bytes) FROM queue_tiers WHERE run_id = ? GROUP BY experiment", store);
         q.bind(1, run_id);
         while (q.next()) {
             units["peak_queue"] = "B";
