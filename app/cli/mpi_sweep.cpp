@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <fstream>
 #include <iterator>
@@ -30,7 +31,35 @@ constexpr size_t kChunk = size_t(1) << 30;  // MPI counts are ints: a store trav
 
 // Set by SIGTERM or SIGINT on rank 0: the launcher is ending the job (a rank died, or it was cancelled).
 std::atomic<int> g_stop_signal{0};
-extern "C" void note_stop_signal(int signal) { g_stop_signal.store(signal); }
+// What rank 0 says when the job is stopped, kept ready by the coordinator: mpirun sends SIGTERM and then SIGKILL
+// within milliseconds once a second rank has gone, so the handler writes it itself (write(2) is
+// async-signal-safe). Two buffers, so the handler never reads one being rewritten.
+struct StopMessage {
+    char text[2][16384];
+    std::atomic<size_t> length[2] = {0, 0};
+    std::atomic<int> ready{-1};     // which buffer holds the current message
+    std::atomic<bool> said{false};  // written once
+};
+StopMessage g_stop_message;
+extern "C" void note_stop_signal(int signal) {
+    g_stop_signal.store(signal);
+    const int b = g_stop_message.ready.load();
+    if (b >= 0 && !g_stop_message.said.exchange(true)) {
+        const size_t n = g_stop_message.length[b].load();
+        for (size_t at = 0; at < n;) {
+            const ssize_t w = ::write(2, g_stop_message.text[b] + at, n - at);
+            if (w <= 0) break;
+            at += size_t(w);
+        }
+    }
+}
+void prepare_stop_message(const std::string& message) {
+    const int b = g_stop_message.ready.load() == 0 ? 1 : 0;
+    const size_t n = std::min(message.size(), sizeof g_stop_message.text[b]);
+    std::memcpy(g_stop_message.text[b], message.data(), n);
+    g_stop_message.length[b].store(n);
+    g_stop_message.ready.store(b);
+}
 
 const char* env(const char* name) {
     const char* v = std::getenv(name);
@@ -158,6 +187,7 @@ int coordinate(const RankedSweep& sweep, int ranks) {
     size_t next = 0, dispatched = 0;
     std::deque<Finished> local_done;
     long local_current = -1;
+    std::atomic<uint64_t> changes{1};  // of what runs where or is stored: the stop message is made again
     auto take = [&]() -> long {
         std::lock_guard<std::mutex> g(lock);
         if (next >= total) return kStop;
@@ -175,11 +205,13 @@ int coordinate(const RankedSweep& sweep, int ranks) {
             {
                 std::lock_guard<std::mutex> g(lock);
                 local_current = i;
+                ++changes;
             }
             started(size_t(i));
             Finished f = run_private(sweep, size_t(i), 0, quiet);
             std::lock_guard<std::mutex> g(lock);
             local_current = -1;
+            ++changes;
             local_done.push_back(std::move(f));
         }
     });
@@ -190,6 +222,7 @@ int coordinate(const RankedSweep& sweep, int ranks) {
         const int index = int(i);
         MPI_Send(&index, 1, MPI_INT, rank, kTagWork, MPI_COMM_WORLD);
         at_rank[size_t(rank)] = i;
+        ++changes;
         if (i != kStop) started(size_t(i));
     };
     for (int r = 1; r < ranks; ++r) dispatch(r);
@@ -207,6 +240,7 @@ int coordinate(const RankedSweep& sweep, int ranks) {
             return;
         }
         ++stored;
+        ++changes;
         const std::string status = f.summary.value("status", "?");
         if (status == "cancelled" && cancelled.empty()) cancelled = id + " (rank " + std::to_string(f.rank) + ")";
         const double wall = number(f.summary, f.summary.contains("wall_time") ? "wall_time" : "wall_time_s");
@@ -227,7 +261,7 @@ int coordinate(const RankedSweep& sweep, int ranks) {
     // The launcher is ending the job (a rank died, or it was cancelled: mpirun then sends SIGTERM to the
     // others, which a running experiment takes as a cancel): say what was lost and end the run. What was
     // merged stays in the store; cancelled experiments are stored as cancelled, as in a one-process run.
-    auto stop_job = [&](const std::string& why) {
+    auto stop_text = [&](const std::string& why) {
         std::string lost;
         {
             std::lock_guard<std::mutex> g(lock);
@@ -236,14 +270,25 @@ int coordinate(const RankedSweep& sweep, int ranks) {
             if (local_current >= 0) lost += " " + sweep.ids[size_t(local_current)] + " (rank 0)";
             for (size_t k = next; k < total; ++k) lost += " " + sweep.ids[order[k]] + " (not started)";
         }
-        std::fprintf(stderr, "error: the MPI job was stopped (%s: a rank died or the job was cancelled); %zu of %zu experiments are stored in %s (run %lld); lost:%s\n",
-                     why.c_str(), stored, total, sweep.store_path.string().c_str(), (long long)store.run_id(), lost.empty() ? " none" : lost.c_str());
+        return "error: the MPI job was stopped (" + why + ": a rank died or the job was cancelled); " + std::to_string(stored) + " of " +
+               std::to_string(total) + " experiments are stored in " + sweep.store_path.string() + " (run " + std::to_string(store.run_id()) +
+               "); lost:" + (lost.empty() ? std::string(" none") : lost) + "\n";
+    };
+    // Kept ready for the signal handler, after every change of what is running or stored.
+    auto ready_stop_text = [&] { prepare_stop_message(stop_text("a signal")); };
+    auto stop_job = [&](const std::string& why) {
+        if (!g_stop_message.said.exchange(true)) std::fputs(stop_text(why).c_str(), stderr);
         store.end_run("cancelled", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         store.flush();
         std::fflush(stderr);
         std::_Exit(130);
     };
+    uint64_t prepared = 0;
     while (outstanding()) {
+        if (const uint64_t c = changes.load(); c != prepared) {
+            ready_stop_text();
+            prepared = c;
+        }
         if (const int signal = g_stop_signal.load()) stop_job("signal " + std::to_string(signal));
         if (!cancelled.empty()) stop_job(cancelled + " was cancelled");
         int arrived = 0;

@@ -19,18 +19,27 @@ namespace orrery::cli {
 namespace {
 
 std::atomic<bool> g_cancel{false};  // set by SIGINT/SIGTERM: the only state a signal handler may touch
-extern "C" void on_signal(int) { g_cancel.store(true); }
+// The handler this one replaced, when it is a function (an MPI rank 0's, which says at once what the stopped job
+// lost: the launcher may kill it a few milliseconds after SIGTERM).
+std::atomic<void (*)(int)> g_chained{nullptr};
+extern "C" void on_signal(int signal) {
+    g_cancel.store(true);
+    if (void (*chained)(int) = g_chained.load()) chained(signal);
+}
 
 // Ctrl-C and SIGTERM cancel the run while this lives; the previous handlers come back however it ends.
 struct SignalsCancel {
     void (*previous_int)(int) = std::signal(SIGINT, on_signal);
     void (*previous_term)(int) = std::signal(SIGTERM, on_signal);
-    SignalsCancel() = default;
+    SignalsCancel() {
+        if (previous_term != SIG_DFL && previous_term != SIG_IGN && previous_term != SIG_ERR && previous_term != on_signal) g_chained.store(previous_term);
+    }
     SignalsCancel(const SignalsCancel&) = delete;
     SignalsCancel& operator=(const SignalsCancel&) = delete;
     ~SignalsCancel() {
         std::signal(SIGINT, previous_int);
         std::signal(SIGTERM, previous_term);
+        g_chained.store(nullptr);
     }
 };
 
