@@ -43,17 +43,19 @@ struct StopMessage {
 StopMessage g_stop_message;
 extern "C" void note_stop_signal(int signal) {
     g_stop_signal.store(signal);
+    // Nothing ready yet: the coordinator's loop says it (stop_job). Once `said` is set no message is prepared again,
+    // and one being prepared meanwhile goes to the other buffer.
     const int b = g_stop_message.ready.load();
-    if (b >= 0 && !g_stop_message.said.exchange(true)) {
-        const size_t n = g_stop_message.length[b].load();
-        for (size_t at = 0; at < n;) {
-            const ssize_t w = ::write(2, g_stop_message.text[b] + at, n - at);
-            if (w <= 0) break;
-            at += size_t(w);
-        }
+    if (b < 0 || g_stop_message.said.exchange(true)) return;
+    const size_t n = g_stop_message.length[b].load();
+    for (size_t at = 0; at < n;) {
+        const ssize_t w = ::write(2, g_stop_message.text[b] + at, n - at);
+        if (w <= 0) break;
+        at += size_t(w);
     }
 }
 void prepare_stop_message(const std::string& message) {
+    if (g_stop_message.said.load()) return;
     const int b = g_stop_message.ready.load() == 0 ? 1 : 0;
     const size_t n = std::min(message.size(), sizeof g_stop_message.text[b]);
     std::memcpy(g_stop_message.text[b], message.data(), n);

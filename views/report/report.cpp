@@ -173,28 +173,25 @@ std::vector<LineChart> read_queue_tiers(sqlite3* db, const std::string& store, i
 }
 
 StackedBars iteration_breakdown(const Report& r) {
-    static const std::vector<std::pair<std::string, std::string>> kParts = {
-        {"compute", "compute"},   {"exposed_tp", "exposed TP"}, {"exposed_pp", "exposed PP"}, {"exposed_dp", "exposed DP"},
-        {"exposed_ep", "exposed EP"}, {"bubble", "bubble"},     {"optimizer", "optimizer"},   {"idle", "idle"}};
     StackedBars c{"Iteration breakdown, mean over ranks", "ms", {}, {}, {}};
-    std::vector<std::string> present;
-    for (const auto& [part, label] : kParts)
+    std::vector<const IterationPart*> present;
+    for (const IterationPart& p : iteration_parts())
         for (size_t i = 0; i < r.table.rows.size(); ++i)
-            if (auto v = metric_value(r.table, i, part + "_mean_per_rank"); v && *v > 0) {
-                present.push_back(part);
-                c.parts.push_back(label);
+            if (auto v = metric_value(r.table, i, p.metric()); v && *v > 0) {
+                present.push_back(&p);
+                c.parts.push_back(p.legend);
                 break;
             }
     if (present.empty()) return c;
     for (size_t i = 0; i < r.table.rows.size(); ++i) {
         std::vector<double> v;
         bool any = false;
-        for (const std::string& part : present) {
-            auto x = metric_value(r.table, i, part + "_mean_per_rank");
+        for (const IterationPart* p : present) {
+            auto x = metric_value(r.table, i, p->metric());
             any = any || x.has_value();
             // The driver's compute includes the optimizer step; the bar shows them apart, so the parts add up to
             // the iteration.
-            if (x && part == "compute")
+            if (x && p->part == "compute")
                 if (auto opt = metric_value(r.table, i, "optimizer_mean_per_rank")) *x -= *opt;
             v.push_back(x ? *x * 1e3 : 0);
         }
@@ -259,10 +256,7 @@ std::vector<std::string> replicated_summary(const Report& r) {
         std::vector<std::string> facts;
         for (const KeyMetric& k : key_metrics())
             if (auto v = metric_value(means, 0, k.name)) {
-                std::string unit;
-                for (const MetricColumn& c : t.metrics)
-                    if (c.name == k.name) unit = c.unit;
-                facts.push_back(std::string(k.label) + " " + format_value(*v, unit, k.name) + " (seeds differ by up to " + format_percent(spread[k.name]) + ")");
+                facts.push_back(std::string(k.label) + " " + format_value(*v, metric_unit(t, k.name), k.name) + " (seeds differ by up to " + format_percent(spread[k.name]) + ")");
             }
         out.push_back(std::to_string(t.rows.size()) + " seeds of one design, so nothing to rank: mean " + (facts.empty() ? std::string("metrics in the table") : facts[0]) +
                       (facts.size() > 1 ? "; " + facts[1] : "") + ".");

@@ -43,15 +43,6 @@ std::string count(double v, const std::string& unit) {
     return sig4(v / 1e9) + " G" + u;
 }
 
-// The parts of a rank's iteration the LLM driver reports (metrics <part>_mean_per_rank, in s).
-const std::vector<std::pair<std::string, std::string>>& iteration_parts() {
-    static const std::vector<std::pair<std::string, std::string>> parts = {
-        {"compute", "compute (optimizer included)"}, {"exposed_tp", "exposed TP communication"}, {"exposed_pp", "exposed PP communication"},
-        {"exposed_dp", "exposed DP communication"}, {"exposed_ep", "exposed EP communication"}, {"bubble", "pipeline bubble"},
-        {"optimizer", "optimizer"},   {"idle", "idle time"}};
-    return parts;
-}
-
 std::string join(const std::vector<std::string>& items, const std::string& last = "and") {
     std::string out;
     for (size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " " + last + " " : ", ") + items[i];
@@ -102,6 +93,18 @@ std::string format_percent(double ratio, bool sign) {
     return (p < 0 ? "−" : "+") + digits + " %";
 }
 
+const std::vector<IterationPart>& iteration_parts() {
+    static const std::vector<IterationPart> parts = {{"compute", "compute (optimizer included)", "compute"},
+                                                     {"exposed_tp", "exposed TP communication", "exposed TP"},
+                                                     {"exposed_pp", "exposed PP communication", "exposed PP"},
+                                                     {"exposed_dp", "exposed DP communication", "exposed DP"},
+                                                     {"exposed_ep", "exposed EP communication", "exposed EP"},
+                                                     {"bubble", "pipeline bubble", "bubble"},
+                                                     {"optimizer", "optimizer", "optimizer"},
+                                                     {"idle", "idle time", "idle"}};
+    return parts;
+}
+
 const std::vector<KeyMetric>& key_metrics() {
     static const std::vector<KeyMetric> keys = {{"iteration_time", "iteration time"}, {"fct_mean", "mean FCT"},         {"fct_p99", "p99 FCT"},
                                                 {"slowdown_p99", "p99 slowdown"},     {"peak_queue", "peak switch queue"}, {"pfc_pauses", "PFC pauses"}};
@@ -119,11 +122,17 @@ std::string metric_label(const std::string& name) {
         if (n == name) return label;
     std::string base = name, tail;
     if (ends_with(base, "_mean_per_rank")) base.resize(base.size() - 14), tail = ", mean per rank";
-    for (const auto& [part, label] : iteration_parts())
-        if (part == base) return label + tail;
+    for (const IterationPart& p : iteration_parts())
+        if (p.part == base) return p.sentence + tail;
     for (char& c : base)
         if (c == '_') c = ' ';
     return base + tail;
+}
+
+std::string metric_unit(const ResultsTable& t, const std::string& name) {
+    for (const MetricColumn& m : t.metrics)
+        if (m.name == name) return m.unit;
+    return "";
 }
 
 std::optional<double> metric_value(const ResultsTable& t, size_t r, const std::string& name) {
@@ -135,11 +144,7 @@ std::optional<double> metric_value(const ResultsTable& t, size_t r, const std::s
 std::vector<std::string> summarize(const SummaryInput& in) {
     const ResultsTable& t = *in.table;
     std::vector<std::string> out;
-    auto unit_of = [&](const std::string& name) {
-        for (const MetricColumn& m : t.metrics)
-            if (m.name == name) return m.unit;
-        return std::string();
-    };
+    auto unit_of = [&](const std::string& name) { return metric_unit(t, name); };
     auto value_text = [&](size_t row, const std::string& name) { return format_value(*metric_value(t, row, name), unit_of(name), name); };
     auto tie_of = [&](const std::string& name) {
         auto it = in.metric_tie.find(name);
@@ -160,8 +165,8 @@ std::vector<std::string> summarize(const SummaryInput& in) {
         std::string s = "One experiment, so nothing to compare" + (facts.empty() ? std::string(".") : ": " + join(facts) + ".");
         std::string part_label;
         double biggest = 0;
-        for (const auto& [part, label] : iteration_parts())
-            if (auto v = metric_value(t, 0, part + "_mean_per_rank"); v && part != "compute" && *v > biggest) biggest = *v, part_label = label;
+        for (const IterationPart& p : iteration_parts())
+            if (auto v = metric_value(t, 0, p.metric()); v && p.part != "compute" && *v > biggest) biggest = *v, part_label = p.sentence;
         if (!part_label.empty())
             s += " Besides compute, a rank's iteration goes mostly to " + part_label + " (" + format_value(biggest, "s") + ", mean over ranks).";
         out.push_back(s + " A sweep (Sweep tab, or \"sweep\" in the scenario) compares designs.");
@@ -199,9 +204,9 @@ std::vector<std::string> summarize(const SummaryInput& in) {
         if (std::string(primary->first.name) == "iteration_time") {
             std::string part_label;
             double biggest = 0, a = 0, b = 0;
-            for (const auto& [part, label] : iteration_parts()) {
-                const auto w = metric_value(t, winner, part + "_mean_per_rank"), l = metric_value(t, worst, part + "_mean_per_rank");
-                if (w && l && std::fabs(*l - *w) > std::fabs(biggest)) biggest = *l - *w, part_label = label, a = *w, b = *l;
+            for (const IterationPart& p : iteration_parts()) {
+                const auto w = metric_value(t, winner, p.metric()), l = metric_value(t, worst, p.metric());
+                if (w && l && std::fabs(*l - *w) > std::fabs(biggest)) biggest = *l - *w, part_label = p.sentence, a = *w, b = *l;
             }
             if (!part_label.empty())
                 out.push_back("Of a rank's iteration (mean over ranks), " + part_label + " differs most: " + format_value(a, "s") + " against " +

@@ -16,6 +16,14 @@ std::string format_value(double value, const std::string& unit, const std::strin
 // 0.0481 → "4.8 %"; with `sign`, "+4.8 %" / "−4.8 %".
 std::string format_percent(double ratio, bool sign = false);
 
+// The parts of a rank's iteration the LLM driver stores (metrics <part>_mean_per_rank, in s), with how a
+// sentence and a chart legend name each. The driver's compute includes the optimizer step.
+struct IterationPart {
+    std::string part, sentence, legend;
+    std::string metric() const { return part + "_mean_per_rank"; }
+};
+const std::vector<IterationPart>& iteration_parts();
+
 // The metrics the summary ranks, in order; lower is better for each.
 struct KeyMetric {
     const char* name;
@@ -39,6 +47,9 @@ std::vector<std::string> summarize(const SummaryInput& in);
 // How a person reads a stored metric's name: "fct_p99" → "p99 FCT", "exposed_dp_mean_per_rank" → "exposed DP
 // communication, mean per rank".
 std::string metric_label(const std::string& name);
+
+// A stored metric's unit ("" when the run has no such metric).
+std::string metric_unit(const ResultsTable& t, const std::string& name);
 
 // The metric's value in row `r`, when the run recorded it.
 std::optional<double> metric_value(const ResultsTable& t, size_t r, const std::string& name);
