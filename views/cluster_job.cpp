@@ -1,5 +1,6 @@
 #include "views/cluster_job.h"
 
+#include <QCheckBox>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QFile>
@@ -35,6 +36,18 @@ bool ask_cluster_job(QWidget* parent, ClusterJob& job) {
     form->addRow("MPI ranks per node", ranks);
     form->addRow("Threads per rank", threads);
     form->addRow("Time limit (h:mm:ss)", time);
+    auto* partition = new QCheckBox("Split each experiment over all ranks", &dialog);
+    partition->setObjectName("cluster-partition");
+    partition->setChecked(job.partition);
+    partition->setToolTip("orrery-cli run --partition: each experiment's fabric is cut by pod over the ranks, which exchange boundary packets "
+                          "every step (flow workloads without skipping; one thread per rank). Unchecked, ranks run whole experiments.");
+    auto follow = [threads](bool split) {
+        threads->setEnabled(!split);
+        if (split) threads->setValue(1);
+    };
+    QObject::connect(partition, &QCheckBox::toggled, &dialog, follow);
+    follow(job.partition);
+    form->addRow("", partition);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
     form->addRow(buttons);
     QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
@@ -44,6 +57,7 @@ bool ask_cluster_job(QWidget* parent, ClusterJob& job) {
     job.ranks_per_node = ranks->value();
     job.threads = threads->value();
     job.time_limit = time->text();
+    job.partition = partition->isChecked();
     return true;
 }
 
@@ -58,9 +72,11 @@ bool export_cluster_job(const QString& cli, const nlohmann::json& document, cons
     }
     out.write(QByteArray::fromStdString(document.dump(2) + "\n"));
     out.close();
+    QStringList args = {"slurm", scenario, "--nodes", QString::number(job.nodes), "--ranks-per-node", QString::number(job.ranks_per_node), "--threads",
+                        QString::number(job.threads), "--time", job.time_limit, "--out", base + ".sqlite", "-o", info.absoluteFilePath(), "--force"};
+    if (job.partition) args << "--partition";
     QProcess p;
-    p.start(cli, {"slurm", scenario, "--nodes", QString::number(job.nodes), "--ranks-per-node", QString::number(job.ranks_per_node), "--threads",
-                  QString::number(job.threads), "--time", job.time_limit, "--out", base + ".sqlite", "-o", info.absoluteFilePath(), "--force"});
+    p.start(cli, args);
     if (!p.waitForFinished(60000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
         const QString err = QString::fromUtf8(p.readAllStandardError()).trimmed();
         *why = err.isEmpty() ? "orrery-cli slurm did not finish (" + cli + ")" : err;

@@ -12,6 +12,7 @@ namespace orrery {
 struct ClusterJob {
     int nodes = 1, ranks_per_node = 1, threads = 1;
     QString time_limit = "01:00:00";  // HH:MM:SS
+    bool partition = false;           // each experiment split over all ranks (orrery-cli run --partition); threads 1
 };
 
 // Asks for the job's shape; false when the user cancels.

@@ -9,6 +9,7 @@
 #include "cli/llm_run.h"
 #include "cli/run_session.h"
 #ifdef ORRERY_HAVE_MPI
+#include "cli/mpi_partition.h"
 #include "cli/mpi_sweep.h"
 #endif
 #include "runtime/batch.h"
@@ -65,7 +66,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
     struct Options {
         std::string scenario, out;
         Backend backend;
-        bool json = false, force = false, progress_json = false, mpi = false;
+        bool json = false, force = false, progress_json = false, mpi = false, partition = false;
     };
     auto o = std::make_shared<Options>();
     app.add_option("SCENARIO", o->scenario, "Scenario .json, or the name of a bundled scenario (`orrery-cli presets scenarios`)")->required();
@@ -77,6 +78,9 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
     app.add_flag("--force", o->force, "Replace reference-format output files (output.hpcc_files) that exist");
 #ifdef ORRERY_HAVE_MPI
     app.add_flag("--mpi", o->mpi, "Run the sweep's experiments over MPI ranks (mpirun, srun); on by itself when launched with more than one rank");
+    app.add_flag("--partition", o->partition,
+                 "Under MPI: split each experiment's fabric over the ranks (by pod or rack) instead of handing whole experiments to "
+                 "ranks; flow workloads without skipping, one thread per rank");
 #endif
     return [&presets, o]() -> int {
         bool bundled = false;
@@ -105,14 +109,42 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
                                                : std::filesystem::path(base.output.store).is_absolute() ? std::filesystem::path(base.output.store)
                                                                                                         : base.base_dir / base.output.store;
         ProgressLines progress(o->progress_json, o->json);
-        auto begin_run = [&](ResultsStore& store) {
+        // The run record: `ranks` MPI ranks, the backend described by `device` (empty: as --threads/--backend say).
+        auto begin_run_over = [&](ResultsStore& store, int ranks, const std::string& device) {
             std::vector<ExperimentRecord> records;
             for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
             const std::string sha256 = loaded.experiments.size() == 1 ? loaded.experiments[0].sha256 : sha256_of_document(base.document);
-            store.begin_run(cli_run_record(base.name, path, sha256, o->backend), records);
+            RunRecord record = cli_run_record(base.name, path, sha256, o->backend);
+            record.ranks = ranks;
+            if (!device.empty()) record.device = device;
+            store.begin_run(record, records);
             progress.run(store.run_id(), records.size(), store_path);
         };
+        auto begin_run = [&](ResultsStore& store) { begin_run_over(store, 1, ""); };
 #ifdef ORRERY_HAVE_MPI
+        if (o->partition) {
+            refuse_what_partitions_cannot_do(loaded, o->backend);
+            refuse_what_ranks_cannot_do(loaded);
+            if (rank_from_environment() == 0) refuse_store_path(store_path, {});
+            // Checked and compiled before MPI starts: an input error is the same on every rank.
+            const std::vector<ExperimentInput> inputs = flow_inputs(loaded, fabric_of);
+            Batch batch = compile_batch(inputs);
+            PartitionedJob job;
+            job.store_path = store_path;
+            job.progress = &progress;
+            job.begin_run = [&](ResultsStore& store, int ranks) {
+                begin_run_over(store, ranks, "CPU backend, each experiment partitioned over " + std::to_string(ranks) + " MPI ranks (1 thread each)");
+            };
+            job.run = [&](ResultsStore* store, ProgressLines& lines, PartitionComm& comm) {
+                Backend backend = o->backend;
+                backend.partition = &comm;
+                const SessionResult r = run_session(batch, inputs, store, backend, {}, &lines);
+                say(&lines, "%s: %zu experiment%s %s in %.3f s on %d ranks; results in %s\n", path.string().c_str(), r.results.size(),
+                    r.results.size() == 1 ? "" : "s", r.cancelled ? "cancelled" : "finished", r.wall_seconds, comm.ranks(), store_path.string().c_str());
+                return r;
+            };
+            return run_partitioned_over_ranks(job);
+        }
         if (over_ranks) {
             const bool rank0 = rank_from_environment() == 0;
             refuse_what_ranks_cannot_do(loaded);
@@ -124,15 +156,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             }
             sweep.store_path = store_path;
             sweep.progress = &progress;
-            sweep.begin_run = [&](ResultsStore& store, int ranks) {
-                std::vector<ExperimentRecord> records;
-                for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
-                const std::string sha256 = loaded.experiments.size() == 1 ? loaded.experiments[0].sha256 : sha256_of_document(base.document);
-                RunRecord record = cli_run_record(base.name, path, sha256, o->backend);
-                record.ranks = ranks;
-                store.begin_run(record, records);
-                progress.run(store.run_id(), records.size(), store_path);
-            };
+            sweep.begin_run = [&](ResultsStore& store, int ranks) { begin_run_over(store, ranks, ""); };
             // A rank runs one experiment after another (on one thread: rank 0's local worker, or a serving rank):
             // each reuses the last one's packet storage, already in memory (2 ranks had 4.5x the page faults of
             // one process, and ran each experiment about 7 % slower).

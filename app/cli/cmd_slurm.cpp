@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/inputs.h"
+#include "cli/mpi_partition.h"
 #include "cli/mpi_sweep.h"
 #include "scenario/load.h"
 
@@ -16,7 +17,7 @@ Runner add_slurm(CLI::App& app, const PresetLibrary& presets) {
     struct Options {
         std::string scenario, out, script, time = "01:00:00", mpi = "pmix";
         int nodes = 1, ranks_per_node = 1, threads = 1;
-        bool force = false;
+        bool force = false, partition = false;
     };
     auto o = std::make_shared<Options>();
     app.add_option("SCENARIO", o->scenario, "Scenario .json, or the name of a bundled scenario")->required();
@@ -28,12 +29,16 @@ Runner add_slurm(CLI::App& app, const PresetLibrary& presets) {
     app.add_option("--out", o->out, "Results store the job writes (default: <scenario name>.sqlite in the current directory)");
     app.add_option("-o,--script", o->script, "Write the script here instead of printing it");
     app.add_flag("--force", o->force, "Replace the script file if it exists");
+    app.add_flag("--partition", o->partition,
+                 "Split each experiment's fabric over all ranks (run --partition) instead of handing whole experiments to ranks; "
+                 "flow workloads without skipping, one thread per rank");
     return [&presets, o]() -> int {
         const std::filesystem::path path = scenario_argument(o->scenario, presets, nullptr);
         // Checked now, on the login node, rather than after the job has waited in the queue.
         const LoadedScenario loaded = load_scenario_file(path, presets, LoadOptions{false});
         print_diagnostics(loaded.warnings);
         refuse_what_ranks_cannot_do(loaded);
+        if (o->partition) refuse_what_partitions_cannot_do(loaded, Backend{o->threads, false, nullptr});
         const int colons = int(std::count(o->time.begin(), o->time.end(), ':'));
         if (colons != 2 || o->time.find_first_not_of("0123456789:") != std::string::npos)
             throw InputError("--time", "a Slurm time limit as HH:MM:SS, not \"" + o->time + "\"");
@@ -49,6 +54,7 @@ Runner add_slurm(CLI::App& app, const PresetLibrary& presets) {
         job.threads = o->threads;
         job.time_limit = o->time;
         job.mpi_plugin = o->mpi;
+        job.partition = o->partition;
         const std::string script = sbatch_script(job);
         if (o->script.empty()) {
             std::fputs(script.c_str(), stdout);

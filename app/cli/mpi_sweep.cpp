@@ -362,7 +362,7 @@ std::string sbatch_script(const SlurmJob& job) {
     std::string out;
     out += "#!/bin/bash\n";
     out += "# Written by `orrery-cli slurm`: runs the sweep of " + job.scenario.string() + " over " + std::to_string(job.nodes) + " node(s) x " +
-           std::to_string(job.ranks_per_node) + " MPI rank(s),\n";
+           std::to_string(job.ranks_per_node) + " MPI rank(s)" + (job.partition ? ", each experiment split over all ranks" : "") + ",\n";
     out += "# rank 0 writing the results store. Submit with: sbatch <this file>\n";
     out += "#SBATCH --job-name=" + job.name + "\n";
     out += "#SBATCH --nodes=" + std::to_string(job.nodes) + "\n";
@@ -373,7 +373,7 @@ std::string sbatch_script(const SlurmJob& job) {
     out += "set -euo pipefail\n";
     out += "# The MPI plugin this site's Slurm offers to OpenMPI: `srun --mpi=list` shows them.\n";
     out += "srun --mpi=" + job.mpi_plugin + " " + quote(job.cli.string()) + " run " + quote(job.scenario.string()) + " --out " + quote(job.store.string()) +
-           " --threads " + std::to_string(job.threads) + " --mpi\n";
+           " --threads " + std::to_string(job.threads) + (job.partition ? " --partition\n" : " --mpi\n");
     return out;
 }
 

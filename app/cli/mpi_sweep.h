@@ -30,13 +30,15 @@ int rank_from_environment();
 // reference-format output files (written by one-process runs only).
 void refuse_what_ranks_cannot_do(const LoadedScenario& loaded);
 
-// `orrery-cli slurm`: an sbatch script that runs `orrery-cli run` with srun over nodes × ranks per node.
+// `orrery-cli slurm`: an sbatch script that runs `orrery-cli run` with srun over nodes × ranks per node: the
+// sweep's experiments handed to ranks, or with `partition` each experiment split over all of them.
 struct SlurmJob {
     std::filesystem::path cli, scenario, store;  // absolute
     std::string name;
     int nodes = 1, ranks_per_node = 1, threads = 1;
     std::string time_limit = "01:00:00";       // HH:MM:SS
     std::string mpi_plugin = "pmix";            // srun --mpi=
+    bool partition = false;                     // each experiment split over the ranks (run --partition)
 };
 std::string sbatch_script(const SlurmJob& job);
 

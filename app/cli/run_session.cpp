@@ -227,8 +227,11 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
             progress->progress(inputs[e].id, clock, flows_done, x.flow_end - x.flow_begin,
                                std::chrono::duration<double>(std::chrono::steady_clock::now() - started[e]).count());
         };
-    if (store)
+    // Every rank of a partitioned run sets the same hooks (a hook that reads rows gathers them from all
+    // ranks), though only rank 0 stores.
+    if (store || backend.partition)
         options.on_sample = [&](uint32_t e, int64_t time) {
+            if (!store) return;
             const OutputSpec& o = inputs[e].scenario->output;
             if (!o.record_queues && !o.record_flow_rates) return;  // nothing to take: no empty write every sample
             SampleSet s = take_samples(batch, e, o.record_queues, o.record_flow_rates);
@@ -299,6 +302,9 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
                 std::fprintf(stderr, "%s: %llu steps in %llu passes; a group held at most %.1f MiB on its device (%llu packet blocks)\n",
                              describe_backend(backend).c_str(), (unsigned long long)report.steps, (unsigned long long)report.passes,
                              double(report.device_bytes) / (1 << 20), (unsigned long long)report.block_capacity);
+            } else if (backend.partition) {
+                const PartitionPlan plan = plan_partition(batch, backend.partition->ranks());
+                out.results = run_partitioned(batch, options, plan, *backend.partition, &out.partition_stats);
             } else {
                 out.results = run_cpu(batch, options);
             }

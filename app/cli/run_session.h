@@ -14,6 +14,7 @@
 
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
+#include "runtime/partition.h"
 #include "telemetry/results_store.h"
 
 namespace orrery::cli {
@@ -23,6 +24,7 @@ struct SessionResult {
     std::vector<nlohmann::json> summaries;  // per experiment: status and metrics with units
     bool cancelled = false;
     double wall_seconds = 0;
+    std::vector<PartitionStats> partition_stats;  // partitioned runs: every rank's figures, by rank
 };
 
 // Where a run's steps execute: CPU threads, or the device backend (engine/runtime/device) where this build
@@ -30,6 +32,9 @@ struct SessionResult {
 struct Backend {
     int threads = 1;
     bool device = false;
+    // Set on every rank of a partitioned run (`run --partition`): this rank steps its share of each
+    // experiment's nodes (runtime/partition.h); `threads` is then 1.
+    PartitionComm* partition = nullptr;
 };
 // --threads, and --backend cpu|device when this build has a device backend.
 void add_backend_options(CLI::App& app, Backend& backend);

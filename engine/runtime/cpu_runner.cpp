@@ -31,28 +31,6 @@ using namespace net;
 
 constexpr uint64_t kEventsWorthSplitting = 2000;    // events in a step below which one thread does it all
 
-// Nodes [begin, end) with each switch followed by the hosts attached to it, so that contiguous chunks
-// (and the threads' shares of them) hold whole racks or pods: in generated fabrics the hosts come first
-// and the switches after, and cutting that order puts every host on another thread than its switch,
-// sending every packet between cores.
-std::vector<uint32_t> locality_order(const Batch& b, uint32_t begin, uint32_t end) {
-    std::vector<std::vector<uint32_t>> attached(end - begin);
-    std::vector<uint32_t> order;
-    order.reserve(end - begin);
-    for (uint32_t n = begin; n < end; ++n) {
-        if (b.node_role[n] != kRoleHost) continue;
-        const uint32_t peer = b.port[b.port[b.nic[n].port].peer_port].node;
-        if (b.node_role[peer] == kRoleSwitch) attached[peer - begin].push_back(n);
-        else order.push_back(n);  // a host wired to a host
-    }
-    for (uint32_t n = begin; n < end; ++n) {
-        if (b.node_role[n] == kRoleHost) continue;
-        order.push_back(n);
-        order.insert(order.end(), attached[n - begin].begin(), attached[n - begin].end());
-    }
-    return order;
-}
-
 // The CPU backend's side of a stepper: the nodes in locality order, the workers' storage, the chunks.
 struct CpuSteps final : StepBackend {
     Batch& b;
@@ -146,6 +124,24 @@ void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResu
 }
 
 }  // namespace
+
+std::vector<uint32_t> locality_order(const Batch& b, uint32_t begin, uint32_t end) {
+    std::vector<std::vector<uint32_t>> attached(end - begin);
+    std::vector<uint32_t> order;
+    order.reserve(end - begin);
+    for (uint32_t n = begin; n < end; ++n) {
+        if (b.node_role[n] != kRoleHost) continue;
+        const uint32_t peer = b.port[b.port[b.nic[n].port].peer_port].node;
+        if (b.node_role[peer] == kRoleSwitch) attached[peer - begin].push_back(n);
+        else order.push_back(n);  // a host wired to a host
+    }
+    for (uint32_t n = begin; n < end; ++n) {
+        if (b.node_role[n] == kRoleHost) continue;
+        order.push_back(n);
+        order.insert(order.end(), attached[n - begin].begin(), attached[n - begin].end());
+    }
+    return order;
+}
 
 std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
     std::vector<ExperimentResult> results(b.experiments.size());

@@ -86,4 +86,10 @@ struct RunOptions {
 
 std::vector<ExperimentResult> run_cpu(Batch& batch, const RunOptions& options);
 
+// Nodes [begin, end) with each switch followed by the hosts attached to it, so that contiguous chunks
+// (and the threads' shares of them) hold whole racks or pods: in generated fabrics the hosts come first
+// and the switches after, and cutting that order puts every host on another thread than its switch,
+// sending every packet between cores. Also the order a partitioned run (partition.h) cuts.
+std::vector<uint32_t> locality_order(const Batch& b, uint32_t begin, uint32_t end);
+
 }  // namespace orrery

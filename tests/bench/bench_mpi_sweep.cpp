@@ -3,8 +3,6 @@
 // (default 3): the wall times, their ratio, and whether both stores hold the same results (every table but
 // wall times and the run record). Each experiment: a 128-flow ring of --size bytes per flow (default 2MB)
 // under DCQCN, the sweep varying the ECN thresholds (8 Kmin/Kmax pairs) and DCQCN's additive increase (8 values).
-#include <sqlite3.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,34 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_args.h"
-
-namespace {
-
-std::vector<std::string> rows(const std::filesystem::path& store) {
-    sqlite3* db = nullptr;
-    sqlite3_open_v2(store.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-    std::vector<std::string> out;
-    auto each = [&](const std::string& sql, auto&& take) {
-        sqlite3_stmt* s = nullptr;
-        sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            std::string row;
-            for (int c = 0; c < sqlite3_column_count(s); ++c) {
-                const unsigned char* t = sqlite3_column_text(s, c);
-                row += t ? reinterpret_cast<const char*>(t) : "NULL";
-                row += '|';
-            }
-            take(row);
-        }
-        sqlite3_finalize(s);
-    };
-    each("SELECT experiment, flow, finish_ps FROM flows ORDER BY experiment, flow", [&](const std::string& r) { out.push_back(r); });
-    each("SELECT experiment, status, events, packet_hops FROM experiments ORDER BY experiment", [&](const std::string& r) { out.push_back(r); });
-    sqlite3_close(db);
-    return out;
-}
-
-}  // namespace
+#include "bench_mpi.h"
 
 int main(int argc, char** argv) {
     const auto args = orrery::bench::parse_bench_args(argc, argv, "orrery-cli run of a 64-experiment k = 8 sweep on 1 MPI rank and on several.",
@@ -68,24 +39,10 @@ int main(int argc, char** argv) {
         {"workload", {{"kind", "flows"}, {"flows", flows}}},
         {"sweep", {{"parameters", {{{"path", "network.ecn.thresholds"}, {"values", thresholds}}, {{"path", "cc.dcqcn.rate_ai"}, {"values", rate_ai}}}}}}};
     std::ofstream(dir / "sweep.json") << doc.dump(1);
-    auto run = [&](int n, const std::string& store) {
-        double best = 1e300;
-        for (int r = 0; r < repeats; ++r) {
-            std::filesystem::remove(dir / store);
-            const std::string command = "cd '" + dir.string() + "' && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + ORRERY_MPIEXEC +
-                                        " --oversubscribe -n " + std::to_string(n) + " '" + ORRERY_CLI + "' run sweep.json --out " + store + " 2>/dev/null";
-            const auto t0 = std::chrono::steady_clock::now();
-            if (std::system(command.c_str()) != 0) {
-                std::fprintf(stderr, "failed: %s\n", command.c_str());
-                std::exit(1);
-            }
-            best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
-        return best;
-    };
+    auto run = [&](int n, const std::string& store) { return orrery::bench::best_mpirun_wall(dir, n, "sweep.json", store, repeats); };
     const double one = run(1, "one.sqlite");
     const double many = run(ranks, "many.sqlite");
-    const bool same = rows(dir / "one.sqlite") == rows(dir / "many.sqlite");
+    const bool same = orrery::bench::store_rows(dir / "one.sqlite") == orrery::bench::store_rows(dir / "many.sqlite");
     std::printf("64 experiments (k = 8 fat-tree, 128 flows of %s each), best of %d: 1 rank %.2f s, %d ranks %.2f s: %.2fx; same flows and events: %s\n",
                 size.c_str(), repeats, one, ranks, many, one / many, same ? "yes" : "NO");
     return same ? 0 : 1;

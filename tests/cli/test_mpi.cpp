@@ -1,7 +1,8 @@
 // orrery-cli run under mpirun (OpenMPI, --oversubscribe on localhost): a sweep over 2 and 3 ranks stores
 // exactly what one process stores (but wall times and the rank count), for a flow sweep and an LLM sweep with
-// queue samples and timelines; a rank killed mid-run ends the run with the experiments lost named and what
-// finished kept.
+// queue samples and timelines; so does one experiment partitioned over 2 and 3 ranks (k = 8 and k = 16
+// fat-trees, --partition), but for rank 0's engine memory; a rank killed mid-run ends the run with the
+// experiments lost named and what finished kept.
 #include <QtTest>
 
 #include <signal.h>
@@ -58,8 +59,9 @@ std::vector<std::string> query(sqlite3* db, const std::string& sql) {
     return rows;
 }
 
-// Every row of every experiment table, sorted, without run ids, wall times, or the run record itself.
-std::vector<std::string> contents(const QString& file) {
+// Every row of every experiment table, sorted, without run ids, wall times, or the run record itself; with
+// `engine_memory` false, without that metric either (a partitioned run records rank 0's memory).
+std::vector<std::string> contents(const QString& file, bool engine_memory = true) {
     sqlite3* db = nullptr;
     sqlite3_open_v2(file.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
     std::vector<std::string> all;
@@ -69,7 +71,7 @@ std::vector<std::string> contents(const QString& file) {
             if (row != "run_id" && row != "wall_seconds") columns.push_back(row);
         std::string list;
         for (const std::string& c : columns) list += (list.empty() ? "" : ", ") + c;
-        std::string where = table == "metrics" ? " WHERE name NOT IN ('wall_time', 'wall_time_s')" : "";
+        std::string where = table != "metrics" ? "" : engine_memory ? " WHERE name NOT IN ('wall_time', 'wall_time_s')" : " WHERE name NOT IN ('wall_time', 'wall_time_s', 'engine_memory')";
         for (const std::string& row : query(db, "SELECT " + list + " FROM " + table + where + " ORDER BY " + list)) all.push_back(table + ": " + row);
     }
     sqlite3_close(db);
@@ -93,6 +95,23 @@ nlohmann::json ring_sweep(const std::string& size) {
             {"output", {{"record", {"fct", "queues"}}, {"sample_interval", "20us"}}},
             {"sweep", {{"parameters", {{{"path", "cc.algorithm"}, {"values", {"dcqcn", "hpcc", "timely", "dctcp"}}},
                                        {{"path", "cc.min_rate"}, {"values", {"100Mbps", "1Gbps"}}}}}}}};
+}
+
+// A k-ary fat-tree: a shifted permutation of mixed sizes with staggered starts, and an incast to host 0 that
+// makes switches pause (PFC); flows, PFC events and queue samples recorded. `ccs` sweeps the CC.
+nlohmann::json fat_tree_load(int k, int max_size, const std::vector<std::string>& ccs) {
+    const int hosts = k * k * k / 4;
+    nlohmann::json flows = nlohmann::json::array();
+    for (int i = 0; i < hosts; ++i)
+        flows.push_back({{"src", i}, {"dst", (i + hosts / 2 + 1) % hosts}, {"size", std::to_string(20000 + (i * 7919) % max_size) + "B"},
+                         {"start", std::to_string((i * 37) % 500) + "ns"}});
+    for (int i = 1; i < hosts; i += 2 * k) flows.push_back({{"src", i}, {"dst", 0}, {"size", "150KB"}, {"start", "2us"}});
+    nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"name", "partitioned fat-tree"},
+                          {"topology", {{"generator", "fat-tree"}, {"k", k}}}, {"network", {{"buffer_per_switch", std::to_string(75 * k) + "KB"}}},
+                          {"cc", {{"algorithm", ccs.front()}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}},
+                          {"output", {{"record", {"fct", "pfc", "queues"}}, {"sample_interval", "50us"}}}};
+    if (ccs.size() > 1) doc["sweep"] = {{"parameters", {{{"path", "cc.algorithm"}, {"values", ccs}}}}};
+    return doc;
 }
 
 }  // namespace
@@ -145,6 +164,61 @@ private slots:
         const Result two = run({"run", "llm.json", "--out", "two.sqlite"}, tmp.path(), 2);
         QVERIFY2(two.code == 0, qPrintable(two.err));
         QCOMPARE(contents(tmp.filePath("two.sqlite")), expected);
+    }
+
+    void partitioned_runs_store_what_one_process_stores() {
+        // k = 8 (a sweep of two CCs in one batch) and k = 16, each on 2 and 3 ranks: every stored row equal
+        // to one process's but the engine memory (rank 0's), and each rank's share printed.
+        struct Case {
+            int k, max_size;
+            std::vector<std::string> ccs;
+        };
+        for (const Case& c : {Case{8, 180000, {"dcqcn", "hpcc"}}, Case{16, 60000, {"timely"}}}) {
+            QTemporaryDir tmp;
+            std::ofstream(tmp.filePath("fat.json").toStdString()) << fat_tree_load(c.k, c.max_size, c.ccs).dump();
+            const Result one = run({"run", "fat.json", "--out", "one.sqlite"}, tmp.path(), 0);
+            QVERIFY2(one.code == 0, qPrintable(one.err));
+            const std::vector<std::string> expected = contents(tmp.filePath("one.sqlite"), false);
+            size_t pfc = 0, samples = 0;
+            for (const std::string& row : expected) pfc += row.rfind("pfc", 0) == 0, samples += row.rfind("queue", 0) == 0;
+            QVERIFY2(pfc > 0 && samples > 0, qPrintable(QString("%1 PFC rows, %2 queue rows").arg(pfc).arg(samples)));
+            for (int ranks : {2, 3}) {
+                const QString store = QString("partitioned%1.sqlite").arg(ranks);
+                const Result r = run({"run", "fat.json", "--partition", "--out", store}, tmp.path(), ranks);
+                QVERIFY2(r.code == 0, qPrintable(r.err));
+                QCOMPARE(contents(tmp.filePath(store), false), expected);
+                QCOMPARE(run_field(tmp.filePath(store), "ranks"), std::to_string(ranks));
+                QCOMPARE(run_field(tmp.filePath(store), "status"), std::string("finished"));
+                for (int rank = 0; rank < ranks; ++rank)
+                    QVERIFY2(r.err.contains(QRegularExpression(QString("rank %1: \\d+ nodes, \\d+ boundary rings").arg(rank))), qPrintable(r.err));
+                QVERIFY2(r.err.contains("KiB per step") && r.err.contains("waiting at step boundaries"), qPrintable(r.err));
+            }
+        }
+    }
+
+    void partition_refuses_what_it_does_not_split() {
+        QTemporaryDir tmp;
+        nlohmann::json skipping = fat_tree_load(4, 50000, {"dcqcn"});
+        skipping["skipping"] = {{"enabled", true}};
+        std::ofstream(tmp.filePath("skip.json").toStdString()) << skipping.dump();
+        std::ofstream(tmp.filePath("fat.json").toStdString()) << fat_tree_load(4, 50000, {"dcqcn"}).dump();
+        struct Refusal {
+            QStringList args;
+            const char* names;
+        };
+        for (const Refusal& c : {Refusal{{"run", "workbench-demo", "--partition", "--out", "x.sqlite"}, "workload.kind"},
+                                 Refusal{{"run", "skip.json", "--partition", "--out", "x.sqlite"}, "skipping.enabled"},
+                                 Refusal{{"run", "fat.json", "--partition", "--threads", "2", "--out", "x.sqlite"}, "--threads"}}) {
+            const Result r = run(c.args, tmp.path(), 2);
+            QVERIFY2(r.code != 0, qPrintable(c.args.join(' ')));
+            QVERIFY2(r.err.contains(c.names) && r.err.contains("--partition"), qPrintable(r.err));
+            QVERIFY(!QFile::exists(tmp.filePath("x.sqlite")));
+        }
+        // The Slurm script takes the same choice and the same refusals.
+        Result w = run({"slurm", "fat.json", "--partition", "--threads", "2"}, tmp.path(), 0);
+        QVERIFY2(w.code == 1 && w.err.contains("--threads"), qPrintable(w.err));
+        w = run({"slurm", "fat.json", "--partition", "--nodes", "4"}, tmp.path(), 0);
+        QVERIFY2(w.code == 0 && w.out.contains(" --threads 1 --partition\n") && w.out.contains("#SBATCH --nodes=4\n"), qPrintable(w.out + w.err));
     }
 
     void slurm_script_runs_the_sweep_with_srun() {

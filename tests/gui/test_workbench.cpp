@@ -825,6 +825,19 @@ private slots:
         QVERIFY(!export_cluster_job(testing::cli_path(), memo, dir.filePath("memo-job.sh"), job, &done, &why));
         QVERIFY2(why.contains("memo_file"), qPrintable(why));
         QVERIFY(!QFile::exists(dir.filePath("memo-job.sh")));
+        // Split over ranks: the demo is an LLM job, which --partition refuses with its reason; a flow workload
+        // gets a script that runs with --partition.
+        job.partition = true;
+        job.threads = 1;
+        QVERIFY(!export_cluster_job(testing::cli_path(), w->document(), dir.filePath("split-job.sh"), job, &done, &why));
+        QVERIFY2(why.contains("workload.kind") && why.contains("--partition"), qPrintable(why));
+        QVERIFY(!QFile::exists(dir.filePath("split-job.sh")));
+        nlohmann::json flows = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
+                                {"cc", {{"algorithm", "dcqcn"}}}, {"workload", {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 5}, {"size", "1MB"}}}}}}};
+        QVERIFY2(export_cluster_job(testing::cli_path(), flows, dir.filePath("split-job.sh"), job, &done, &why), qPrintable(why));
+        QFile split(dir.filePath("split-job.sh"));
+        QVERIFY(split.open(QIODevice::ReadOnly));
+        QVERIFY2(QString::fromUtf8(split.readAll()).contains(" --threads 1 --partition\n"), qPrintable(done));
 #else
         QVERIFY(action == nullptr);  // a build without MPI does not offer it
 #endif
