@@ -68,8 +68,21 @@ const char* env(const char* name) {
     return v && *v ? v : nullptr;
 }
 
+// Where the private stores go: TMPDIR when the user set it, else shared memory (/dev/shm) when it has room,
+// else the system's temporary folder. Each experiment's store is created, checkpointed, read and deleted within
+// seconds; on a disk its fsyncs made rank 0's experiments 16 % slower than rank 1's (rank 0 also merges).
+std::filesystem::path scratch_directory() {
+    if (env("TMPDIR")) return std::filesystem::temp_directory_path();
+    std::error_code error;
+    const std::filesystem::path shm = "/dev/shm";
+    const std::filesystem::space_info room = std::filesystem::space(shm, error);
+    if (!error && std::filesystem::is_directory(shm, error) && ::access(shm.c_str(), W_OK) == 0 && room.available >= (uint64_t(1) << 30)) return shm;
+    return std::filesystem::temp_directory_path();
+}
+
 std::filesystem::path private_store(int rank, const std::string& id, const char* what) {
-    return std::filesystem::temp_directory_path() /
+    static const std::filesystem::path directory = scratch_directory();
+    return directory /
            ("orrery-" + std::string(what) + "-rank" + std::to_string(rank) + "-pid" + std::to_string(::getpid()) + "-" + id + ".sqlite");
 }
 
