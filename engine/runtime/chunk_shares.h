@@ -4,10 +4,12 @@
 // chunks from one shared counter sent each node to whichever thread came first: measured on the k = 8
 // ring, two threads then spent 22 % more CPU time in total than one, with almost no time waiting). A
 // thread that finishes its share takes chunks from the back of the others', which balances uneven steps
-// while leaving the owners their front chunks.
+// while leaving the owners their front chunks. The shares may differ in size (cpu_runner cuts them where
+// plan_partition cuts the fabric).
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace orrery {
 
@@ -15,11 +17,14 @@ class ChunkShares {
 public:
     static constexpr uint32_t kNone = UINT32_MAX;
 
-    ChunkShares(int threads, uint32_t chunks) : threads_(threads), chunks_(chunks), shares_(new Share[size_t(threads)]) { reset(); }
+    // Thread t owns chunks [first[t], first[t + 1]); `first` has threads + 1 entries, from 0 to the chunk count.
+    ChunkShares(int threads, std::vector<uint32_t> first) : threads_(threads), first_(std::move(first)), shares_(new Share[size_t(threads)]) { reset(); }
+    // Equal shares of `chunks`.
+    ChunkShares(int threads, uint32_t chunks) : ChunkShares(threads, equal_shares(threads, chunks)) {}
 
     // Every share back to its full range. Call it while no thread takes; a barrier publishes it.
     void reset() {
-        for (int t = 0; t < threads_; ++t) shares_[t].range.store(pack(first(t), first(t + 1)), std::memory_order_relaxed);
+        for (int t = 0; t < threads_; ++t) shares_[t].range.store(pack(first_[size_t(t)], first_[size_t(t) + 1]), std::memory_order_relaxed);
     }
 
     // The next chunk for thread t: the front of its own share, then the back of the others' in turn;
@@ -44,10 +49,14 @@ private:
     static uint64_t pack(uint32_t begin, uint32_t end) { return uint64_t(end) << 32 | begin; }
     static uint32_t begin_of(uint64_t r) { return uint32_t(r); }
     static uint32_t end_of(uint64_t r) { return uint32_t(r >> 32); }
-    uint32_t first(int t) const { return uint32_t(uint64_t(chunks_) * uint32_t(t) / uint32_t(threads_)); }
+    static std::vector<uint32_t> equal_shares(int threads, uint32_t chunks) {
+        std::vector<uint32_t> first;
+        for (int t = 0; t <= threads; ++t) first.push_back(uint32_t(uint64_t(chunks) * uint32_t(t) / uint32_t(threads)));
+        return first;
+    }
 
     const int threads_;
-    const uint32_t chunks_;
+    const std::vector<uint32_t> first_;
     std::unique_ptr<Share[]> shares_;
 };
 
