@@ -26,7 +26,7 @@ bool ask_cluster_job(QWidget* parent, ClusterJob& job) {
         return s;
     };
     QSpinBox* nodes = spin(job.nodes, 100000, "cluster-nodes", "Cluster nodes the job asks Slurm for");
-    QSpinBox* ranks = spin(job.ranks_per_node, 4096, "cluster-ranks-per-node", "MPI ranks per node; each runs one experiment at a time");
+    QSpinBox* ranks = spin(job.ranks_per_node, 4096, "cluster-ranks-per-node", "MPI ranks per node; each runs one experiment at a time, or its share of each experiment when they are split");
     QSpinBox* threads = spin(job.threads, 1024, "cluster-threads", "CPU threads of each rank");
     auto* time = new QLineEdit(job.time_limit, &dialog);
     time->setObjectName("cluster-time");

@@ -22,7 +22,7 @@ Runner add_slurm(CLI::App& app, const PresetLibrary& presets) {
     auto o = std::make_shared<Options>();
     app.add_option("SCENARIO", o->scenario, "Scenario .json, or the name of a bundled scenario")->required();
     app.add_option("--nodes", o->nodes, "Cluster nodes")->check(CLI::Range(1, 100000));
-    app.add_option("--ranks-per-node", o->ranks_per_node, "MPI ranks on each node (each runs one experiment at a time)")->check(CLI::Range(1, 4096));
+    app.add_option("--ranks-per-node", o->ranks_per_node, "MPI ranks on each node (each runs one experiment at a time, or with --partition its share of each)")->check(CLI::Range(1, 4096));
     app.add_option("--threads", o->threads, "CPU threads of each rank (--cpus-per-task)")->check(CLI::Range(1, 1024));
     app.add_option("--time", o->time, "Slurm time limit, HH:MM:SS (default 01:00:00)");
     app.add_option("--srun-mpi", o->mpi, "srun's --mpi plugin for OpenMPI on this cluster (default pmix; `srun --mpi=list`)");

@@ -19,6 +19,8 @@
 #include <QSortFilterProxyModel>
 #include <QProgressBar>
 #include <QSpinBox>
+#include <QCheckBox>
+#include <QTimer>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTableWidget>
@@ -841,6 +843,30 @@ private slots:
 #else
         QVERIFY(action == nullptr);  // a build without MPI does not offer it
 #endif
+    }
+
+    // Splitting each experiment over the ranks runs one thread per rank: the dialog ties the threads to it.
+    void the_cluster_job_dialog_sets_one_thread_when_experiments_are_split() {
+        ClusterJob job;
+        job.threads = 4;
+        bool looked = false;
+        QTimer::singleShot(0, [&] {
+            QWidget* dialog = QApplication::activeModalWidget();
+            if (!dialog) return;
+            auto* split = dialog->findChild<QCheckBox*>("cluster-partition");
+            auto* threads = dialog->findChild<QSpinBox*>("cluster-threads");
+            if (split && threads) {
+                looked = threads->isEnabled() && threads->value() == 4;
+                split->setChecked(true);
+                looked = looked && !threads->isEnabled() && threads->value() == 1;
+                dialog->grab().save(QDir(QCoreApplication::applicationDirPath()).filePath("cluster-job-dialog.png"));  // for a person to look at
+            }
+            QMetaObject::invokeMethod(dialog, "accept", Qt::QueuedConnection);
+        });
+        QVERIFY(ask_cluster_job(nullptr, job));
+        QVERIFY(looked);
+        QVERIFY(job.partition);
+        QCOMPARE(job.threads, 1);
     }
 
     void downsampling_keeps_every_peak() {
