@@ -139,8 +139,9 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
                 Backend backend = o->backend;
                 backend.partition = &comm;
                 const SessionResult r = run_session(batch, inputs, store, backend, {}, &lines);
-                say(&lines, "%s: %zu experiment%s %s in %.3f s on %d ranks; results in %s\n", path.string().c_str(), r.results.size(),
-                    r.results.size() == 1 ? "" : "s", r.cancelled ? "cancelled" : "finished", r.wall_seconds, comm.ranks(), store_path.string().c_str());
+                say(&lines, "%s: %zu experiment%s %s in %.3f s on %d rank%s; results in %s\n", path.string().c_str(), r.results.size(),
+                    r.results.size() == 1 ? "" : "s", r.cancelled ? "cancelled" : "finished", r.wall_seconds, comm.ranks(), comm.ranks() == 1 ? "" : "s",
+                    store_path.string().c_str());
                 return r;
             };
             return run_partitioned_over_ranks(job);
