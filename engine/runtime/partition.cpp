@@ -1,9 +1,9 @@
-// Map: run_partitioned (the plan is partition_plan.cpp): per step, PartitionSteps::process (this rank's nodes) → exchange (boundary rings: the
-// writer's rank reads its copy of the ring empty and sends the packets; the reader's rank appends them to its
-// copy and publishes the tail its reader will see next step, as the writer would have) → agree (every rank's
-// summaries and cancel/failure flags, merged in rank order) → the host step (stepper.h), identical on every
-// rank. Hooks that read rows (samples, queue snapshots, the end of an experiment) pull first: the owners'
-// rows of that experiment are gathered to every rank.
+// Map: run_partitioned (its plan: partition_plan.cpp), per step: PartitionSteps::process (this rank's nodes)
+// → exchange (boundary rings: the writer's rank reads its copy of the ring empty and sends the packets; the
+// reader's rank appends them to its copy and publishes the tail its reader will see next step, as the writer
+// would have) → agree (every rank's summaries and cancel/failure flags, merged in rank order) → the host step
+// (stepper.h), identical on every rank. Hooks that read rows (samples, queue snapshots, the end of an
+// experiment) pull first: the owners' rows of that experiment are gathered to every rank.
 #include "runtime/partition.h"
 
 #include <algorithm>
