@@ -40,7 +40,6 @@ struct CpuSteps final : StepBackend {
     std::vector<uint32_t> chunk_begin;    // node-parallel: chunk c is order[chunk_begin[c] .. chunk_begin[c + 1])
     std::vector<std::unique_ptr<WorkerStorage>> workers;  // per thread: its block stock and PFC log
     std::unique_ptr<ChunkShares> shares;  // node-parallel: chunks of nodes handed out within a step
-    uint32_t chunk_size = 1;
     int threads = 1;
     bool solo = true;                     // the next step is small: one thread does it all
     bool split = false;                   // the step just run was split
@@ -103,13 +102,13 @@ void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResu
         std::vector<uint32_t> by_owner;
         by_owner.reserve(count);
         std::vector<uint32_t> first_chunk;
-        steps.chunk_size = std::max<uint32_t>(1, count / (uint32_t(threads) * 16));
+        const uint32_t chunk_size = std::max<uint32_t>(1, count / (uint32_t(threads) * 16));
         for (int t = 0; t < threads; ++t) {
             first_chunk.push_back(uint32_t(steps.chunk_begin.size()));
             const size_t from = by_owner.size();
             for (uint32_t n : steps.order)
                 if (plan.owner[n] == t) by_owner.push_back(n);
-            for (size_t at = from; at < by_owner.size(); at += steps.chunk_size) steps.chunk_begin.push_back(uint32_t(at));
+            for (size_t at = from; at < by_owner.size(); at += chunk_size) steps.chunk_begin.push_back(uint32_t(at));
         }
         first_chunk.push_back(uint32_t(steps.chunk_begin.size()));
         steps.chunk_begin.push_back(count);

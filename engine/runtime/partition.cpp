@@ -154,6 +154,15 @@ struct PartitionSteps final : StepBackend {
         }
     }
 
+    // Every rank's `mine`, by rank; the time it takes counts as waiting at the step boundary.
+    std::vector<Message> gather(const Message& mine) {
+        std::vector<Message> all;
+        const auto t0 = Clock::now();
+        comm.allgather(mine, all);
+        stats.wait_seconds += seconds_since(t0);
+        return all;
+    }
+
     // Every rank's summaries of its nodes, merged in rank order, and whether any rank was cancelled or failed.
     void agree(bool cancel_here, bool failed_here) {
         Message mine;
@@ -164,10 +173,7 @@ struct PartitionSteps final : StepBackend {
             for (uint32_t n : nodes_of[e]) s = merge_summaries(s, node_summary(b.out[n], n));
             put(mine, s);
         }
-        std::vector<Message> all;
-        const auto t0 = Clock::now();
-        comm.allgather(mine, all);
-        stats.wait_seconds += seconds_since(t0);
+        const std::vector<Message> all = gather(mine);
         bool cancel = false;
         std::fill(agreed.begin(), agreed.end(), StepSummary{});
         for (const Message& theirs : all) {
@@ -227,10 +233,7 @@ struct PartitionSteps final : StepBackend {
             put(mine, uint64_t(local_pfc[e].size()));
             for (const PfcEvent& ev : local_pfc[e]) put(mine, ev);
         }
-        std::vector<Message> all;
-        const auto t0 = Clock::now();
-        comm.allgather(mine, all);
-        stats.wait_seconds += seconds_since(t0);
+        std::vector<Message> all = gather(mine);
         if (packets) results[e].pfc.clear();
         for (int r = 0; r < int(all.size()); ++r) {
             size_t at = 0;
