@@ -521,9 +521,9 @@ size_t queue_monitor_buckets(const Batch& b, uint32_t e) {
 
 void allocate_queue_monitor(Batch& b, uint32_t e) {
     const ExperimentSlice& x = b.experiments[e];
-    std::vector<uint32_t>& hist = b.qlen_hist[e];
+    ZeroedCounts& hist = b.qlen_hist[e];
     if (!hist.empty()) return;
-    hist.assign(queue_monitor_buckets(b, e), 0);
+    hist.assign(queue_monitor_buckets(b, e));
     size_t offset = 0;
     for (uint32_t n = x.node_begin; n < x.node_end; ++n)
         if (b.node_role[n] == kRoleSwitch)

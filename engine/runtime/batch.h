@@ -8,6 +8,7 @@
 
 #include "net/state.h"
 #include "runtime/block_arena.h"
+#include "runtime/zeroed_counts.h"
 #include "scenario/scenario.h"
 #include "topology/fabric.h"
 #include "topology/routing.h"
@@ -61,7 +62,7 @@ struct Batch {
     std::vector<uint32_t> node_tree_begin;       // size nodes + 1
     std::vector<net::PortQueues> queues;
     std::vector<net::PortMmu> mmu;
-    std::vector<std::vector<uint32_t>> qlen_hist;  // per experiment, allocated when its monitor starts
+    std::vector<ZeroedCounts> qlen_hist;  // per experiment, allocated when its monitor starts (zeroed_counts.h)
     std::vector<uint32_t*> qlen_ptr;
     std::vector<uint32_t> qlen_offset, qlen_buckets;
 

@@ -126,12 +126,20 @@ void Stepper::snapshot_queues(uint32_t e, int64_t time) {
     snap.time = time;
     for (uint32_t n = x.node_begin; n < x.node_end && !b.qlen_hist[e].empty(); ++n) {
         if (b.node_role[n] != kRoleSwitch) continue;
+        // A switch samples all its ports at once (switch_sample_queues, skip_idle_samples), so every port's
+        // histogram holds the same number of samples: its first port's, counted in full; the others are read
+        // only up to the bucket where that count is reached, not through every KB of the buffer (untouched
+        // buckets are pages never written: zeroed_counts.h).
+        uint64_t samples = 0;
         for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) {
             const uint32_t* h = b.qlen_hist[e].data() + b.qlen_offset[row];
+            const bool first_port = row == b.node_port_begin[n];
             uint32_t last = 0;
             bool any = false;
-            for (uint32_t i = 0; i < b.qlen_buckets[row]; ++i)
-                if (h[i]) last = i, any = true;
+            uint64_t seen = 0;
+            for (uint32_t i = 0; i < b.qlen_buckets[row] && (first_port || seen < samples); ++i)
+                if (h[i]) last = i, any = true, seen += h[i];
+            if (first_port) samples = seen;
             if (!any) continue;
             snap.ports.push_back({b.node_fabric_id[n], uint32_t(b.port[row].local + 1), std::vector<uint32_t>(h, h + last + 1)});
         }
