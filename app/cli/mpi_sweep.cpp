@@ -359,6 +359,9 @@ void refuse_what_ranks_cannot_do(const LoadedScenario& loaded) {
             throw InputError(s.source + ": skipping.memo_file",
                              "a memo file is not shared between MPI ranks yet: run this sweep in one process, or drop memo_file (skipping and its "
                              "in-run memo work over ranks)");
+        if (s.skipping.enabled && s.skipping.memo && s.skipping.share_memo)
+            throw InputError(s.source + ": skipping.share_memo",
+                             "experiments on different MPI ranks do not share transients: run this sweep in one process, or set share_memo to false");
         const OutputSpec& out = s.output;
         if (!out.hpcc_fct_file.empty() || !out.hpcc_pfc_file.empty() || !out.hpcc_qlen_file.empty())
             throw InputError(s.source + ": output.hpcc_files",

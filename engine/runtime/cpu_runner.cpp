@@ -21,6 +21,7 @@
 #include "common/diagnostics.h"
 #include "net/node.h"
 #include "runtime/chunk_shares.h"
+#include "runtime/memo_rounds.h"
 #include "runtime/partition.h"
 #include "runtime/spin_barrier.h"
 #include "runtime/stepper.h"
@@ -162,22 +163,22 @@ std::vector<uint32_t> locality_order(const Batch& b, uint32_t begin, uint32_t en
     return order;
 }
 
-std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
-    std::vector<ExperimentResult> results(b.experiments.size());
-    for (size_t e = 0; e < b.experiments.size(); ++e) results[e].id = b.experiments[e].id;
-    const uint32_t count = uint32_t(b.experiments.size());
-    if (count == 0) return results;
-    // Built once: steppers of different experiments run concurrently, each with its own workers' storage.
-    const NetView view = b.view();
+namespace {
+
+// Experiments `exps` (in experiment order): whole experiments per thread when there are at least as many as
+// threads, else all of them stepped together with the threads splitting their nodes.
+void run_experiments(Batch& b, const NetView& view, std::vector<ExperimentResult>& results, const std::vector<uint32_t>& exps,
+                     const RunOptions& options) {
+    const uint32_t count = uint32_t(exps.size());
     if (count > 1 && count >= uint32_t(options.threads)) {
         // Whole experiments per thread, taken from a queue in order (one thread: one after the other).
         std::atomic<uint32_t> next{0};
         std::mutex failure_lock;
         std::exception_ptr failure;
         auto work = [&]() {
-            for (uint32_t e; (e = next.fetch_add(1)) < count;) {
+            for (uint32_t i; (i = next.fetch_add(1)) < count;) {
                 try {
-                    run_node_parallel(b, view, results, {e}, 1, &options);
+                    run_node_parallel(b, view, results, {exps[i]}, 1, &options);
                 } catch (...) {
                     std::lock_guard<std::mutex> lock(failure_lock);
                     if (!failure) failure = std::current_exception();
@@ -189,10 +190,38 @@ std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
         work();
         for (std::thread& t : pool) t.join();
         if (failure) std::rethrow_exception(failure);
+    } else if (exps.back() - exps.front() + 1 == count) {
+        run_node_parallel(b, view, results, exps, options.threads, &options);
     } else {
-        std::vector<uint32_t> all(count);
-        for (uint32_t e = 0; e < count; ++e) all[e] = e;
-        run_node_parallel(b, view, results, all, options.threads, &options);
+        // Stepped together, experiments must be contiguous (their nodes are one range): these are not.
+        for (uint32_t e : exps) run_node_parallel(b, view, results, {e}, options.threads, &options);
+    }
+}
+
+}  // namespace
+
+std::vector<ExperimentResult> run_cpu(Batch& b, const RunOptions& options) {
+    std::vector<ExperimentResult> results(b.experiments.size());
+    for (size_t e = 0; e < b.experiments.size(); ++e) results[e].id = b.experiments[e].id;
+    if (b.experiments.empty()) return results;
+    // Built once: steppers of different experiments run concurrently, each with its own workers' storage.
+    const NetView view = b.view();
+    const MemoRounds plan = plan_memo_rounds(b);
+    if (!plan.sharing()) {
+        run_experiments(b, view, results, plan.rounds[0], options);
+        return results;
+    }
+    // Each chain's memo: the run's, then what its members learned, one round after another.
+    std::vector<wormhole::MemoTable> chain_memo(plan.chains, options.memo ? *options.memo : wormhole::MemoTable{});
+    RunOptions round_options = options;
+    round_options.memo_by_experiment.assign(b.experiments.size(), nullptr);
+    for (uint32_t e = 0; e < b.experiments.size(); ++e)
+        round_options.memo_by_experiment[e] = plan.chain[e] == MemoRounds::kOwnMemo ? options.memo_for(e) : &chain_memo[plan.chain[e]];
+    for (const std::vector<uint32_t>& round : plan.rounds) {
+        run_experiments(b, view, results, round, round_options);
+        for (uint32_t e : round)
+            if (plan.chain[e] != MemoRounds::kOwnMemo)
+                for (const wormhole::MemoEntry& m : results[e].skipping.learned) chain_memo[plan.chain[e]].add(m);
     }
     return results;
 }

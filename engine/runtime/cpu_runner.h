@@ -82,6 +82,11 @@ struct RunOptions {
     // Steady-state skipping: the memo as it stood when the run began (read only; null = empty). What each
     // experiment learns comes back in its result (ExperimentResult::skipping.learned).
     const wormhole::MemoTable* memo = nullptr;
+    // By experiment, where set: the memo it reads instead of `memo` (runs in memo rounds, memo_rounds.h).
+    std::vector<const wormhole::MemoTable*> memo_by_experiment;
+    const wormhole::MemoTable* memo_for(uint32_t experiment) const {
+        return experiment < memo_by_experiment.size() && memo_by_experiment[experiment] ? memo_by_experiment[experiment] : memo;
+    }
 };
 
 std::vector<ExperimentResult> run_cpu(Batch& batch, const RunOptions& options);

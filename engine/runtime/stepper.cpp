@@ -63,7 +63,7 @@ Stepper::Stepper(Batch& batch, StepBackend& be, std::vector<ExperimentResult>& r
         if (options && options->on_experiment_start && !b.experiments[e].done) options->on_experiment_start(e);
         if (options && options->drive && !b.experiments[e].done) own_next[e] = options->drive(e, b.experiments[e].clock, 0).next_own;
         if (b.experiments[e].skipping.enabled && !b.experiments[e].done)
-            skippers[e] = std::make_unique<wormhole::Skipper>(b, e, options ? options->memo : nullptr);
+            skippers[e] = std::make_unique<wormhole::Skipper>(b, e, options ? options->memo_for(e) : nullptr);
     }
     prepare();
 }

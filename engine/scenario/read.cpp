@@ -533,6 +533,7 @@ SkippingSpec read_skipping(JsonReader& r, const std::filesystem::path& base_dir)
     if (k.sample_interval && k.sample_interval->count < 1000)
         r.error("sample_interval", "expected at least 1 ns, found " + format_time(*k.sample_interval));
     k.memo = r.boolean("memo", Need::optional).value_or(k.memo);
+    k.share_memo = r.boolean("share_memo", Need::optional).value_or(k.share_memo);
     if (auto f = r.string("memo_file", Need::optional)) {
         if (f->empty()) r.error("memo_file", "expected a file name, found an empty string");
         else k.memo_file = std::filesystem::path(*f).is_absolute() ? std::filesystem::path(*f) : base_dir / *f;

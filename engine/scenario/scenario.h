@@ -158,6 +158,10 @@ struct SkippingSpec {
     std::optional<Picoseconds> sample_interval;  // rate sampling; none = 2 × the experiment's largest base RTT
     bool memo = true;                         // reuse transients of partitions seen before
     std::filesystem::path memo_file;          // SQLite file the memo persists in across runs; empty = this run only
+    // Experiments of one run with the same congestion control settings reuse each other's transients: each
+    // sees what the experiments before it in the sweep learned (runtime/memo_rounds.h). Off: each sees only
+    // the memo file and its own, and its results are the same as when it runs alone.
+    bool share_memo = false;
 };
 
 // ---- sweep --------------------------------------------------------------------------------------------

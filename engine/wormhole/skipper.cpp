@@ -55,6 +55,20 @@ constexpr int64_t kOpenEnded = 1'000'000'000'000'000;  // ps (1,000 s): how far 
 
 }  // namespace
 
+std::string memo_domain(const Batch& b, uint32_t e) {
+    const ExperimentParams& ep = b.params[e];
+    std::ostringstream c;
+    c.precision(17);
+    c << "cc " << int(ep.cc_mode) << " mtu " << ep.mtu << " ecn " << ep.ecn_enabled << " rate_bound " << ep.rate_bound << " var_win " << ep.var_win
+      << " fast_react " << ep.fast_react << " multi_rate " << ep.multi_rate << " sample_feedback " << ep.sample_feedback << " clamp "
+      << ep.clamp_target_rate << " ack_interval " << ep.ack_interval << " chunk " << ep.chunk << " int_multi " << ep.int_multi << " mi "
+      << ep.mi_thresh << " frt " << ep.fast_recovery_times << " min_rate " << ep.min_rate << " ai " << ep.rate_ai << " hai " << ep.rate_hai
+      << " dctcp_ai " << ep.dctcp_rate_ai << " g " << ep.g << " eta " << ep.target_util << " first_cnp " << ep.rate_on_first_cnp << " timers "
+      << ep.alpha_resume_ps << "," << ep.rate_decrease_ps << "," << ep.rp_timer_ps << " timely " << ep.timely_alpha << "," << ep.timely_beta << ","
+      << ep.timely_tlow_ns << "," << ep.timely_thigh_ns << "," << ep.timely_min_rtt_ns;
+    return c.str();
+}
+
 struct Skipper::State {
     Batch& b;
     uint32_t e;
@@ -104,16 +118,7 @@ struct Skipper::State {
         for (uint32_t f = x.flow_begin; f < x.flow_end; ++f)
             if (b.flow[f].start != kNever && b.qp[f].phase == kWaiting) upcoming.push_back({b.flow[f].start, f});
         std::make_heap(upcoming.begin(), upcoming.end(), std::greater<>());
-        std::ostringstream c;
-        c.precision(17);
-        c << "cc " << int(ep.cc_mode) << " mtu " << ep.mtu << " ecn " << ep.ecn_enabled << " rate_bound " << ep.rate_bound << " var_win " << ep.var_win
-          << " fast_react " << ep.fast_react << " multi_rate " << ep.multi_rate << " sample_feedback " << ep.sample_feedback << " clamp "
-          << ep.clamp_target_rate << " ack_interval " << ep.ack_interval << " chunk " << ep.chunk << " int_multi " << ep.int_multi << " mi "
-          << ep.mi_thresh << " frt " << ep.fast_recovery_times << " min_rate " << ep.min_rate << " ai " << ep.rate_ai << " hai " << ep.rate_hai
-          << " dctcp_ai " << ep.dctcp_rate_ai << " g " << ep.g << " eta " << ep.target_util << " first_cnp " << ep.rate_on_first_cnp << " timers "
-          << ep.alpha_resume_ps << "," << ep.rate_decrease_ps << "," << ep.rp_timer_ps << " timely " << ep.timely_alpha << "," << ep.timely_beta << ","
-          << ep.timely_tlow_ns << "," << ep.timely_thigh_ns << "," << ep.timely_min_rtt_ns;
-        cc_context = c.str();
+        cc_context = memo_domain(b, e);
     }
 
     uint64_t inflight(uint32_t f) const { return b.qp[f].snd_nxt - b.qp[f].snd_una; }

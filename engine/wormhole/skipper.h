@@ -11,6 +11,7 @@
 // experiment's rows, so results are identical for any thread count.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/batch.h"
@@ -45,6 +46,10 @@ struct SkipReport {
     uint32_t memo_follows = 0;            // misses that waited on an identical partition's measurement instead of repeating it
     int64_t sample_interval_ps = 0;       // in force
 };
+
+// The part of every memo key an experiment fixes for the whole run: its congestion control and every
+// parameter of it, and the MTU. Experiments whose domains differ never match each other's transients.
+std::string memo_domain(const Batch& b, uint32_t experiment);
 
 class Skipper {
 public:

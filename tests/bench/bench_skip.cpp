@@ -7,6 +7,9 @@
 //     iteration-time error, per-flow FCT error, events skipped, then again with the memo file of that run
 //     (--llm 0 leaves it out: the run without skipping takes 30-50 s);
 //  4. the MoE row of Wormhole's Table 1 (8×13B, TP8 EP8 DP4 PP4 on 128 GPUs), the same figures (--moe 1).
+//  5. a sweep of GPT-3 13B (--sweep N: N seeds under each --cc), skipping on, with skipping.share_memo off and
+//     on: wall, events, memo misses against the distinct transients of the sweep, and how far sharing moves
+//     each experiment's iteration time and flows from its run without sharing.
 // --cc runs the LLM rows under each listed CC (the 400 Gb/s presets); --off 0 leaves out their skip-off runs.
 // Each LLM run is repeated --llm-repeats times (default 3; identical results every time) and its best wall
 // time kept, as for the flow scenarios: this VM's wall times vary by up to 1.7x from one run to the next.
@@ -83,15 +86,20 @@ nlohmann::json incast(const std::string& cc, bool skipping) {
     return flows_scenario(cc, skipping, flows);
 }
 
+int g_window = 0;  // --window: skipping.window of the LLM rows (0: appendix F's per partition), set once by main
+
 nlohmann::json llm(const std::string& fabric, const std::string& model, nlohmann::json parallel, bool skipping, const std::string& cc) {
+    nlohmann::json skip = {{"enabled", skipping}};
+    if (g_window > 0) skip["window"] = g_window;
     return {{"format", "orrery-scenario"},
             {"version", 1},
             {"topology", {{"preset", fabric}}},
             {"network", {{"preset", "reference-400g"}}},
             {"cc", {{"preset", cc + "-400g"}}},
             {"workload", {{"kind", "llm"}, {"model", {{"preset", model}}}, {"gpu", "H100"}, {"network_mode", "packet"}, {"parallel", parallel}}},
-            {"skipping", {{"enabled", skipping}}}};
+            {"skipping", skip}};
 }
+
 
 // The flow scenarios run in tens of milliseconds, where this VM's noise is a few: each is run five times
 // (identical results every time) and its best wall time kept.
@@ -172,6 +180,76 @@ void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTabl
     compare(("   " + model + " " + cc + " memo").c_str(), off, again);
 }
 
+// Row 5: one job swept over CCs and seeds, with share_memo off then on.
+void sweep_row(const PresetLibrary& presets, const WorkloadTables& tables, const std::vector<std::string>& ccs, int seeds, int threads) {
+    const nlohmann::json parallel = {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}, {"recompute", true}};
+    std::vector<LoadedScenario> loaded[2];
+    std::vector<const Scenario*> sweep[2];
+    for (int share = 0; share < 2; ++share)
+        for (const std::string& cc : ccs)
+            for (int seed = 1; seed <= seeds; ++seed) {
+                nlohmann::json doc = llm("roft-128", "gpt3-13b", parallel, true, cc);
+                doc["seed"] = seed;
+                doc["skipping"]["share_memo"] = share == 1;
+                loaded[share].push_back(load_scenario_document(doc, "bench", ".", presets, LoadOptions{false}));
+            }
+    for (int share = 0; share < 2; ++share)
+        for (const LoadedScenario& l : loaded[share]) sweep[share].push_back(&l.scenarios[0]);
+    const Fabric f = build_fabric(sweep[0][0]->topology);
+    const LlmJob job = prepare_llm_job(*sweep[0][0]->workload.llm, f, tables);
+    std::printf("5. sweep of GPT-3 13B TP8 PP4 DP4 on 128 GPUs, %zu experiments (%d seeds under each CC), skipping on, %d thread(s), one run each\n",
+                sweep[0].size(), seeds, threads);
+    bench::LlmSweepRun runs[2];
+    double wall[2];
+    for (int share = 0; share < 2; ++share) {
+        const auto t0 = std::chrono::steady_clock::now();
+        runs[share] = bench::run_llm_sweep(sweep[share], f, job, tables, threads);
+        wall[share] = seconds_since(t0);
+        uint64_t events = 0, saved = 0, learned = 0, hits = 0, misses = 0, follows = 0;
+        wormhole::MemoTable distinct;
+        for (const ExperimentResult& r : runs[share].results) {
+            events += r.events, saved += r.skipping.events_saved, learned += r.skipping.learned.size();
+            hits += r.skipping.memo_hits, misses += r.skipping.memo_misses, follows += r.skipping.memo_follows;
+            for (const wormhole::MemoEntry& m : r.skipping.learned) distinct.add(m);
+        }
+        std::printf("   share_memo %-5s wall %8.3f s   events %llu, skipped %.2f%%   memo %llu hits / %llu misses / %llu followed, %llu transients stored "
+                    "(%zu distinct)\n",
+                    share ? "true" : "false", wall[share], (unsigned long long)events, 100.0 * double(saved) / double(saved + events), (unsigned long long)hits,
+                    (unsigned long long)misses, (unsigned long long)follows, (unsigned long long)learned, distinct.size());
+        // Per CC: its first experiment (nothing to share yet) against the mean of the later ones.
+        for (size_t c = 0; c < ccs.size(); ++c) {
+            double later_events = 0, later_misses = 0, later_learned = 0;
+            for (int seed = 1; seed < seeds; ++seed) {
+                const ExperimentResult& r = runs[share].results[c * size_t(seeds) + size_t(seed)];
+                later_events += double(r.events), later_misses += r.skipping.memo_misses, later_learned += double(r.skipping.learned.size());
+            }
+            const ExperimentResult& first = runs[share].results[c * size_t(seeds)];
+            const double n = std::max(1, seeds - 1);
+            std::printf("      %-7s first experiment %.1f M events, %u misses, %zu stored; later ones %.1f M events, %.1f misses, %.1f stored on average\n",
+                        ccs[c].c_str(), double(first.events) / 1e6, first.skipping.memo_misses, first.skipping.learned.size(), later_events / n / 1e6,
+                        later_misses / n, later_learned / n);
+        }
+    }
+    // What sharing changes in each experiment, against the same experiment measuring its own transients.
+    double worst_iteration = 0, fct_sum = 0, fct_worst = 0;
+    size_t fct_n = 0;
+    for (size_t e = 0; e < sweep[0].size(); ++e) {
+        const double off = runs[0].iteration_s[e], on = runs[1].iteration_s[e];
+        worst_iteration = std::max(worst_iteration, std::abs(on / off - 1));
+        Run a, c;
+        record(a, runs[0].batch, runs[0].results[e]);
+        record(c, runs[1].batch, runs[1].results[e]);
+        for (size_t i = 0; i < a.fct.size(); ++i) {
+            if (a.fct[i] <= 0 || c.fct[i] <= 0) continue;
+            const double d = std::abs(c.fct[i] - a.fct[i]) / a.fct[i];
+            fct_sum += d, fct_worst = std::max(fct_worst, d), ++fct_n;
+        }
+    }
+    std::printf("   sharing: %.2fx less wall; each experiment against itself without sharing: iteration time within %.3f%%, per-flow FCT %.3f%% mean, "
+                "%.2f%% max\n",
+                wall[0] / wall[1], 100 * worst_iteration, 100 * fct_sum / double(std::max<size_t>(fct_n, 1)), 100 * fct_worst);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,13 +260,17 @@ int main(int argc, char** argv) {
                                                {"--llm-repeats", "runs per LLM row, best wall kept (default 3)"},
                                                {"--cc", "congestion controls of the LLM rows, comma-separated (default dcqcn; also hpcc, timely)"},
                                                {"--off", "0: leave out the LLM runs without skipping (only skip-on figures; default 1)"},
-                                               {"--flows", "0: leave out the reference ring and incast rows (default 1)"}});
+                                               {"--flows", "0: leave out the reference ring and incast rows (default 1)"},
+                                               {"--window", "L: skipping.window of the LLM rows, 3-64 samples (default: appendix F's, per partition)"},
+                                               {"--sweep", "N: add the GPT-3 13B sweep, N seeds under each --cc, share_memo off and on (default 0)"}});
     const int llm_repeats = int(bench::bench_number(args, "--llm-repeats", 3));
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;
     const bool with_llm = !(args.count("--llm") && args.at("--llm") == "0");
     const bool with_moe = args.count("--moe") && args.at("--moe") == "1";
     const bool with_off = !(args.count("--off") && args.at("--off") == "0");
     const bool with_flows = !(args.count("--flows") && args.at("--flows") == "0");
+    const int sweep_seeds = int(bench::bench_number(args, "--sweep", 0));
+    g_window = int(bench::bench_number(args, "--window", 0));
     std::vector<std::string> ccs;
     for (std::string list = args.count("--cc") ? args.at("--cc") : "dcqcn"; !list.empty();) {
         const size_t comma = list.find(',');
@@ -223,7 +305,7 @@ int main(int argc, char** argv) {
         compare((std::string("incast ") + cc).c_str(), off, on);
     }
     }
-    if (with_llm || with_moe) {
+    if (with_llm || with_moe || sweep_seeds > 0) {
         const WorkloadTables tables = load_workload_tables(presets);
         for (const std::string& cc : ccs) {
             if (with_llm)
@@ -234,6 +316,7 @@ int main(int argc, char** argv) {
                 llm_row("4. MoE 8x13B TP8 EP8 DP4 PP4 on 128 GPUs", presets, tables, "gpt-moe-8x13b",
                         {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"ep", 8}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}}, cc, with_off, threads, llm_repeats);
         }
+        if (sweep_seeds > 0) sweep_row(presets, tables, ccs, sweep_seeds, threads);
     }
     return 0;
 }

@@ -352,6 +352,37 @@ private slots:
             QCOMPARE(s["events_skipped_share"]["unit"].get<std::string>(), std::string("ratio"));
         }
     }
+    void run_with_share_memo_reuses_transients_along_the_sweep() {
+        // The same ring swept over three seeds with skipping.share_memo: the first experiment measures its
+        // transients, the later ones reuse them; the summaries are the same on one thread and on two.
+        QTemporaryDir tmp;
+        nlohmann::json flows = nlohmann::json::array();
+        for (int i = 0; i < 16; ++i) flows.push_back({{"src", i}, {"dst", (i + 1) % 16}, {"size", "10MB"}, {"start", "0us"}});
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"preset", "fat-tree-k4"}}},
+                              {"network", {{"preset", "reference-100g"}}}, {"cc", {{"preset", "dctcp-100g"}}},
+                              {"workload", {{"kind", "flows"}, {"flows", flows}}},
+                              {"skipping", {{"enabled", true}, {"share_memo", true}}}, {"sweep", {{"seeds", {1, 2, 3}}}}};
+        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        std::vector<std::map<std::string, nlohmann::json>> runs;
+        for (const char* threads : {"1", "2"}) {
+            Result r = run({"run", "s.json", "--out", (std::string("t") + threads + ".sqlite").c_str(), "--json", "--threads", threads}, tmp.path());
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            std::map<std::string, nlohmann::json> by_id;
+            for (nlohmann::json& line : summary_lines(r.out)) {
+                line.erase("wall_time");
+                by_id[line["experiment"].get<std::string>()] = line;
+            }
+            QCOMPARE(by_id.size(), size_t(3));
+            runs.push_back(by_id);
+        }
+        const auto& one = runs[0];
+        QCOMPARE(one.at("e0000")["memo_hits"]["value"].get<double>(), 0.0);
+        for (const char* later : {"e0001", "e0002"}) {
+            QVERIFY(one.at(later)["memo_hits"]["value"].get<double>() > 0);
+            QVERIFY(one.at(later)["events"]["value"].get<double>() < one.at("e0000")["events"]["value"].get<double>());
+        }
+        for (const auto& [id, line] : one) QCOMPARE(runs[1].at(id)["fct_mean"], line["fct_mean"]);
+    }
     void run_hpcc_writes_reference_files_and_the_store() {
         QTemporaryDir tmp;
         const QString ref = QString(ORRERY_TEST_DIR) + "/reference/ns3-hpcc";

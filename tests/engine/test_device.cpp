@@ -267,6 +267,29 @@ private slots:
         }
     }
 
+    void sharing_transients_between_experiments_is_refused() {
+        SKIP_WITHOUT_DEVICE();
+        // Device groups run experiments side by side, so they cannot read what an earlier one learned: two rings
+        // with skipping.share_memo are refused by name, before anything runs.
+        Diagnostics warnings;
+        auto job = load_hpcc_job(kRef / "config_ring_dcqcn.txt", kRef, PresetLibrary(), warnings);
+        Scenario& s = job->loaded.scenarios[0];
+        s.skipping.enabled = s.skipping.share_memo = true;
+        ExperimentInput second = job->input;
+        second.id = "e1";
+        Batch b = compile_batch({job->input, second});
+        try {
+            run_device(b, RunOptions{});
+            QFAIL("share_memo ran on the device backend");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("experiment e1") && QString(e.what()).contains("share_memo") && QString(e.what()).contains("CPU backend"),
+                     e.what());
+        }
+        // One experiment alone has nobody to share with: it runs.
+        Batch one = compile_batch({job->input});
+        QVERIFY(!run_device(one, RunOptions{})[0].flows.empty());
+    }
+
     void storage_bound_is_an_error_not_a_drop() {
         SKIP_WITHOUT_DEVICE();
         Diagnostics warnings;

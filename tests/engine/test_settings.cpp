@@ -114,7 +114,8 @@ std::string run_settings(const Scenario& s) {
                       std::to_string(o.queue_monitor_start ? o.queue_monitor_start->count : -1) + "," +
                       std::to_string(o.queue_monitor_end ? o.queue_monitor_end->count : -1) + "," + std::to_string(o.queue_monitor_interval.count);
     out += "|" + std::to_string(k.enabled) + "," + std::to_string(k.theta) + "," + std::to_string(k.window.value_or(-1)) + "," +
-           std::to_string(k.sample_interval ? k.sample_interval->count : -1) + "," + std::to_string(k.memo);
+           std::to_string(k.sample_interval ? k.sample_interval->count : -1) + "," + std::to_string(k.memo) + "," +
+           std::to_string(k.share_memo);
     return out;
 }
 

@@ -441,6 +441,77 @@ private slots:
         }
         QCOMPARE(finishes[0], finishes[1]);
     }
+
+    void sweep_shares_transients_along_each_cc_setting() {
+        // A sweep of the reference ring: three experiments under one DCQCN setting and one under another, with
+        // skipping.share_memo. The first of a setting measures its transients; the later ones read them (and
+        // each reads exactly what the earlier ones of its setting learned, whatever the thread count); the
+        // other setting never sees them.
+        Diagnostics warnings;
+        auto job = load_hpcc_job(kRef / "config_ring_dcqcn.txt", kRef, PresetLibrary(), warnings);
+        Scenario same = job->loaded.scenarios[0];
+        same.skipping.enabled = true;
+        same.skipping.share_memo = true;
+        Scenario other = same;
+        other.cc.dcqcn.rate_ai = BitsPerSecond(other.cc.dcqcn.rate_ai.count * 2);
+        auto input = [&](const char* id, const Scenario* s) {
+            ExperimentInput in = job->input;
+            in.id = id;
+            in.scenario = s;
+            return in;
+        };
+        auto run = [&](const std::vector<const Scenario*>& sweep, int threads, const wormhole::MemoTable* memo = nullptr) {
+            std::vector<ExperimentInput> in;
+            for (size_t i = 0; i < sweep.size(); ++i) in.push_back(input(i == 0 ? "e0" : i == 1 ? "e1" : i == 2 ? "e2" : "e3", sweep[i]));
+            Batch b = compile_batch(in);
+            RunOptions o;
+            o.threads = threads;
+            o.memo = memo;
+            std::vector<Outcome> out;
+            const std::vector<ExperimentResult> results = run_cpu(b, o);
+            for (size_t e = 0; e < results.size(); ++e) {
+                Outcome x = outcome(b, results[e]);
+                const ExperimentSlice& slice = b.experiments[e];  // its own flows only
+                x.finish.assign(x.finish.begin() + slice.flow_begin, x.finish.begin() + slice.flow_end);
+                out.push_back(std::move(x));
+            }
+            return out;
+        };
+        const std::vector<const Scenario*> sweep{&same, &other, &same, &same};
+        const std::vector<Outcome> one = run(sweep, 1);
+        const auto& first = one[0].result.skipping;
+        QCOMPARE(first.memo_hits, 0u);
+        QVERIFY(first.memo_misses > 0 && !first.learned.empty());
+        // The later experiments of the first setting reuse what the first measured.
+        for (int e : {2, 3}) {
+            const auto& k = one[size_t(e)].result.skipping;
+            QVERIFY2(k.memo_hits > 0 && k.memo_misses < first.memo_misses,
+                     qPrintable(QString("experiment %1: %2 hits, %3 misses (the first: %4 misses)").arg(e).arg(k.memo_hits).arg(k.memo_misses).arg(first.memo_misses)));
+            QVERIFY(one[size_t(e)].result.events < one[0].result.events);
+        }
+        // Each reads exactly the memo of the experiments before it with its setting: the same as running it
+        // alone with that memo.
+        wormhole::MemoTable before;
+        for (const auto& m : first.learned) before.add(m);
+        QCOMPARE(run({&same}, 1, &before)[0].finish, one[2].finish);
+        for (const auto& m : one[2].result.skipping.learned) before.add(m);
+        QCOMPARE(run({&same}, 1, &before)[0].finish, one[3].finish);
+        // The other setting is as when it runs alone.
+        QCOMPARE(run({&other}, 1)[0].finish, one[1].finish);
+        QCOMPARE(one[1].result.skipping.memo_hits, 0u);
+        // Identical on any thread count.
+        for (int threads : {2, 3}) {
+            const std::vector<Outcome> again = run(sweep, threads);
+            for (size_t e = 0; e < sweep.size(); ++e) QCOMPARE(again[e].finish, one[e].finish);
+        }
+        // Without share_memo every experiment measures its own transients.
+        same.skipping.share_memo = other.skipping.share_memo = false;
+        const std::vector<Outcome> apart = run(sweep, 2);
+        for (int e : {2, 3}) {
+            QCOMPARE(apart[size_t(e)].finish, apart[0].finish);
+            QCOMPARE(apart[size_t(e)].result.skipping.memo_hits, 0u);
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestWormhole)

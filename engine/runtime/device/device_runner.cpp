@@ -2,6 +2,7 @@
 // step: DeviceTables::step over the nodes of unfinished experiments, then the host step, which asks for
 // summaries (reduced on the device) and pulls an experiment's rows only for its hooks.
 #include "runtime/device/device_runner.h"
+#include "runtime/memo_rounds.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -347,6 +348,10 @@ DevicePlan plan_device_run(const Batch& b, int threads, const DeviceOptions& dev
 std::vector<ExperimentResult> run_device(Batch& b, const RunOptions& options, const DeviceOptions& device_options) {
     std::string why;
     if (!device::device_ready(&why)) throw InputError("--backend", "the device backend (" + device::device_system() + ") cannot run here: " + why);
+    // Device groups run experiments side by side; memo rounds (memo_rounds.h) would have to run them in turn.
+    if (const MemoRounds rounds = plan_memo_rounds(b); rounds.sharing())
+        throw InputError("experiment " + b.experiments[rounds.rounds[1].front()].id + ": skipping.share_memo",
+                         "the device backend does not share transients between experiments: run on the CPU backend, or set share_memo to false");
     std::vector<ExperimentResult> results(b.experiments.size());
     for (size_t e = 0; e < b.experiments.size(); ++e) results[e].id = b.experiments[e].id;
     if (b.experiments.empty()) return results;
