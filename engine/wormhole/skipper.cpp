@@ -17,9 +17,13 @@ namespace {
 using namespace net;
 
 constexpr size_t kMemoMaxFlows = 256;  // larger conflict graphs are neither stored nor looked up
+// Samples a partition takes after one of its flows finished before its rates may be judged steady again: the
+// change reaches the others' rates within a round trip (a sample), and two more show whether it moved them.
+constexpr uint32_t kFreshAfterLeave = 3;
 
 struct PartState {
     int64_t changed_at = 0;
+    uint32_t fresh = 0, fresh_needed = 0;  // samples since the membership changed, and how many a steady verdict needs
     bool probed = true;                // the memo was consulted for the current membership
     bool frozen = false;
     int64_t t0 = 0, t_end = 0, dt = 0;
@@ -97,6 +101,13 @@ struct Skipper::State {
     std::vector<uint32_t> to_probe;                  // partitions whose memo lookup is due once they have settled
     int64_t unit = 1000;                             // credit granularity: the MTU, and the go-back chunk
     std::string cc_context;
+    // Whether a rate drift within its window's scatter is taken for noise (drift_of in steady.h). HPCC sets its
+    // window from the utilization its INT reports every round trip, DCTCP from the share of marks over a window
+    // of data, DCQCN from the marks and its timers (a recovering DCQCN flow's window spans the timer: l):
+    // a slope within their sample scatter is that loop's jitter. TIMELY integrates its RTT gradient and can
+    // climb slowly for a millisecond while its share of the link is flat (test_wormhole:
+    // two_flow_incast_within_theta_under_every_cc: -23 % with its drift taken for noise), so every drift counts.
+    bool drift_within_noise_is_noise = false;
     std::vector<std::string> port_facts;  // by local port, filled as first needed (port_fact)
     SkipReport report;
 
@@ -119,6 +130,7 @@ struct Skipper::State {
             if (b.flow[f].start != kNever && b.qp[f].phase == kWaiting) upcoming.push_back({b.flow[f].start, f});
         std::make_heap(upcoming.begin(), upcoming.end(), std::greater<>());
         cc_context = memo_domain(b, e);
+        drift_within_noise_is_noise = ep.cc_mode != kTimely;
     }
 
     uint64_t inflight(uint32_t f) const { return b.qp[f].snd_nxt - b.qp[f].snd_una; }
@@ -147,13 +159,17 @@ struct Skipper::State {
         return ps[id];
     }
 
-    void changed(uint32_t id, int64_t now) {
+    // `flow_left`: the change is a flow that finished. The others' rate windows are kept (what they held is
+    // their rates until then) and kFreshAfterLeave samples show whether the leaving moved them; a flow that
+    // joins has no samples, so its partition starts over.
+    void changed(uint32_t id, int64_t now, bool flow_left = false) {
         PartState& p = state(id);
         p = PartState{};
         p.changed_at = now;
         p.probed = !x.skipping.memo;
         if (!p.probed) to_probe.push_back(id);
-        reset_windows(id, now);
+        if (flow_left) p.fresh_needed = kFreshAfterLeave;
+        else reset_windows(id, now);
     }
 
     // Rate windows of a partition's flows start over: after a membership change or a thaw.
@@ -594,6 +610,7 @@ struct Skipper::State {
             if (p.frozen) continue;
             for (uint32_t f : part.flows) window[f].sample(now, b.qp[x.flow_begin + f].snd_una, inflight(x.flow_begin + f), b.qp[x.flow_begin + f].rate);
             if (p.pending) checkpoint(p, now);
+            if (++p.fresh < p.fresh_needed) continue;
             const uint32_t l = window_length(id);
             std::vector<uint32_t> flows;
             std::vector<double> rate;
@@ -605,9 +622,9 @@ struct Skipper::State {
                     steady = false;
                     break;
                 }
-                const double d = std::abs(window[f].drift(l, double(interval)));
+                const double d = std::abs(window[f].drift(l, double(interval), drift_within_noise_is_noise));
                 if (d > 0) horizon = std::min(horizon, x.skipping.theta * r / d);
-                const double cc = std::abs(window[f].cc_relative_drift(l, double(interval)));
+                const double cc = std::abs(window[f].cc_relative_drift(l, double(interval), drift_within_noise_is_noise));
                 if (cc > 0) horizon = std::min(horizon, x.skipping.theta / cc);
                 flows.push_back(x.flow_begin + f);
                 rate.push_back(r);
@@ -735,7 +752,7 @@ struct Skipper::State {
                     active.pop_back();
                     const uint32_t local = f - x.flow_begin;
                     store_completion(parts.of_flow(local));
-                    for (uint32_t id : parts.remove_flow(local, flow_ports[local])) changed(id, end);
+                    for (uint32_t id : parts.remove_flow(local, flow_ports[local])) changed(id, end, true);
                 }
             }
         }

@@ -49,22 +49,42 @@ struct RateWindow {
         return (hi - lo) / mean < theta ? mean : -1;
     }
     // The drift of the rate over the last l samples, bytes/ps per ps: the newer half's mean minus the older
-    // half's, over the time between their centres (`interval` apart per sample).
-    double drift(uint32_t l, double interval_ps) const { return drift_of(rate, l, interval_ps); }
+    // half's, over the time between their centres (`interval` apart per sample). `significant_only`: their
+    // least-squares slope instead, and 0 unless it exceeds two standard errors of the samples' scatter around
+    // it, so that a CC's jitter around a flat rate is not read as a trend (skipper.cpp says for which CCs).
+    double drift(uint32_t l, double interval_ps, bool significant_only) const { return drift_of(rate, l, interval_ps, significant_only); }
     // The relative drift of the CC's sending rate, per ps. A rate-based CC may keep raising its rate while the
     // flow's share of its bottleneck is flat (the queue takes the difference) until it reacts: the share is
     // then steady only for as long as the CC rate stays within θ of itself.
-    double cc_relative_drift(uint32_t l, double interval_ps) const {
+    double cc_relative_drift(uint32_t l, double interval_ps, bool significant_only) const {
         if (count < l || l < 2) return 0;
         double mean = 0;
         for (uint32_t i = 0; i < l; ++i) mean += cc_rate[(count - 1 - i) % kMaxWindow];
         mean /= double(l);
-        return mean > 0 ? drift_of(cc_rate, l, interval_ps) / mean : 0;
+        return mean > 0 ? drift_of(cc_rate, l, interval_ps, significant_only) / mean : 0;
     }
 
 private:
-    double drift_of(const double* ring, uint32_t l, double interval_ps) const {
+    double drift_of(const double* ring, uint32_t l, double interval_ps, bool significant_only) const {
         if (count < l || l < 2) return 0;
+        if (significant_only) {
+            double tm = 0, ym = 0;
+            for (uint32_t i = 0; i < l; ++i) tm += double(i), ym += ring[(count - l + i) % kMaxWindow];
+            tm /= double(l), ym /= double(l);
+            double sxx = 0, sxy = 0;
+            for (uint32_t i = 0; i < l; ++i) {
+                const double dt = double(i) - tm;
+                sxx += dt * dt, sxy += dt * (ring[(count - l + i) % kMaxWindow] - ym);
+            }
+            const double slope = sxy / sxx;
+            double ss = 0;
+            for (uint32_t i = 0; i < l; ++i) {
+                const double r = ring[(count - l + i) % kMaxWindow] - ym - slope * (double(i) - tm);
+                ss += r * r;
+            }
+            const double se = l > 2 ? std::sqrt(ss / double(l - 2) / sxx) : 0;
+            return std::abs(slope) > 2 * se ? slope / interval_ps : 0;
+        }
         const uint32_t half = l / 2;
         double older = 0, newer = 0;
         for (uint32_t i = 0; i < half; ++i) {
