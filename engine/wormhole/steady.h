@@ -25,6 +25,11 @@ struct RateWindow {
         last_inflight = inflight;
         count = 0;
     }
+    // The next sample measures from `now` (acknowledged `acked` then); the samples so far stay.
+    void restart_interval(int64_t now, uint64_t acked) {
+        last_time = now;
+        last_acked = acked;
+    }
     void sample(int64_t now, uint64_t acked, uint64_t inflight, uint64_t cc_rate_bps) {
         if (now <= last_time) return;
         last_inflight = inflight;
