@@ -19,6 +19,14 @@ using Result = orrery::testing::CliResult;
 
 Result run(const QStringList& args, const QString& dir = ORRERY_TEST_DIR) { return orrery::testing::run_cli(args, dir); }
 
+// The ring of 16 x 10 MB flows on the k = 4 fat-tree under DCTCP, with `skipping` as given.
+nlohmann::json skipping_ring(const nlohmann::json& skipping) {
+    nlohmann::json flows = nlohmann::json::array();
+    for (int i = 0; i < 16; ++i) flows.push_back({{"src", i}, {"dst", (i + 1) % 16}, {"size", "10MB"}, {"start", "0us"}});
+    return {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"preset", "fat-tree-k4"}}}, {"network", {{"preset", "reference-100g"}}},
+            {"cc", {{"preset", "dctcp-100g"}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}, {"skipping", skipping}};
+}
+
 // `run --json` prints one summary per line as each experiment finishes; ordered here by experiment id.
 nlohmann::json summary_lines(const QString& out) {
     nlohmann::json all = nlohmann::json::array();
@@ -329,13 +337,7 @@ private slots:
         // The ring of 16 x 10 MB flows with skipping on and a memo file: the first run stores transients, the
         // second reuses them; skips, memo events and the skipped share are in the store and the JSON summary.
         QTemporaryDir tmp;
-        nlohmann::json flows = nlohmann::json::array();
-        for (int i = 0; i < 16; ++i) flows.push_back({{"src", i}, {"dst", (i + 1) % 16}, {"size", "10MB"}, {"start", "0us"}});
-        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"preset", "fat-tree-k4"}}},
-                              {"network", {{"preset", "reference-100g"}}}, {"cc", {{"preset", "dctcp-100g"}}},
-                              {"workload", {{"kind", "flows"}, {"flows", flows}}},
-                              {"skipping", {{"enabled", true}, {"memo_file", "memo.sqlite"}}}};
-        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        std::ofstream(tmp.filePath("s.json").toStdString()) << skipping_ring({{"enabled", true}, {"memo_file", "memo.sqlite"}}).dump(1);
         std::vector<nlohmann::json> summaries;
         for (const char* store : {"a.sqlite", "b.sqlite"}) {
             Result r = run({"run", "s.json", "--out", store, "--json"}, tmp.path());
@@ -356,12 +358,8 @@ private slots:
         // The same ring swept over three seeds with skipping.share_memo: the first experiment measures its
         // transients, the later ones reuse them; the summaries are the same on one thread and on two.
         QTemporaryDir tmp;
-        nlohmann::json flows = nlohmann::json::array();
-        for (int i = 0; i < 16; ++i) flows.push_back({{"src", i}, {"dst", (i + 1) % 16}, {"size", "10MB"}, {"start", "0us"}});
-        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"preset", "fat-tree-k4"}}},
-                              {"network", {{"preset", "reference-100g"}}}, {"cc", {{"preset", "dctcp-100g"}}},
-                              {"workload", {{"kind", "flows"}, {"flows", flows}}},
-                              {"skipping", {{"enabled", true}, {"share_memo", true}}}, {"sweep", {{"seeds", {1, 2, 3}}}}};
+        nlohmann::json doc = skipping_ring({{"enabled", true}, {"share_memo", true}});
+        doc["sweep"] = {{"seeds", {1, 2, 3}}};
         std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
         std::vector<std::map<std::string, nlohmann::json>> runs;
         for (const char* threads : {"1", "2"}) {
