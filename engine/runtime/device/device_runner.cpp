@@ -2,7 +2,6 @@
 // step: DeviceTables::step over the nodes of unfinished experiments, then the host step, which asks for
 // summaries (reduced on the device) and pulls an experiment's rows only for its hooks.
 #include "runtime/device/device_runner.h"
-#include "runtime/memo_rounds.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -14,6 +13,7 @@
 
 #include "common/diagnostics.h"
 #include "common/memory_budget.h"
+#include "runtime/memo_rounds.h"
 #include "runtime/stepper.h"
 
 #if defined(ORRERY_DEVICE_BACKEND)
