@@ -10,9 +10,14 @@
 //  5. a sweep of GPT-3 13B (--sweep N: N seeds under each --cc), skipping on, with skipping.share_memo off and
 //     on: wall, events, memo misses against the distinct transients of the sweep, and how far sharing moves
 //     each experiment's iteration time and flows from its run without sharing.
+//  6. Wormhole Table 1's 1,024-GPU rows (--table1 gpt175b,moe32x22b: GPT-3 175B TP8 PP8 DP16, MoE 32x22B TP8 EP8
+//     PP8 DP16, roft-1024), skipping on, one run each. Without skipping a whole iteration takes hours here, so
+//     with --stop-ms T both runs stop at T ms of simulated time and are compared on the flows that finished
+//     in both (the same collectives of the same prefix of the iteration).
 // --cc runs the LLM rows under each listed CC (the 400 Gb/s presets); --off 0 leaves out their skip-off runs.
 // Each LLM run is repeated --llm-repeats times (default 3; identical results every time) and its best wall
 // time kept, as for the flow scenarios: this VM's wall times vary by up to 1.7x from one run to the next.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -180,6 +185,46 @@ void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTabl
     compare(("   " + model + " " + cc + " memo").c_str(), off, again);
 }
 
+// Row 6: a 1,024-GPU row of Wormhole's Table 1, skipping on; with `stop_ms`, on and off up to that simulated time.
+void table1_row(const char* label, const PresetLibrary& presets, const WorkloadTables& tables, const std::string& model, const nlohmann::json& parallel,
+                const std::string& cc, int threads, int stop_ms) {
+    auto doc = [&](bool skipping) {
+        nlohmann::json d = llm("roft-1024", model, parallel, skipping, cc);
+        if (stop_ms > 0) d["workload"]["stop_time"] = std::to_string(stop_ms) + "ms";
+        return d;
+    };
+    const Run on = run_llm(presets, tables, doc(true), threads, 1);
+    const auto& k = on.result.skipping;
+    const double saved = double(k.events_saved);
+    std::printf("%s, %s, %d thread(s), one run%s, skipping on: wall %.1f s, %s, events %llu, skipped %.2f%% (%zu skips, memo %u hits / %u misses / "
+                "%u followed)\n",
+                label, cc.c_str(), threads, stop_ms > 0 ? (", stopped at " + std::to_string(stop_ms) + " ms simulated").c_str() : "", on.wall,
+                on.iteration_s > 0 ? ("iteration " + std::to_string(on.iteration_s * 1e3) + " ms").c_str() : "iteration unfinished at the stop",
+                (unsigned long long)on.result.events, 100 * saved / (saved + double(on.result.events)), k.skips.size(), k.memo_hits, k.memo_misses,
+                k.memo_follows);
+    if (stop_ms <= 0) return;
+    const Run off = run_llm(presets, tables, doc(false), threads, 1);
+    size_t both = 0;
+    for (size_t f = 0; f < off.fct.size(); ++f) both += off.fct[f] > 0 && on.fct[f] > 0;
+    std::printf("   the same %d ms without skipping: %zu flows finished in both runs\n", stop_ms, both);
+    compare(("   " + model + " " + cc + " to " + std::to_string(stop_ms) + " ms").c_str(), off, on);
+    // How the per-flow errors spread: a mean can hide a few flows held back for milliseconds.
+    std::vector<double> errors;
+    double signed_sum = 0;
+    for (size_t f = 0; f < off.fct.size(); ++f)
+        if (off.fct[f] > 0 && on.fct[f] > 0) {
+            errors.push_back(std::abs(on.fct[f] - off.fct[f]) / off.fct[f]);
+            signed_sum += (on.fct[f] - off.fct[f]) / off.fct[f];
+        }
+    if (errors.empty()) return;
+    std::sort(errors.begin(), errors.end());
+    auto at = [&](double q) { return 100 * errors[std::min(errors.size() - 1, size_t(q * double(errors.size())))]; };
+    size_t over = 0;
+    for (double e : errors) over += e > 0.1;
+    std::printf("   per-flow FCT error: median %.3f%%, p90 %.2f%%, p99 %.1f%%; %.1f%% of flows off by more than 10%%; signed mean %+.2f%%\n", at(0.5),
+                at(0.9), at(0.99), 100.0 * double(over) / double(errors.size()), 100 * signed_sum / double(errors.size()));
+}
+
 // Row 5: one job swept over CCs and seeds, with share_memo off then on.
 void sweep_row(const PresetLibrary& presets, const WorkloadTables& tables, const std::vector<std::string>& ccs, int seeds, int threads) {
     const nlohmann::json parallel = {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}, {"recompute", true}};
@@ -262,6 +307,8 @@ int main(int argc, char** argv) {
                                                {"--off", "0: leave out the LLM runs without skipping (only skip-on figures; default 1)"},
                                                {"--flows", "0: leave out the reference ring and incast rows (default 1)"},
                                                {"--window", "L: skipping.window of the LLM rows, 3-64 samples (default: appendix F's, per partition)"},
+                                               {"--table1", "gpt175b and/or moe32x22b, comma-separated: Wormhole Table 1's 1,024-GPU rows, skipping on (default none)"},
+                                               {"--stop-ms", "T: the --table1 rows stop at T ms simulated, also run without skipping and compared (default: whole iteration, skipping on only)"},
                                                {"--sweep", "N: add the GPT-3 13B sweep, N seeds under each --cc, share_memo off and on (default 0)"}});
     const int llm_repeats = int(bench::bench_number(args, "--llm-repeats", 3));
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;
@@ -271,6 +318,17 @@ int main(int argc, char** argv) {
     const bool with_flows = !(args.count("--flows") && args.at("--flows") == "0");
     const int sweep_seeds = int(bench::bench_number(args, "--sweep", 0));
     g_window = int(bench::bench_number(args, "--window", 0));
+    const int stop_ms = int(bench::bench_number(args, "--stop-ms", 0));
+    std::vector<std::string> table1;
+    for (std::string list = args.count("--table1") ? args.at("--table1") : ""; !list.empty();) {
+        const size_t comma = list.find(',');
+        table1.push_back(list.substr(0, comma));
+        list = comma == std::string::npos ? "" : list.substr(comma + 1);
+        if (table1.back() != "gpt175b" && table1.back() != "moe32x22b") {
+            std::fprintf(stderr, "--table1: gpt175b or moe32x22b, not %s\n", table1.back().c_str());
+            return 2;
+        }
+    }
     std::vector<std::string> ccs;
     for (std::string list = args.count("--cc") ? args.at("--cc") : "dcqcn"; !list.empty();) {
         const size_t comma = list.find(',');
@@ -305,7 +363,7 @@ int main(int argc, char** argv) {
         compare((std::string("incast ") + cc).c_str(), off, on);
     }
     }
-    if (with_llm || with_moe || sweep_seeds > 0) {
+    if (with_llm || with_moe || sweep_seeds > 0 || !table1.empty()) {
         const WorkloadTables tables = load_workload_tables(presets);
         for (const std::string& cc : ccs) {
             if (with_llm)
@@ -317,6 +375,17 @@ int main(int argc, char** argv) {
                         {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"ep", 8}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}}, cc, with_off, threads, llm_repeats);
         }
         if (sweep_seeds > 0) sweep_row(presets, tables, ccs, sweep_seeds, threads);
+        for (const std::string& row : table1)
+            for (const std::string& cc : ccs) {
+                if (row == "gpt175b")
+                    table1_row("6. GPT-3 175B TP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt3-175b",
+                               {{"tp", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}}, cc, threads,
+                               stop_ms);
+                else
+                    table1_row("6. MoE 32x22B TP8 EP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt-moe-32x22b",
+                               {{"tp", 8}, {"ep", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}},
+                               cc, threads, stop_ms);
+            }
     }
     return 0;
 }
