@@ -2,7 +2,7 @@
 // anything else is a usage error (exit 2), so that a mistyped flag never starts a long run with defaults.
 // Hand-written rather than CLI11 because the benchmarks build in the engine-only configuration too.
 #pragma once
-
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -43,6 +43,28 @@ inline std::map<std::string, std::string> parse_bench_args(int argc, char** argv
         values[arg] = argv[++i];
     }
     return values;
+}
+
+// A comma-separated option's values, each one of `allowed`, or a usage error naming the option.
+inline std::vector<std::string> bench_choices(const std::map<std::string, std::string>& values, const std::string& name, const std::string& fallback,
+                                              const std::vector<std::string>& allowed) {
+    std::vector<std::string> out;
+    auto it = values.find(name);
+    for (std::string list = it == values.end() ? fallback : it->second; !list.empty();) {
+        const size_t comma = list.find(',');
+        out.push_back(list.substr(0, comma));
+        list = comma == std::string::npos ? "" : list.substr(comma + 1);
+        if (std::find(allowed.begin(), allowed.end(), out.back()) == allowed.end()) {
+            std::string names;
+            for (const std::string& a : allowed) {
+                if (!names.empty()) names += ", ";
+                names += a;
+            }
+            std::fprintf(stderr, "option %s: one or more of %s, comma-separated, not '%s'\n", name.c_str(), names.c_str(), out.back().c_str());
+            std::exit(2);
+        }
+    }
+    return out;
 }
 
 // A numeric option's value, or a usage error naming the option.

@@ -319,27 +319,8 @@ int main(int argc, char** argv) {
     const int sweep_seeds = int(bench::bench_number(args, "--sweep", 0));
     g_window = int(bench::bench_number(args, "--window", 0));
     const int stop_ms = int(bench::bench_number(args, "--stop-ms", 0));
-    std::vector<std::string> table1;
-    for (std::string list = args.count("--table1") ? args.at("--table1") : ""; !list.empty();) {
-        const size_t comma = list.find(',');
-        table1.push_back(list.substr(0, comma));
-        list = comma == std::string::npos ? "" : list.substr(comma + 1);
-        if (table1.back() != "gpt175b" && table1.back() != "moe32x22b") {
-            std::fprintf(stderr, "--table1: gpt175b or moe32x22b, not %s\n", table1.back().c_str());
-            return 2;
-        }
-    }
-    std::vector<std::string> ccs;
-    for (std::string list = args.count("--cc") ? args.at("--cc") : "dcqcn"; !list.empty();) {
-        const size_t comma = list.find(',');
-        ccs.push_back(list.substr(0, comma));
-        list = comma == std::string::npos ? "" : list.substr(comma + 1);
-    }
-    for (const std::string& cc : ccs)
-        if (cc != "dcqcn" && cc != "hpcc" && cc != "timely" && cc != "dctcp") {
-            std::fprintf(stderr, "--cc: dcqcn, hpcc, timely or dctcp, not %s\n", cc.c_str());
-            return 2;
-        }
+    const std::vector<std::string> table1 = bench::bench_choices(args, "--table1", "", {"gpt175b", "moe32x22b"});
+    const std::vector<std::string> ccs = bench::bench_choices(args, "--cc", "dcqcn", {"dcqcn", "hpcc", "timely", "dctcp"});
     const PresetLibrary presets({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"});
 
     if (with_flows) {

@@ -490,7 +490,7 @@ private slots:
         same.skipping.share_memo = true;
         Scenario other = same;
         other.cc.dcqcn.rate_ai = BitsPerSecond(other.cc.dcqcn.rate_ai.count * 2);
-        auto input = [&](const char* id, const Scenario* s) {
+        auto input = [&](const std::string& id, const Scenario* s) {
             ExperimentInput in = job->input;
             in.id = id;
             in.scenario = s;
@@ -498,7 +498,7 @@ private slots:
         };
         auto run = [&](const std::vector<const Scenario*>& sweep, int threads, const wormhole::MemoTable* memo = nullptr) {
             std::vector<ExperimentInput> in;
-            for (size_t i = 0; i < sweep.size(); ++i) in.push_back(input(i == 0 ? "e0" : i == 1 ? "e1" : i == 2 ? "e2" : "e3", sweep[i]));
+            for (size_t i = 0; i < sweep.size(); ++i) in.push_back(input("e" + std::to_string(i), sweep[i]));
             Batch b = compile_batch(in);
             RunOptions o;
             o.threads = threads;
