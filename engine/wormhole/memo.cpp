@@ -152,8 +152,20 @@ void exec(sqlite3* db, const std::string& sql, const std::filesystem::path& file
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS wormhole_memo(hash INTEGER NOT NULL, context TEXT NOT NULL, labels TEXT NOT NULL, edges TEXT NOT NULL, "
     "transient_ps INTEGER NOT NULL, bytes TEXT NOT NULL, end_rate_bytes_per_ps TEXT NOT NULL, end_inflight TEXT NOT NULL, ends TEXT NOT NULL, "
-    "end_cc_rate_bps TEXT)";
+    "end_cc_state TEXT)";
 constexpr const char* kColumns = "context, labels, edges, transient_ps, bytes, end_rate_bytes_per_ps, end_inflight, ends";
+
+std::vector<CcSnapshot> cc_states_from_json(const std::string& text) {
+    std::vector<CcSnapshot> out;
+    for (const auto& flow : nlohmann::json::parse(text)) out.push_back(cc_snapshot_from_json(flow.dump()));
+    return out;
+}
+
+std::string cc_states_json(const std::vector<CcSnapshot>& states) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const CcSnapshot& s : states) out.push_back(nlohmann::json::parse(cc_snapshot_json(s)));
+    return out.dump();
+}
 
 }  // namespace
 
@@ -165,9 +177,9 @@ MemoTable load_memo(const std::filesystem::path& file) {
     if (sqlite3_open_v2(file.string().c_str(), &d.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
         throw InputError(file.string(), std::string("cannot open the memo file: ") + sqlite3_errmsg(d.db));
     sqlite3_stmt* st = nullptr;
-    // Files written before the CC rates were kept lack their column: their entries replay without them.
-    const bool with_cc_rates = sqlite3_prepare_v2(d.db, (std::string("SELECT ") + kColumns + ", end_cc_rate_bps FROM wormhole_memo ORDER BY rowid").c_str(), -1, &st, nullptr) == SQLITE_OK;
-    if (!with_cc_rates && sqlite3_prepare_v2(d.db, (std::string("SELECT ") + kColumns + " FROM wormhole_memo ORDER BY rowid").c_str(), -1, &st, nullptr) != SQLITE_OK)
+    // Files written before the CC states were kept lack their column: every row is outdated.
+    const bool with_cc_states = sqlite3_prepare_v2(d.db, (std::string("SELECT ") + kColumns + ", end_cc_state FROM wormhole_memo ORDER BY rowid").c_str(), -1, &st, nullptr) == SQLITE_OK;
+    if (!with_cc_states && sqlite3_prepare_v2(d.db, (std::string("SELECT ") + kColumns + " FROM wormhole_memo ORDER BY rowid").c_str(), -1, &st, nullptr) != SQLITE_OK)
         throw InputError(file.string(), "not an Orrery memo file (no wormhole_memo table): " + std::string(sqlite3_errmsg(d.db)));
     int row = 0;
     try {
@@ -185,9 +197,13 @@ MemoTable load_memo(const std::filesystem::path& file) {
             const std::string ends = text(7);
             if (ends != "steady" && ends != "completion") throw std::runtime_error("column ends is \"" + ends + "\", expected \"steady\" or \"completion\"");
             e.ends_steady = ends == "steady";
-            if (with_cc_rates && sqlite3_column_type(st, 8) != SQLITE_NULL) e.end_cc_rate_bps = nlohmann::json::parse(text(8)).get<std::vector<uint64_t>>();
+            if (!with_cc_states || sqlite3_column_type(st, 8) == SQLITE_NULL) {
+                ++table.outdated;
+                continue;
+            }
+            e.end_cc = cc_states_from_json(text(8));
             const size_t n = e.key.labels.size();
-            if (!e.end_cc_rate_bps.empty() && e.end_cc_rate_bps.size() != n) throw std::runtime_error("end_cc_rate_bps does not match the graph's " + std::to_string(n) + " flows");
+            if (e.end_cc.size() != n) throw std::runtime_error("end_cc_state does not match the graph's " + std::to_string(n) + " flows");
             if (e.bytes.size() != n || e.end_rate.size() != n || e.end_inflight.size() != n) throw std::runtime_error("per-flow lists do not match the graph's " + std::to_string(n) + " flows");
             for (const auto& edge : e.key.edges)
                 if (edge.a >= n || edge.b >= n) throw std::runtime_error("an edge names a flow beyond the graph's " + std::to_string(n));
@@ -209,11 +225,11 @@ size_t save_memo(const std::filesystem::path& file, const std::vector<MemoEntry>
         throw InputError(file.string(), std::string("cannot write the memo file: ") + sqlite3_errmsg(d.db));
     sqlite3_busy_timeout(d.db, 5000);
     exec(d.db, kSchema, file);
-    // A file from before the CC rates were kept gains their column; its rows keep NULL there.
-    sqlite3_exec(d.db, "ALTER TABLE wormhole_memo ADD COLUMN end_cc_rate_bps TEXT", nullptr, nullptr, nullptr);
+    // A file from before the CC states were kept gains their column; its rows keep NULL there.
+    sqlite3_exec(d.db, "ALTER TABLE wormhole_memo ADD COLUMN end_cc_state TEXT", nullptr, nullptr, nullptr);
     exec(d.db, "BEGIN", file);
     sqlite3_stmt* st = nullptr;
-    sqlite3_prepare_v2(d.db, "INSERT INTO wormhole_memo(hash, context, labels, edges, transient_ps, bytes, end_rate_bytes_per_ps, end_inflight, ends, end_cc_rate_bps) VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &st, nullptr);
+    sqlite3_prepare_v2(d.db, "INSERT INTO wormhole_memo(hash, context, labels, edges, transient_ps, bytes, end_rate_bytes_per_ps, end_inflight, ends, end_cc_state) VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &st, nullptr);
     size_t count = 0;
     for (const MemoEntry& e : added) {
         if (!existing.add(e)) continue;
@@ -230,9 +246,8 @@ size_t save_memo(const std::filesystem::path& file, const std::vector<MemoEntry>
         const std::string inflight = json_text(e.end_inflight);
         sqlite3_bind_text(st, 8, inflight.c_str(), -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 9, e.ends_steady ? "steady" : "completion", -1, SQLITE_STATIC);
-        const std::string cc_rates = json_text(e.end_cc_rate_bps);
-        if (e.end_cc_rate_bps.empty()) sqlite3_bind_null(st, 10);
-        else sqlite3_bind_text(st, 10, cc_rates.c_str(), -1, SQLITE_TRANSIENT);
+        const std::string cc_states = cc_states_json(e.end_cc);
+        sqlite3_bind_text(st, 10, cc_states.c_str(), -1, SQLITE_TRANSIENT);
         if (sqlite3_step(st) != SQLITE_DONE) {
             sqlite3_finalize(st);
             throw InputError(file.string(), std::string("cannot write the memo file: ") + sqlite3_errmsg(d.db));

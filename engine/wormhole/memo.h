@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "wormhole/cc_snapshot.h"
+
 namespace orrery::wormhole {
 
 struct FlowConflictGraph {
@@ -45,7 +47,7 @@ struct MemoEntry {
     std::vector<uint64_t> bytes;                  // per vertex: bytes acknowledged during the transient
     std::vector<double> end_rate;                 // per vertex: rate at its end, bytes per ps (the steady rate when it ended steady)
     std::vector<uint64_t> end_inflight;           // per vertex: bytes sent and not yet acknowledged at its end
-    std::vector<uint64_t> end_cc_rate_bps;        // per vertex: the CC's sending rate at its end (empty in files written before it was kept)
+    std::vector<CcSnapshot> end_cc;               // per vertex: its congestion control's state at its end
     bool ends_steady = true;                      // false: it ended with the first completion of a flow (Wormhole §4.3)
 };
 
@@ -56,9 +58,13 @@ struct MemoTable {
     // Adds `entry` unless an isomorphic key is already there; returns whether it was added.
     bool add(MemoEntry entry);
     size_t size() const { return entries.size(); }
+    size_t outdated = 0;                          // rows of the file read that lack the CC state at their end: not replayed
 };
 
-// The memo file: a SQLite database with one table, `wormhole_memo`. A missing file reads as empty.
+// The memo file: a SQLite database with one table, `wormhole_memo`. A missing file reads as empty. Rows
+// written before each flow's CC state was kept (column end_cc_state) are counted in `outdated` and left
+// out: replayed with their rates alone they held flows at a cut DCQCN rate for milliseconds. Their transients
+// are measured again and saved beside them.
 // Throws InputError naming the file when it exists but is not a memo.
 MemoTable load_memo(const std::filesystem::path& file);
 // Appends the entries of `added` (created if missing); returns how many were new to the file.

@@ -4,11 +4,11 @@
 #include "wormhole/skipper.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <numeric>
 #include <sstream>
 
+#include "wormhole/cc_snapshot.h"
 #include "wormhole/shift.h"
 
 namespace orrery::wormhole {
@@ -32,7 +32,6 @@ struct PartState {
     std::vector<uint32_t> flows;       // global rows, as frozen
     std::vector<double> rate;          // bytes/ps per flow, as frozen
     std::vector<int64_t> base_credit;  // bytes per flow credited before the steady part (memo transients)
-    std::vector<std::array<uint64_t, 4>> rates_before;  // memo hits: each flow's CC rates before its end rate was set
     std::vector<int64_t> credit;       // bytes per flow credited in all
     int64_t steady_from = 0;           // t0 + memo transient
     size_t record = 0;
@@ -45,7 +44,8 @@ struct PartState {
     // the latest sample at which every flow still had data to send: where a transient cut short by a
     // completion is stored up to
     int64_t check_time = 0;
-    std::vector<uint64_t> check_acked, check_inflight, check_cc_rate;
+    std::vector<uint64_t> check_acked, check_inflight;
+    std::vector<CcSnapshot> check_cc;
     std::vector<double> check_rate;
     // A follower: an identical partition probed at the same instant as a leader that missed the memo. It
     // waits frozen, open-ended, while the leader's transient is measured, and is then mirrored: credited
@@ -296,8 +296,10 @@ struct Skipper::State {
     std::vector<int64_t> credits(const PartState& p, int64_t dt) const {
         std::vector<int64_t> c(p.flows.size());
         const double steady = double(std::max<int64_t>(0, p.t0 + dt - p.steady_from));
+        // Inside a memoized transient the flows are credited its bytes in proportion to the time elapsed.
+        const double transient_share = p.steady_from > p.t0 ? std::min(1.0, double(dt) / double(p.steady_from - p.t0)) : 1.0;
         for (size_t i = 0; i < p.flows.size(); ++i) {
-            const int64_t bytes = p.t0 + dt >= p.steady_from ? p.base_credit[i] + int64_t(p.rate[i] * steady) : 0;
+            const int64_t bytes = p.t0 + dt >= p.steady_from ? p.base_credit[i] + int64_t(p.rate[i] * steady) : int64_t(double(p.base_credit[i]) * transient_share);
             c[i] = bytes / unit * unit;
         }
         return c;
@@ -310,17 +312,6 @@ struct Skipper::State {
         if (p.follower) return mirror(id, now);
         const int64_t dt = std::max<int64_t>(0, (start - p.t0 + 999) / 1000 * 1000);  // resume at or after `start`, never before
         std::vector<int64_t> c = credits(p, dt);
-        if (p.t0 + dt < p.steady_from) {  // inside a memoized transient: undo all of it, the rates too
-            std::fill(c.begin(), c.end(), 0);
-            for (size_t i = 0; i < p.rates_before.size(); ++i) {
-                const uint32_t f = p.flows[i];
-                b.qp[f].rate = p.rates_before[i][0];
-                b.dcqcn[f].target_rate = p.rates_before[i][1];
-                b.hpcc[f].cur_rate = p.rates_before[i][2];
-                b.timely[f].cur_rate = p.rates_before[i][3];
-            }
-            p.rates_before.clear();
-        }
         std::vector<int64_t> delta(c.size());
         for (size_t i = 0; i < c.size(); ++i) delta[i] = c[i] - p.credit[i];
         apply_shift(p, id, dt - p.dt, delta);
@@ -439,12 +430,11 @@ struct Skipper::State {
                 if (b.flow[f].size - q.snd_una <= uint64_t(base[i]) + (q.snd_nxt - q.snd_una) + uint64_t(unit)) usable = false;
             }
             if (usable && freeze(id, now, flows, rate, transient, base, hit->ends_steady)) {
-                PartState& frozen_state = state(id);
-                for (size_t i = 0; i < flows.size(); ++i) {
-                    const uint32_t f = flows[i];
-                    frozen_state.rates_before.push_back({b.qp[f].rate, b.dcqcn[f].target_rate, b.hpcc[f].cur_rate, b.timely[f].cur_rate});
-                    if (!hit->end_cc_rate_bps.empty()) set_rate(f, hit->end_cc_rate_bps[i]);
-                }
+                // Each flow resumes with its stored counterpart's congestion control as it stood at the
+                // transient's end (cc_snapshot.h: the rate alone held cut DCQCN flows for milliseconds). A
+                // skip cut back inside the transient keeps that state too: the flows have been through the
+                // contention it describes.
+                for (size_t i = 0; i < flows.size(); ++i) put_cc_snapshot(b, flows[i], hit->end_cc[i], state(id).t_end);
                 rec.kind = MemoRecord::kHit;
                 ++report.memo_hits;
                 report.memo.push_back(rec);
@@ -531,11 +521,13 @@ struct Skipper::State {
             const double got = double(b.qp[g].snd_una - p.leader_acked[i]) + refill;
             const double room = double(b.flow[f].size) - double(b.qp[f].snd_una) - double(inflight(f)) - double(unit);
             c[i] = int64_t(std::max(0.0, std::min(got, room))) / unit * unit;
-            copy_cc_state(g, f);
         }
         apply_shift(p, id, dt - p.dt, c);
         p.dt = dt;
         p.t_end = p.t0 + dt;
+        // Its congestion control takes the leader flow's state (sequence numbers stay its own: they moved with
+        // the shift).
+        for (size_t i = 0; i < p.flows.size(); ++i) put_cc_snapshot(b, p.flows[i], take_cc_snapshot(b, p.leader_flows[i], now), p.t_end);
         p.credit = c;
         p.base_credit = c;
         p.rate.assign(p.flows.size(), 0.0);
@@ -547,25 +539,6 @@ struct Skipper::State {
         record_skip(p, id, true);
         reset_windows(id, now);
         resume_hint = std::min(resume_hint, p.t_end);
-    }
-
-    // A mirrored flow's congestion control takes its leader flow's rate state. (Sequence numbers and timers
-    // stay the follower's own: they moved with its shift.)
-    void copy_cc_state(uint32_t from, uint32_t to) {
-        b.qp[to].rate = b.qp[from].rate;
-        DcqcnState& d = b.dcqcn[to];
-        d.alpha = b.dcqcn[from].alpha;
-        d.target_rate = b.dcqcn[from].target_rate;
-        d.rp_stage = b.dcqcn[from].rp_stage;
-        HpccState& h = b.hpcc[to];
-        h.u = b.hpcc[from].u;
-        h.inc_stage = b.hpcc[from].inc_stage;
-        h.cur_rate = b.hpcc[from].cur_rate;
-        TimelyState& t = b.timely[to];
-        t.cur_rate = b.timely[from].cur_rate;
-        t.rtt_diff = b.timely[from].rtt_diff;
-        t.inc_stage = b.timely[from].inc_stage;
-        b.dctcp[to].alpha = b.dctcp[from].alpha;
     }
 
     // The leader `id` ended its transient steady at `now` with `rate` for its flows `flows`: its followers are
@@ -604,18 +577,6 @@ struct Skipper::State {
             if (leading(p) && (p.deadline == kNever || p.deadline >= next_step_end) && !leader_in_tail(p)) ++k;
             else mirror(followers[k], end);
         }
-    }
-
-    // The congestion control's rate after a memoized transient: the rate it had at the transient's end. (Not
-    // the measured rate: a flow sharing its NIC, or held by its window, gets less than its CC allows, and a
-    // DCQCN flow that never saw a CNP would keep a rate set lower for ever.)
-    void set_rate(uint32_t f, uint64_t bps) {
-        QpState& q = b.qp[f];
-        bps = std::clamp<uint64_t>(bps, std::min<uint64_t>(ep.min_rate, q.max_rate), q.max_rate);
-        q.rate = bps;
-        b.dcqcn[f].target_rate = bps;
-        b.hpcc[f].cur_rate = bps;
-        b.timely[f].cur_rate = bps;
     }
 
     void sample(int64_t now) {
@@ -667,7 +628,7 @@ struct Skipper::State {
             const size_t at = size_t(std::find(flows.begin(), flows.end(), f) - flows.begin());
             entry.end_rate.push_back(rate[at]);
             entry.end_inflight.push_back(inflight(f));
-            entry.end_cc_rate_bps.push_back(b.qp[f].rate);
+            entry.end_cc.push_back(take_cc_snapshot(b, f, now));
         }
         remember(std::move(entry), now, id);
     }
@@ -697,7 +658,7 @@ struct Skipper::State {
             entry.bytes.push_back(p.check_acked[v] - p.key_acked[v]);
             entry.end_rate.push_back(p.check_rate[v]);
             entry.end_inflight.push_back(p.check_inflight[v]);
-            entry.end_cc_rate_bps.push_back(p.check_cc_rate[v]);
+            entry.end_cc.push_back(p.check_cc[v]);
         }
         remember(std::move(entry), p.check_time, id);
     }
@@ -708,12 +669,12 @@ struct Skipper::State {
         for (uint32_t f : p.key_flows)
             if (b.qp[f].snd_nxt + 2 * uint64_t(unit) > b.flow[f].size) return;
         p.check_time = now;
-        p.check_acked.clear(), p.check_inflight.clear(), p.check_rate.clear(), p.check_cc_rate.clear();
+        p.check_acked.clear(), p.check_inflight.clear(), p.check_rate.clear(), p.check_cc.clear();
         for (uint32_t f : p.key_flows) {
             const RateWindow& w = window[f - x.flow_begin];
             p.check_acked.push_back(b.qp[f].snd_una);
             p.check_inflight.push_back(inflight(f));
-            p.check_cc_rate.push_back(b.qp[f].rate);
+            p.check_cc.push_back(take_cc_snapshot(b, f, now));
             p.check_rate.push_back(w.count ? w.rate[(w.count - 1) % kMaxWindow] : 0.0);
         }
     }

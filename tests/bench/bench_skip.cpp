@@ -223,6 +223,20 @@ void table1_row(const char* label, const PresetLibrary& presets, const WorkloadT
     for (double e : errors) over += e > 0.1;
     std::printf("   per-flow FCT error: median %.3f%%, p90 %.2f%%, p99 %.1f%%; %.1f%% of flows off by more than 10%%; signed mean %+.2f%%\n", at(0.5),
                 at(0.9), at(0.99), 100.0 * double(over) / double(errors.size()), 100 * signed_sum / double(errors.size()));
+    // The outliers by flow row, to trace (engine/wormhole/README.md explains the ones found so far).
+    std::vector<std::pair<double, size_t>> by_error;
+    for (size_t f = 0; f < off.fct.size(); ++f)
+        if (off.fct[f] > 0 && on.fct[f] > 0) by_error.push_back({(on.fct[f] - off.fct[f]) / off.fct[f], f});
+    std::sort(by_error.begin(), by_error.end());
+    auto show = [&](const char* what, size_t i) {
+        const auto [e, f] = by_error[i];
+        std::printf("%s flow %zu %+.1f%% (%.1f -> %.1f us)", what, f, 100 * e, off.fct[f] / 1e6, on.fct[f] / 1e6);
+    };
+    std::printf("   slowest:");
+    for (size_t i = 0; i < 3 && i < by_error.size(); ++i) show(i ? "," : "", by_error.size() - 1 - i);
+    std::printf("; fastest:");
+    for (size_t i = 0; i < 3 && i < by_error.size(); ++i) show(i ? "," : "", i);
+    std::printf("\n");
 }
 
 // Row 5: one job swept over CCs and seeds, with share_memo off then on.

@@ -353,6 +353,35 @@ private slots:
             QVERIFY2(share > 0.3 && share < 1, qPrintable(QString::number(share)));
             QCOMPARE(s["events_skipped_share"]["unit"].get<std::string>(), std::string("ratio"));
         }
+        // A memo file from before each flow's CC state was kept: its rows are set aside (and say so), their
+        // transients measured again and saved beside them.
+        auto count_rows = [&](const char* where) {
+            sqlite3* db = nullptr;
+            sqlite3_open(tmp.filePath("memo.sqlite").toUtf8().constData(), &db);
+            int rows = -1;
+            sqlite3_exec(db, (std::string("SELECT count(*) FROM wormhole_memo WHERE ") + where).c_str(), [](void* out, int, char** v, char**) {
+                *static_cast<int*>(out) = std::atoi(v[0]);
+                return 0;
+            }, &rows, nullptr);
+            sqlite3_close(db);
+            return rows;
+        };
+        const int stored = count_rows("1");
+        QVERIFY(stored > 0);
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(tmp.filePath("memo.sqlite").toUtf8().constData(), &db), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(db, "UPDATE wormhole_memo SET end_cc_state = NULL", nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+        }
+        Result old = run({"run", "s.json", "--out", "c.sqlite", "--json"}, tmp.path());
+        QVERIFY2(old.code == 0, qPrintable(old.err));
+        QVERIFY2(old.err.contains(QString("memo: %1 transients in ").arg(stored)) &&
+                     old.err.contains("memo.sqlite were written before each flow's congestion-control state was kept: set aside, measured again"),
+                 qPrintable(old.err));
+        QCOMPARE(summary_lines(old.out)[0]["memo_hits"]["value"].get<double>(), 0.0);
+        QCOMPARE(count_rows("end_cc_state IS NULL"), stored);
+        QCOMPARE(count_rows("end_cc_state IS NOT NULL"), stored);
     }
     void run_with_share_memo_reuses_transients_along_the_sweep() {
         // The same ring swept over three seeds with skipping.share_memo: the first experiment measures its

@@ -1,0 +1,46 @@
+#pragma once
+// A flow's congestion-control state, taken from one flow and put into another (Wormhole §4: a memo replay
+// or a mirrored follower resumes "where the stored flow was"). The rate alone is not that state: DCQCN
+// raises a cut rate only from its rate-increase timer toward its target rate, so a flow given a stored flow's
+// low rate without its target and running timer (a flow that never saw a CNP has none) keeps that rate until
+// a CNP comes, for milliseconds (GPT-3 175B: 3 MB pipeline transfers 134 µs → 1.2 ms; engine/wormhole/README.md).
+//
+// Timers are kept as offsets from the moment the snapshot was taken and put back at the same offsets from the
+// moment the flow resumes. Per-hop INT records (HPCC) and sequence-numbered markers stay the flow's own: they
+// name its own ports and bytes.
+#include <cstdint>
+#include <string>
+
+#include "runtime/batch.h"
+
+namespace orrery::wormhole {
+
+struct CcSnapshot {
+    uint8_t cc_mode = 0;              // net::CcMode the state belongs to
+    uint64_t rate_bps = 0;            // the sending rate (QpState::rate)
+    // DCQCN
+    double alpha = 1;                 // also DCTCP's α
+    uint64_t target_bps = 0;
+    uint32_t stage = 0;               // DCQCN's rate-increase stage, HPCC's and TIMELY's increase stage
+    bool first_cnp = true, alpha_cnp = false, decrease_cnp = false;
+    int64_t timer_in_ps[3] = {-1, -1, -1};    // α, rate-decrease, rate-increase: due this long after the snapshot; -1 = not running
+    int64_t timer_since_ps[3] = {0, 0, 0};    // scheduled this long before it (orders timers due at the same instant)
+    // HPCC
+    double u = 1;
+    uint64_t cc_rate_bps = 0;         // HPCC's or TIMELY's current rate
+    // TIMELY
+    double rtt_diff = 0;
+};
+
+// The state of flow row `f` at time `now`.
+CcSnapshot take_cc_snapshot(const Batch& b, uint32_t f, int64_t now);
+// Flow row `f` takes `s` as its state, resuming at `resume`: its timers run from there. The rates are held
+// to the flow's own line rate and the experiment's minimum rate.
+void put_cc_snapshot(Batch& b, uint32_t f, const CcSnapshot& s, int64_t resume);
+
+// The memo file's form: a JSON object with the fields of its CC only. Throws std::runtime_error naming a
+// missing or malformed field.
+std::string cc_snapshot_json(const CcSnapshot& s);
+CcSnapshot cc_snapshot_from_json(const std::string& text);
+
+}  // namespace orrery::wormhole
