@@ -137,6 +137,38 @@ wormhole::MemoTable through_memo_file(const std::vector<wormhole::MemoEntry>& le
 
 double hit_rate(const wormhole::SkipReport& k) { return 100.0 * k.memo_hits / std::max(1u, k.memo_hits + k.memo_misses); }
 
+// How the per-flow errors spread (a mean can hide a few flows held back for milliseconds), and the outliers
+// by flow row, to trace (engine/wormhole/README.md explains the ones found so far).
+void spread(const Run& off, const Run& on) {
+    std::vector<double> errors;
+    double signed_sum = 0;
+    for (size_t f = 0; f < off.fct.size(); ++f)
+        if (off.fct[f] > 0 && on.fct[f] > 0) {
+            errors.push_back(std::abs(on.fct[f] - off.fct[f]) / off.fct[f]);
+            signed_sum += (on.fct[f] - off.fct[f]) / off.fct[f];
+        }
+    if (errors.empty()) return;
+    std::sort(errors.begin(), errors.end());
+    auto at = [&](double q) { return 100 * errors[std::min(errors.size() - 1, size_t(q * double(errors.size())))]; };
+    size_t over = 0;
+    for (double e : errors) over += e > 0.1;
+    std::printf("   per-flow FCT error: median %.3f%%, p90 %.2f%%, p99 %.1f%%; %.1f%% of flows off by more than 10%%; signed mean %+.2f%%\n", at(0.5),
+                at(0.9), at(0.99), 100.0 * double(over) / double(errors.size()), 100 * signed_sum / double(errors.size()));
+    std::vector<std::pair<double, size_t>> by_error;
+    for (size_t f = 0; f < off.fct.size(); ++f)
+        if (off.fct[f] > 0 && on.fct[f] > 0) by_error.push_back({(on.fct[f] - off.fct[f]) / off.fct[f], f});
+    std::sort(by_error.begin(), by_error.end());
+    auto show = [&](const char* what, size_t i) {
+        const auto [e, f] = by_error[i];
+        std::printf("%s flow %zu %+.1f%% (%.1f -> %.1f us)", what, f, 100 * e, off.fct[f] / 1e6, on.fct[f] / 1e6);
+    };
+    std::printf("   slowest:");
+    for (size_t i = 0; i < 3 && i < by_error.size(); ++i) show(i ? "," : "", by_error.size() - 1 - i);
+    std::printf("; fastest:");
+    for (size_t i = 0; i < 3 && i < by_error.size(); ++i) show(i ? "," : "", i);
+    std::printf("\n");
+}
+
 // Wall time: preparing the job (its task graph) and running it; the best of `repeats` runs.
 Run run_llm(const PresetLibrary& presets, const WorkloadTables& tables, const nlohmann::json& doc, int threads, int repeats,
             const wormhole::MemoTable* memo = nullptr) {
@@ -176,6 +208,7 @@ void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTabl
     std::printf("%s, %s, one iteration, %d thread(s), best of %d runs: iteration %.3f ms -> %.3f ms (error %+.3f%%)\n", label, cc.c_str(), threads,
                 repeats, off.iteration_s * 1e3, on.iteration_s * 1e3, 100 * (on.iteration_s / off.iteration_s - 1));
     compare(("   " + model + " " + cc).c_str(), off, on);
+    spread(off, on);
     std::printf("   of those walls, building the job's task graph: %.3f s and %.3f s\n", off.prepare, on.prepare);
     const wormhole::MemoTable memo = through_memo_file(on.result.skipping.learned);
     const Run again = run_llm(presets, tables, llm("roft-128", model, parallel, true, cc), threads, repeats, &memo);
@@ -183,6 +216,7 @@ void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTabl
                 model.c_str(), memo.size(), hit_rate(again.result.skipping), again.result.skipping.memo_hits,
                 again.result.skipping.memo_hits + again.result.skipping.memo_misses, again.iteration_s * 1e3, 100 * (again.iteration_s / off.iteration_s - 1));
     compare(("   " + model + " " + cc + " memo").c_str(), off, again);
+    spread(off, again);
 }
 
 // Row 6: a 1,024-GPU row of Wormhole's Table 1, skipping on; with `stop_ms`, on and off up to that simulated time.
@@ -208,35 +242,7 @@ void table1_row(const char* label, const PresetLibrary& presets, const WorkloadT
     for (size_t f = 0; f < off.fct.size(); ++f) both += off.fct[f] > 0 && on.fct[f] > 0;
     std::printf("   the same %d ms without skipping: %zu flows finished in both runs\n", stop_ms, both);
     compare(("   " + model + " " + cc + " to " + std::to_string(stop_ms) + " ms").c_str(), off, on);
-    // How the per-flow errors spread: a mean can hide a few flows held back for milliseconds.
-    std::vector<double> errors;
-    double signed_sum = 0;
-    for (size_t f = 0; f < off.fct.size(); ++f)
-        if (off.fct[f] > 0 && on.fct[f] > 0) {
-            errors.push_back(std::abs(on.fct[f] - off.fct[f]) / off.fct[f]);
-            signed_sum += (on.fct[f] - off.fct[f]) / off.fct[f];
-        }
-    if (errors.empty()) return;
-    std::sort(errors.begin(), errors.end());
-    auto at = [&](double q) { return 100 * errors[std::min(errors.size() - 1, size_t(q * double(errors.size())))]; };
-    size_t over = 0;
-    for (double e : errors) over += e > 0.1;
-    std::printf("   per-flow FCT error: median %.3f%%, p90 %.2f%%, p99 %.1f%%; %.1f%% of flows off by more than 10%%; signed mean %+.2f%%\n", at(0.5),
-                at(0.9), at(0.99), 100.0 * double(over) / double(errors.size()), 100 * signed_sum / double(errors.size()));
-    // The outliers by flow row, to trace (engine/wormhole/README.md explains the ones found so far).
-    std::vector<std::pair<double, size_t>> by_error;
-    for (size_t f = 0; f < off.fct.size(); ++f)
-        if (off.fct[f] > 0 && on.fct[f] > 0) by_error.push_back({(on.fct[f] - off.fct[f]) / off.fct[f], f});
-    std::sort(by_error.begin(), by_error.end());
-    auto show = [&](const char* what, size_t i) {
-        const auto [e, f] = by_error[i];
-        std::printf("%s flow %zu %+.1f%% (%.1f -> %.1f us)", what, f, 100 * e, off.fct[f] / 1e6, on.fct[f] / 1e6);
-    };
-    std::printf("   slowest:");
-    for (size_t i = 0; i < 3 && i < by_error.size(); ++i) show(i ? "," : "", by_error.size() - 1 - i);
-    std::printf("; fastest:");
-    for (size_t i = 0; i < 3 && i < by_error.size(); ++i) show(i ? "," : "", i);
-    std::printf("\n");
+    spread(off, on);
 }
 
 // Row 5: one job swept over CCs and seeds, with share_memo off then on.
