@@ -391,6 +391,14 @@ private slots:
         QVERIFY(memo.find(rate, mapping) == nullptr);
     }
 
+    void memo_keys_tell_sizes_a_quarter_octave_apart() {
+        // Remaining sizes in quarter-octaves (19 % steps): 1.00 and 1.03 MB share a label, 1.00 and 1.25 MB
+        // (the same half-octave, which replayed MoE transients into flows too unlike the stored ones) do not.
+        QCOMPARE(wormhole::vertex_label(1.0, 1'000'000, 5000), wormhole::vertex_label(1.0, 1'030'000, 5000));
+        QVERIFY(wormhole::vertex_label(1.0, 1'000'000, 5000) != wormhole::vertex_label(1.0, 1'250'000, 5000));
+        QVERIFY(wormhole::vertex_label(1.0, 1'000'000, 5000) != wormhole::vertex_label(0.5, 1'000'000, 5000));
+    }
+
     void memo_replay_restores_the_cc_rate_not_the_measured_one() {
         // Two DCQCN flows from one host share its NIC: each gets half the line while its CC rate stays at the
         // line (no switch queue, no CNP). A replay of their transient must leave that CC rate; the measured half
