@@ -73,6 +73,37 @@ LoadedScenario scenario(const nlohmann::json& flows, const nlohmann::json& extra
 
 double relative(double a, double b) { return std::abs(a - b) / b; }
 
+// The flows of `flows` plus a third, of `late_bytes` from host 12 into host 0, that a driver releases only at
+// `release_at` (as LLM collectives are released when their dependencies finish).
+Outcome run_with_late_release(const nlohmann::json& flows, bool skipping, uint64_t late_bytes, int64_t release_at,
+                              const wormhole::MemoTable* memo = nullptr) {
+    LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", skipping}}}});
+    const Fabric f = build_fabric(sc.scenarios[0].topology);
+    std::vector<FlowSpec> specs = workload_flows(sc.scenarios[0]);
+    FlowSpec late = specs[0];
+    late.src = 12;
+    late.size = Bytes(late_bytes);
+    late.start = Picoseconds(net::kNever);
+    late.sport = 10000;
+    specs.push_back(late);
+    Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, specs}});
+    const uint32_t late_row = uint32_t(specs.size() - 1);
+    bool released = false;
+    RunOptions o;
+    o.memo = memo;
+    o.drive = [&](uint32_t, int64_t now, uint32_t done) {
+        DriverStatus st;
+        if (!released && now >= release_at) {
+            release_flow(b, late_row, now);
+            released = true;
+        }
+        st.next_own = released ? INT64_MAX : release_at;
+        st.finished = released && done == specs.size();
+        return st;
+    };
+    return outcome(b, run_cpu(b, o)[0]);
+}
+
 // A memo entry's per-flow CC states in the memo file's form, to compare.
 std::vector<std::string> cc_states(const wormhole::MemoEntry& e) {
     std::vector<std::string> out;
@@ -267,37 +298,15 @@ private slots:
         // frozen partition skipped past it and must come back to the flow's start (skip-back).
         nlohmann::json flows = {{{"src", 4}, {"dst", 0}, {"size", "40MB"}, {"start", "0us"}},
                                 {{"src", 8}, {"dst", 0}, {"size", "40MB"}, {"start", "0us"}}};
-        LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", true}}}});
-        const Fabric f = build_fabric(sc.scenarios[0].topology);
-        std::vector<FlowSpec> specs = workload_flows(sc.scenarios[0]);
-        FlowSpec late = specs[0];
-        late.src = 12;
-        late.size = Bytes(4'000'000);
-        late.start = Picoseconds(net::kNever);
-        late.sport = 10000;
-        specs.push_back(late);
-        Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, specs}});
         const int64_t release_at = 700'000'000;
-        bool released = false;
-        RunOptions o;
-        o.drive = [&](uint32_t, int64_t now, uint32_t done) {
-            DriverStatus st;
-            if (!released && now >= release_at) {
-                release_flow(b, 2, now);
-                released = true;
-            }
-            st.next_own = released ? INT64_MAX : release_at;
-            st.finished = released && done == 3;
-            return st;
-        };
-        const auto r = run_cpu(b, o);
-        const auto& skips = r[0].skipping.skips;
+        const Outcome r = run_with_late_release(flows, true, 4'000'000, release_at);
+        const auto& skips = r.result.skipping.skips;
         QVERIFY(!skips.empty());
         QVERIFY(skips[0].start_ps < release_at);
         QVERIFY2(skips[0].end_ps >= release_at && skips[0].end_ps < release_at + 1000,
                  qPrintable(QString("skip ends at %1 ps, the flow starts at %2").arg(skips[0].end_ps).arg(release_at)));
-        QVERIFY(r[0].flows.size() == 3);
-        for (const FlowResult& fr : r[0].flows) QVERIFY(fr.finish != net::kNever);
+        QVERIFY(r.result.flows.size() == 3);
+        for (const FlowResult& fr : r.result.flows) QVERIFY(fr.finish != net::kNever);
     }
 
     void release_inside_a_replayed_transient_keeps_its_elapsed_share() {
@@ -308,32 +317,7 @@ private slots:
         // released while their neighbours replayed).
         nlohmann::json flows = {{{"src", 4}, {"dst", 0}, {"size", "4MB"}, {"start", "0us"}},
                                 {{"src", 8}, {"dst", 0}, {"size", "4MB"}, {"start", "0us"}}};
-        auto run = [&](bool on, const wormhole::MemoTable* memo, int64_t release_at) {
-            LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", on}}}});
-            const Fabric f = build_fabric(sc.scenarios[0].topology);
-            std::vector<FlowSpec> specs = workload_flows(sc.scenarios[0]);
-            FlowSpec late = specs[0];
-            late.src = 12;
-            late.size = Bytes(1'000'000);
-            late.start = Picoseconds(net::kNever);
-            late.sport = 10000;
-            specs.push_back(late);
-            Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, specs}});
-            bool released = false;
-            RunOptions o;
-            o.memo = memo;
-            o.drive = [&](uint32_t, int64_t now, uint32_t done) {
-                DriverStatus st;
-                if (!released && now >= release_at) {
-                    release_flow(b, 2, now);
-                    released = true;
-                }
-                st.next_own = released ? INT64_MAX : release_at;
-                st.finished = released && done == 3;
-                return st;
-            };
-            return outcome(b, run_cpu(b, o)[0]);
-        };
+        auto run = [&](bool on, const wormhole::MemoTable* memo, int64_t release_at) { return run_with_late_release(flows, on, 1'000'000, release_at, memo); };
         // The transient as measured, with the late flow released after the others are done.
         const Outcome learn = run(true, nullptr, 5'000'000'000);
         QVERIFY(!learn.result.skipping.learned.empty());
