@@ -642,10 +642,11 @@ struct Skipper::State {
         report.memo.push_back({at, id, flows, MemoRecord::kStored});
     }
 
-    // The first flow of a partition with a transient under measurement finished: the transient ends here.
     // The first flow of a partition with a transient under measurement finished: the transient is stored up
     // to the last rate sample before the completion (a replay then leaves the last stretch, under one sampling
-    // interval, to the packet level, which finishes the flow).
+    // interval, to the packet level, which finishes the flow). A transient cut short by a flow joining is not
+    // stored: storing it up to the last sample made MoE 8x13B's first run slower (DCQCN: 41.8 % -> 34.0 % of
+    // events skipped, the same hits).
     void store_completion(uint32_t id) {
         PartState& p = state(id);
         if (!p.pending) return;
