@@ -584,6 +584,20 @@ private slots:
         QCOMPARE(merged.size(), loaded.size());
         QCOMPARE(merged.outdated, loaded.size());
         QCOMPARE(cc_states(*merged.find(first.result.skipping.learned[0].key, mapping)), cc_states(first.result.skipping.learned[0]));
+        // A row whose CC state lacks a field is refused naming the file, the row and the field.
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(file.string().c_str(), &db), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(db, "UPDATE wormhole_memo SET end_cc_state = '[{\"cc\": \"hpcc\", \"rate_bps\": 1}]' WHERE rowid = 1", nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+        }
+        try {
+            wormhole::load_memo(file);
+            QFAIL("a memo row with a broken CC state was read");
+        } catch (const InputError& err) {
+            const QString what = err.what();
+            QVERIFY2(what.contains("memo.sqlite") && what.contains("row 1") && what.contains("\"u\""), qPrintable(what));
+        }
         // A file that is not a memo is refused with its name, and left as it was.
         const auto other = dir / "other.sqlite";
         { std::ofstream(other) << "not a database"; }
