@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -97,7 +98,7 @@ void put_cc_snapshot(Batch& b, uint32_t f, const CcSnapshot& s, int64_t resume) 
     }
 }
 
-std::string cc_snapshot_json(const CcSnapshot& s) {
+nlohmann::json cc_snapshot_json(const CcSnapshot& s) {
     nlohmann::json j = {{"cc", cc_name(s.cc_mode)}, {"rate_bps", s.rate_bps}};
     switch (s.cc_mode) {
         case kDcqcn:
@@ -109,11 +110,10 @@ std::string cc_snapshot_json(const CcSnapshot& s) {
         case kTimely: j["rtt_diff"] = s.rtt_diff, j["stage"] = s.stage, j["cc_rate_bps"] = s.cc_rate_bps; break;
         case kDctcp: j["alpha"] = s.alpha; break;
     }
-    return j.dump();
+    return j;
 }
 
-CcSnapshot cc_snapshot_from_json(const std::string& text) {
-    const nlohmann::json j = nlohmann::json::parse(text);
+CcSnapshot cc_snapshot_from_json(const nlohmann::json& j) {
     CcSnapshot s;
     const std::string cc = j.at("cc").get<std::string>();
     for (uint8_t mode : {kDcqcn, kHpcc, kTimely, kDctcp})

@@ -9,7 +9,8 @@
 // moment the flow resumes. Per-hop INT records (HPCC) and sequence-numbered markers stay the flow's own: they
 // name its own ports and bytes.
 #include <cstdint>
-#include <string>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "runtime/batch.h"
 
@@ -40,7 +41,7 @@ void put_cc_snapshot(Batch& b, uint32_t f, const CcSnapshot& s, int64_t resume);
 
 // The memo file's form: a JSON object with the fields of its CC only. Throws std::runtime_error naming a
 // missing or malformed field.
-std::string cc_snapshot_json(const CcSnapshot& s);
-CcSnapshot cc_snapshot_from_json(const std::string& text);
+nlohmann::json cc_snapshot_json(const CcSnapshot& s);
+CcSnapshot cc_snapshot_from_json(const nlohmann::json& j);
 
 }  // namespace orrery::wormhole

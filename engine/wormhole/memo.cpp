@@ -157,13 +157,13 @@ constexpr const char* kColumns = "context, labels, edges, transient_ps, bytes, e
 
 std::vector<CcSnapshot> cc_states_from_json(const std::string& text) {
     std::vector<CcSnapshot> out;
-    for (const auto& flow : nlohmann::json::parse(text)) out.push_back(cc_snapshot_from_json(flow.dump()));
+    for (const auto& flow : nlohmann::json::parse(text)) out.push_back(cc_snapshot_from_json(flow));
     return out;
 }
 
 std::string cc_states_json(const std::vector<CcSnapshot>& states) {
     nlohmann::json out = nlohmann::json::array();
-    for (const CcSnapshot& s : states) out.push_back(nlohmann::json::parse(cc_snapshot_json(s)));
+    for (const CcSnapshot& s : states) out.push_back(cc_snapshot_json(s));
     return out.dump();
 }
 

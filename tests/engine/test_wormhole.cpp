@@ -107,7 +107,7 @@ Outcome run_with_late_release(const nlohmann::json& flows, bool skipping, uint64
 // A memo entry's per-flow CC states in the memo file's form, to compare.
 std::vector<std::string> cc_states(const wormhole::MemoEntry& e) {
     std::vector<std::string> out;
-    for (const auto& s : e.end_cc) out.push_back(wormhole::cc_snapshot_json(s));
+    for (const auto& s : e.end_cc) out.push_back(wormhole::cc_snapshot_json(s).dump());
     return out;
 }
 
@@ -464,7 +464,7 @@ private slots:
         d.t_rp = 300'000'000, d.s_rp = 1'000'000;
         const wormhole::CcSnapshot taken = wormhole::take_cc_snapshot(b, 0, 5'000'000);
         const wormhole::CcSnapshot read = wormhole::cc_snapshot_from_json(wormhole::cc_snapshot_json(taken));
-        QCOMPARE(wormhole::cc_snapshot_json(read), wormhole::cc_snapshot_json(taken));
+        QCOMPARE(wormhole::cc_snapshot_json(read).dump(), wormhole::cc_snapshot_json(taken).dump());
         wormhole::put_cc_snapshot(b, 1, read, 40'000'000);
         const net::DcqcnState& e = b.dcqcn[1];
         QCOMPARE(b.qp[1].rate, uint64_t(30'000'000'000));
@@ -478,10 +478,10 @@ private slots:
         QCOMPARE(e.t_rp, int64_t(335'000'000));
         QCOMPARE(e.s_rp, int64_t(36'000'000));
         // A state missing a field is refused naming it.
-        nlohmann::json broken = nlohmann::json::parse(wormhole::cc_snapshot_json(taken));
+        nlohmann::json broken = wormhole::cc_snapshot_json(taken);
         broken.erase("target_bps");
         try {
-            wormhole::cc_snapshot_from_json(broken.dump());
+            wormhole::cc_snapshot_from_json(broken);
             QFAIL("a DCQCN state without its target rate was read");
         } catch (const std::runtime_error& err) {
             QVERIFY2(QString(err.what()).contains("target_bps"), err.what());
