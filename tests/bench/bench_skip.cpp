@@ -140,24 +140,23 @@ double hit_rate(const wormhole::SkipReport& k) { return 100.0 * k.memo_hits / st
 // How the per-flow errors spread (a mean can hide a few flows held back for milliseconds), and the outliers
 // by flow row, to trace (engine/wormhole/README.md explains the ones found so far).
 void spread(const Run& off, const Run& on) {
-    std::vector<double> errors;
+    std::vector<std::pair<double, size_t>> by_error;  // signed relative error, flow row
     double signed_sum = 0;
     for (size_t f = 0; f < off.fct.size(); ++f)
         if (off.fct[f] > 0 && on.fct[f] > 0) {
-            errors.push_back(std::abs(on.fct[f] - off.fct[f]) / off.fct[f]);
-            signed_sum += (on.fct[f] - off.fct[f]) / off.fct[f];
+            by_error.push_back({(on.fct[f] - off.fct[f]) / off.fct[f], f});
+            signed_sum += by_error.back().first;
         }
-    if (errors.empty()) return;
+    if (by_error.empty()) return;
+    std::sort(by_error.begin(), by_error.end());
+    std::vector<double> errors;
+    for (const auto& [e, f] : by_error) errors.push_back(std::abs(e));
     std::sort(errors.begin(), errors.end());
     auto at = [&](double q) { return 100 * errors[std::min(errors.size() - 1, size_t(q * double(errors.size())))]; };
     size_t over = 0;
     for (double e : errors) over += e > 0.1;
     std::printf("   per-flow FCT error: median %.3f%%, p90 %.2f%%, p99 %.1f%%; %.1f%% of flows off by more than 10%%; signed mean %+.2f%%\n", at(0.5),
                 at(0.9), at(0.99), 100.0 * double(over) / double(errors.size()), 100 * signed_sum / double(errors.size()));
-    std::vector<std::pair<double, size_t>> by_error;
-    for (size_t f = 0; f < off.fct.size(); ++f)
-        if (off.fct[f] > 0 && on.fct[f] > 0) by_error.push_back({(on.fct[f] - off.fct[f]) / off.fct[f], f});
-    std::sort(by_error.begin(), by_error.end());
     auto show = [&](const char* what, size_t i) {
         const auto [e, f] = by_error[i];
         std::printf("%s flow %zu %+.1f%% (%.1f -> %.1f us)", what, f, 100 * e, off.fct[f] / 1e6, on.fct[f] / 1e6);
