@@ -88,8 +88,7 @@ uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint6
     return (rate_q << 56) | (size_q << 40) | (rtt_q & 0xffffffffffull);
 }
 
-void finish_graph(FlowConflictGraph& g) {
-    std::sort(g.edges.begin(), g.edges.end(), [](const auto& x, const auto& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
+std::vector<uint64_t> vertex_classes(const FlowConflictGraph& g) {
     const size_t n = g.labels.size();
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(n);
     for (const auto& e : g.edges) {
@@ -110,6 +109,13 @@ void finish_graph(FlowConflictGraph& g) {
         }
         color.swap(next);
     }
+    return color;
+}
+
+void finish_graph(FlowConflictGraph& g) {
+    std::sort(g.edges.begin(), g.edges.end(), [](const auto& x, const auto& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
+    const size_t n = g.labels.size();
+    std::vector<uint64_t> color = vertex_classes(g);
     std::sort(color.begin(), color.end());
     uint64_t h = hash_string(g.context) ^ mix64(n) ^ mix64(g.edges.size() << 20);
     for (uint64_t c : color) h = mix64(h ^ c);

@@ -40,6 +40,9 @@ struct FlowConflictGraph {
 // 100 ns. (Half-octaves, 41 % steps, replayed MoE's all-to-all transients into flows too unlike the stored
 // ones: its memo-file re-run was 1.28 % mean per-flow FCT error under DCQCN, 0.90 % with quarter-octaves.)
 uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint64_t base_rtt_ns);
+// Per vertex, its Weisfeiler-Lehman colour (3 rounds): vertices of one colour have the same label and the
+// same labelled neighbourhood, as far as 3 rounds tell.
+std::vector<uint64_t> vertex_classes(const FlowConflictGraph& g);
 // Computes the hash of a graph whose context, labels and edges are set.
 void finish_graph(FlowConflictGraph& g);
 

@@ -3,6 +3,7 @@
 // of its last l sending-rate samples, (max − min) / mean, is below θ; its rate from then on is their mean.
 // Rates are the bytes the flow got acknowledged over each sampling interval, so a flow held back by its
 // bottleneck reads as its share of it, whatever its congestion control does inside the interval.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -52,6 +53,18 @@ struct RateWindow {
         const double mean = sum / double(l);
         if (!(mean > 0)) return -1;
         return (hi - lo) / mean < theta ? mean : -1;
+    }
+    // The standard error of the mean of the last l samples (their scatter over sqrt(l)).
+    double standard_error(uint32_t l) const {
+        if (count < l || l < 2) return 0;
+        double sum = 0, sq = 0;
+        for (uint32_t i = 0; i < l; ++i) {
+            const double r = rate[(count - 1 - i) % kMaxWindow];
+            sum += r, sq += r * r;
+        }
+        const double mean = sum / double(l);
+        const double var = std::max(0.0, sq / double(l) - mean * mean) * double(l) / double(l - 1);
+        return std::sqrt(var / double(l));
     }
     // The drift of the rate over the last l samples, bytes/ps per ps: the newer half's mean minus the older
     // half's, over the time between their centres (`interval` apart per sample). `significant_only`: their
