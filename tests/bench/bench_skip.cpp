@@ -13,7 +13,8 @@
 //  6. Wormhole Table 1's 1,024-GPU rows (--table1 gpt175b,moe32x22b: GPT-3 175B TP8 PP8 DP16, MoE 32x22B TP8 EP8
 //     PP8 DP16, roft-1024), skipping on, one run each. Without skipping a whole iteration takes hours here, so
 //     with --stop-ms T both runs stop at T ms of simulated time and are compared on the flows that finished
-//     in both (the same collectives of the same prefix of the iteration).
+//     in both (the same collectives of the same prefix of the iteration). --noise 1 adds the same prefix
+//     without skipping under seed 2, compared with seed 1: how far the packet level moves its own flows.
 // --cc runs the LLM rows under each listed CC (the 400 Gb/s presets); --off 0 leaves out their skip-off runs.
 // Each LLM run is repeated --llm-repeats times (default 3; identical results every time) and its best wall
 // time kept, as for the flow scenarios: this VM's wall times vary by up to 1.7x from one run to the next.
@@ -155,8 +156,11 @@ void spread(const Run& off, const Run& on) {
     auto at = [&](double q) { return 100 * errors[std::min(errors.size() - 1, size_t(q * double(errors.size())))]; };
     size_t over = 0;
     for (double e : errors) over += e > 0.1;
-    std::printf("   per-flow FCT error: median %.3f%%, p90 %.2f%%, p99 %.1f%%; %.1f%% of flows off by more than 10%%; signed mean %+.2f%%\n", at(0.5),
-                at(0.9), at(0.99), 100.0 * double(over) / double(errors.size()), 100 * signed_sum / double(errors.size()));
+    auto signed_at = [&](double q) { return 100 * by_error[std::min(by_error.size() - 1, size_t(q * double(by_error.size())))].first; };
+    std::printf("   per-flow FCT error: median %.3f%%, p90 %.2f%%, p99 %.1f%%; %.1f%% of flows off by more than 10%%; signed mean %+.2f%%, signed p10 / p50 / p90 "
+                "%+.3f%% / %+.3f%% / %+.3f%%\n",
+                at(0.5), at(0.9), at(0.99), 100.0 * double(over) / double(errors.size()), 100 * signed_sum / double(errors.size()), signed_at(0.1),
+                signed_at(0.5), signed_at(0.9));
     auto show = [&](const char* what, size_t i) {
         const auto [e, f] = by_error[i];
         std::printf("%s flow %zu %+.1f%% (%.1f -> %.1f us)", what, f, 100 * e, off.fct[f] / 1e6, on.fct[f] / 1e6);
@@ -220,10 +224,11 @@ void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTabl
 
 // Row 6: a 1,024-GPU row of Wormhole's Table 1, skipping on; with `stop_ms`, on and off up to that simulated time.
 void table1_row(const char* label, const PresetLibrary& presets, const WorkloadTables& tables, const std::string& model, const nlohmann::json& parallel,
-                const std::string& cc, int threads, int stop_ms) {
-    auto doc = [&](bool skipping) {
+                const std::string& cc, int threads, int stop_ms, bool noise) {
+    auto doc = [&](bool skipping, int seed = 1) {
         nlohmann::json d = llm("roft-1024", model, parallel, skipping, cc);
         if (stop_ms > 0) d["workload"]["stop_time"] = std::to_string(stop_ms) + "ms";
+        d["seed"] = seed;
         return d;
     };
     const Run on = run_llm(presets, tables, doc(true), threads, 1);
@@ -242,6 +247,14 @@ void table1_row(const char* label, const PresetLibrary& presets, const WorkloadT
     std::printf("   the same %d ms without skipping: %zu flows finished in both runs\n", stop_ms, both);
     compare(("   " + model + " " + cc + " to " + std::to_string(stop_ms) + " ms").c_str(), off, on);
     spread(off, on);
+    if (!noise) return;
+    // The packet level against itself: the same prefix without skipping under another seed (DCQCN marks at
+    // random, so which flows of an all-to-all are cut and held back is a sample). A per-flow error the model
+    // shows against its own reseeding is not skipping's.
+    const Run reseeded = run_llm(presets, tables, doc(false, 2), threads, 1);
+    std::printf("   the same %d ms without skipping, seed 2 against seed 1 (the packet level's own per-flow spread):\n", stop_ms);
+    compare(("   " + model + " " + cc + " seed 2").c_str(), off, reseeded);
+    spread(off, reseeded);
 }
 
 // Row 5: one job swept over CCs and seeds, with share_memo off then on.
@@ -328,7 +341,8 @@ int main(int argc, char** argv) {
                                                {"--window", "L: skipping.window of the LLM rows, 3-64 samples (default: appendix F's, per partition)"},
                                                {"--table1", "gpt175b and/or moe32x22b, comma-separated: Wormhole Table 1's 1,024-GPU rows, skipping on (default none)"},
                                                {"--stop-ms", "T: the --table1 rows stop at T ms simulated, also run without skipping and compared (default: whole iteration, skipping on only)"},
-                                               {"--sweep", "N: add the GPT-3 13B sweep, N seeds under each --cc, share_memo off and on (default 0)"}});
+                                               {"--sweep", "N: add the GPT-3 13B sweep, N seeds under each --cc, share_memo off and on (default 0)"},
+                                               {"--noise", "1: with --stop-ms, also run without skipping under seed 2 and compare it with seed 1 (default 0)"}});
     const int llm_repeats = int(bench::bench_number(args, "--llm-repeats", 3));
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;
     const bool with_llm = !(args.count("--llm") && args.at("--llm") == "0");
@@ -338,6 +352,7 @@ int main(int argc, char** argv) {
     const int sweep_seeds = int(bench::bench_number(args, "--sweep", 0));
     g_window = int(bench::bench_number(args, "--window", 0));
     const int stop_ms = int(bench::bench_number(args, "--stop-ms", 0));
+    const bool noise = args.count("--noise") && args.at("--noise") == "1";
     const std::vector<std::string> table1 = bench::bench_choices(args, "--table1", "", {"gpt175b", "moe32x22b"});
     const std::vector<std::string> ccs = bench::bench_choices(args, "--cc", "dcqcn", {"dcqcn", "hpcc", "timely", "dctcp"});
     const PresetLibrary presets({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"});
@@ -380,11 +395,11 @@ int main(int argc, char** argv) {
                 if (row == "gpt175b")
                     table1_row("6. GPT-3 175B TP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt3-175b",
                                {{"tp", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}}, cc, threads,
-                               stop_ms);
+                               stop_ms, noise);
                 else
                     table1_row("6. MoE 32x22B TP8 EP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt-moe-32x22b",
                                {{"tp", 8}, {"ep", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}},
-                               cc, threads, stop_ms);
+                               cc, threads, stop_ms, noise);
             }
     }
     return 0;
