@@ -45,6 +45,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) { return std::chro
 struct Run {
     double wall = 0;
     std::vector<double> fct;  // ps per flow row, -1 unfinished
+    std::vector<int64_t> start;  // ps per flow row: when the job released it (LLM flows start as their dependencies finish)
     ExperimentResult result;
     double iteration_s = 0;
     double prepare = 0;  // s of `wall` spent building the LLM job (its task graph), before any step
@@ -53,6 +54,8 @@ struct Run {
 void record(Run& r, const Batch& b, const ExperimentResult& res) {
     r.result = res;
     r.fct.assign(b.flow.size(), -1);
+    r.start.assign(b.flow.size(), 0);
+    for (size_t f = 0; f < b.flow.size(); ++f) r.start[f] = b.flow[f].start;
     for (const FlowResult& f : res.flows)
         if (f.finish != net::kNever) r.fct[f.flow] = double(f.finish - b.flow[f.flow].start);
 }
@@ -161,9 +164,17 @@ void spread(const Run& off, const Run& on) {
                 "%+.3f%% / %+.3f%% / %+.3f%%\n",
                 at(0.5), at(0.9), at(0.99), 100.0 * double(over) / double(errors.size()), 100 * signed_sum / double(errors.size()), signed_at(0.1),
                 signed_at(0.5), signed_at(0.9));
+    // An LLM flow starts when its dependencies finish, so errors upstream move its start, and with it whom it
+    // meets on its ports.
+    std::vector<double> shift;
+    for (const auto& [e, f] : by_error) shift.push_back(std::abs(double(on.start[f] - off.start[f])) / 1e6);
+    std::sort(shift.begin(), shift.end());
+    std::printf("   start times moved by skipping: median %.3f us, p90 %.3f us, max %.3f us\n", shift[shift.size() / 2], shift[shift.size() * 9 / 10],
+                shift.back());
     auto show = [&](const char* what, size_t i) {
         const auto [e, f] = by_error[i];
-        std::printf("%s flow %zu %+.1f%% (%.1f -> %.1f us)", what, f, 100 * e, off.fct[f] / 1e6, on.fct[f] / 1e6);
+        std::printf("%s flow %zu %+.1f%% (%.1f -> %.1f us, started %+.3f us)", what, f, 100 * e, off.fct[f] / 1e6, on.fct[f] / 1e6,
+                    double(on.start[f] - off.start[f]) / 1e6);
     };
     std::printf("   slowest:");
     for (size_t i = 0; i < 3 && i < by_error.size(); ++i) show(i ? "," : "", by_error.size() - 1 - i);
