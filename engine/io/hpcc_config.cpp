@@ -2,6 +2,7 @@
 // read_hpcc_config() (shape checks) → scenario_from_hpcc_config() (meaning).
 #include "io/hpcc_config.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include <cerrno>
@@ -348,11 +349,22 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
             }
         thresholds.push_back(t);
     }
+    // L2_ACK_INTERVAL is in bytes, counted against the receiver's next expected byte: 1 (or up to a packet)
+    // acknowledges every packet, k packets' worth every k-th.
+    const uint64_t payload = std::max<uint64_t>(1, u("PACKET_PAYLOAD_SIZE", 1000)), ack_bytes = u("L2_ACK_INTERVAL", 1);
+    const uint64_t ack_packets = ack_bytes <= payload ? 1 : (ack_bytes + payload - 1) / payload;
+    if (ack_bytes > payload && ack_bytes % payload != 0) {
+        char average[32];
+        std::snprintf(average, sizeof average, "%.2f", double(ack_bytes) / double(payload));
+        diags.warning(where(get("L2_ACK_INTERVAL")), "L2_ACK_INTERVAL " + std::to_string(ack_bytes) + " is not a whole number of " + std::to_string(payload) +
+                                                         "-byte packets: an ACK every " + std::to_string(ack_packets) +
+                                                         " packets (the reference's fall unevenly, every " + average + " packets on average)");
+    }
     nlohmann::json network = {
         {"packet_payload", format_size(Bytes(int64_t(u("PACKET_PAYLOAD_SIZE", 1000))))},
         {"buffer_per_switch", format_size(Bytes(int64_t(u("BUFFER_SIZE", 16)) << 20))},
         {"ecn", {{"enabled", flag("ENABLE_QCN", true)}, {"thresholds", thresholds}}},
-        {"ack", {{"interval_packets", u("L2_ACK_INTERVAL", 1)}}},
+        {"ack", {{"interval_packets", ack_packets}}},
         {"loss_recovery", {{"chunk", format_size(Bytes(int64_t(u("L2_CHUNK_SIZE", 4000))))}, {"back_to_zero", flag("L2_BACK_TO_ZERO", false)}}},
         {"error_rate_per_link", d("ERROR_RATE_PER_LINK", 0.0)},
     };
@@ -490,7 +502,8 @@ std::string write_hpcc_config(const Scenario& s, const std::string& topology_fil
     line(out, "DCTCP_RATE_AI", mbps(c.dctcp.rate_ai));
     line(out, "ERROR_RATE_PER_LINK", num(n.error_rate_per_link));
     line(out, "L2_CHUNK_SIZE", std::to_string(n.go_back_chunk.count));
-    line(out, "L2_ACK_INTERVAL", std::to_string(n.ack_interval_packets));
+    // In bytes in the reference (1: every packet).
+    line(out, "L2_ACK_INTERVAL", std::to_string(n.ack_interval_packets <= 1 ? 1 : int64_t(n.ack_interval_packets) * n.packet_payload.count));
     line(out, "L2_BACK_TO_ZERO", n.go_back_to_zero ? "1" : "0");
     line(out, "HAS_WIN", c.window ? "1" : "0");
     line(out, "GLOBAL_T", c.global_base_rtt ? "1" : "0");

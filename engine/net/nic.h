@@ -110,12 +110,14 @@ ORRERY_HD inline void nic_enqueue_ack(NetView& v, uint32_t node, const Packet& a
 ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Packet& p, int64_t now) {
     const ExperimentParams& ep = node_params(v, node);
     RxState& rx = v.rx[p.flow];
-    rx.milestone = ep.ack_interval;
+    if (rx.milestone == 0) rx.milestone = ep.ack_interval;  // RdmaHw::GetRxQp: the first ACK is due after one interval
     int x;
     const uint64_t expected = rx.expected;
     if (p.seq == expected) {
         rx.expected = expected + packet_payload(p, ep.cc_mode);
-        if (rx.expected >= rx.milestone) {
+        // The flow's last packet is always acknowledged: with ACKs every few packets and a size that is not a
+        // whole number of intervals the sender would otherwise never see its flow complete.
+        if (rx.expected >= rx.milestone || rx.expected >= v.flow[p.flow].size) {
             rx.milestone += ep.ack_interval;
             x = 1;
         } else {

@@ -34,7 +34,7 @@ struct ExperimentParams {
     bool pfc_enabled = true;           // network.pfc.enabled: receivers act on pause frames
     uint8_t ack_pause_class = 3;       // the PFC class that pauses a NIC's ACK queue (ACK_HIGH_PRIO ? 0 : 3)
     uint32_t mtu = 1000;               // payload bytes per data packet
-    uint32_t ack_interval = 1;
+    uint32_t ack_interval = 1;   // bytes of data between ACKs (network.ack.interval_packets × MTU; 1: every packet)
     uint32_t chunk = 4000;
     uint32_t int_multi = 1;
     uint32_t mi_thresh = 0;

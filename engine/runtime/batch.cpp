@@ -32,7 +32,8 @@ ExperimentParams make_params(const Scenario& s) {
     p.pfc_enabled = s.network.pfc_enabled;
     p.ack_pause_class = c.ack_high_priority ? 0 : 3;
     p.mtu = uint32_t(s.network.packet_payload.count);
-    p.ack_interval = uint32_t(s.network.ack_interval_packets);
+    // The reference's L2_ACK_INTERVAL is in bytes, counted against the receiver's next expected byte.
+    p.ack_interval = s.network.ack_interval_packets <= 1 ? 1u : uint32_t(s.network.ack_interval_packets) * uint32_t(s.network.packet_payload.count);
     p.chunk = uint32_t(s.network.go_back_chunk.count);
     p.int_multi = uint32_t(c.hpcc.int_multi);
     p.mi_thresh = uint32_t(c.hpcc.mi_thresh);

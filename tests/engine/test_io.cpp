@@ -2,6 +2,7 @@
 #include <QtTest>
 
 #include <map>
+#include <tuple>
 
 #include "io/astra_yaml.h"
 #include "io/fabric_json.h"
@@ -176,6 +177,30 @@ private slots:
         doc2["name"] = doc["name"];
         doc2["description"] = doc["description"];
         QCOMPARE(QString::fromStdString(doc2.dump()), QString::fromStdString(doc.dump()));
+    }
+    void ack_interval_is_bytes_in_the_reference_and_packets_here() {
+        // L2_ACK_INTERVAL counts bytes against the receiver's next expected byte: up to one payload acknowledges
+        // every packet, 4000 every 4th 1000-byte packet; 1500 falls unevenly (every 1.5 on average), rounded up
+        // to 2 with a warning naming the line. Written back, k packets are k payloads.
+        const std::filesystem::path file = kRef / "ns3-hpcc/config_incast_dcqcn.txt";
+        const std::string base = read_text_file(file);
+        for (const auto& [bytes, packets, warned] : std::vector<std::tuple<int, int, bool>>{{1, 1, false}, {1000, 1, false}, {4000, 4, false}, {1500, 2, true}}) {
+            std::string text = base;
+            const size_t at = text.find("L2_ACK_INTERVAL");
+            QVERIFY(at != std::string::npos);
+            text.replace(at, text.find('\n', at) - at, "L2_ACK_INTERVAL " + std::to_string(bytes));
+            Diagnostics diags;
+            HpccConfig config = read_hpcc_config(text, "c.txt", file.parent_path(), diags);
+            nlohmann::json doc = scenario_from_hpcc_config(config, file.parent_path(), file.parent_path(), diags);
+            QCOMPARE(doc["network"]["ack"]["interval_packets"].get<int>(), packets);
+            bool warning = false;
+            for (const Diagnostic& d : diags.items()) warning |= d.message.find("L2_ACK_INTERVAL " + std::to_string(bytes) + " is not a whole number") != std::string::npos;
+            QCOMPARE(warning, warned);
+            LoadedScenario s = load_scenario_document(doc, "config", file.parent_path(), PresetLibrary());
+            const std::string back = write_hpcc_config(s.base, "topology.txt", "flow.txt");
+            const std::string expected = "L2_ACK_INTERVAL " + std::to_string(packets == 1 ? 1 : packets * 1000) + "\n";
+            QVERIFY2(back.find(expected) != std::string::npos, back.c_str());
+        }
     }
     void config_reports_unknown_and_duplicate_keys() {
         Diagnostics d;

@@ -306,6 +306,27 @@ private slots:
         qInfo("single flow: FCT %.0f ns, closed form %.0f ns", fct, closed_form);
         QVERIFY(std::abs(fct - closed_form) / closed_form <= 0.001);
     }
+    void ack_interval_acknowledges_every_nth_packet_and_the_last() {
+        // Two hosts on one switch, one flow of 1001 packets (the last of 500 bytes): 2 links each way. Every packet
+        // ACKed: 1001 data and 1001 ACKs cross 2 links. Every 4th: ACKs at 4000, 8000, ... 1,000,000 bytes (250)
+        // and one for the last packet, which no interval reaches (without it the flow would never complete).
+        std::vector<uint64_t> hops;
+        std::vector<int64_t> finish;
+        for (int every : {1, 4}) {
+            nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "single-switch"}, {"hosts", 2}}},
+                                  {"network", {{"ack", {{"interval_packets", every}}}}}, {"cc", {{"algorithm", "dctcp"}}},
+                                  {"workload", {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 1}, {"size", "1000500B"}}}}}}};
+            LoadedScenario s = load_scenario_document(doc, "ack.json", ".", PresetLibrary());
+            const Fabric f = build_fabric(s.scenarios[0].topology);
+            const auto results = run_loaded(s, f);
+            QVERIFY(results[0].flows[0].finish != net::kNever);
+            hops.push_back(results[0].packet_hops);
+            finish.push_back(results[0].flows[0].finish);
+        }
+        QCOMPARE(hops[0], uint64_t(2 * (1001 + 1001)));
+        QCOMPARE(hops[1], uint64_t(2 * (1001 + 251)));
+        QVERIFY(finish[1] >= finish[0]);  // the last ACK is the same packet's; fewer ACKs never make it earlier
+    }
     void port_event_tree_finds_what_a_scan_finds() {
         // A switch with 11 ports (a tree of 16 leaves, 5 of them empty): random arrival and transmission times
         // drawn from a few values, so that times, and times with scheduled times, tie often. After each random
