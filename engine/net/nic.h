@@ -110,7 +110,6 @@ ORRERY_HD inline void nic_enqueue_ack(NetView& v, uint32_t node, const Packet& a
 ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Packet& p, int64_t now) {
     const ExperimentParams& ep = node_params(v, node);
     RxState& rx = v.rx[p.flow];
-    if (rx.milestone == 0) rx.milestone = ep.ack_interval;  // RdmaHw::GetRxQp: the first ACK is due after one interval
     int x;
     const uint64_t expected = rx.expected;
     if (p.seq == expected) {

@@ -192,7 +192,7 @@ struct alignas(64) QpState {
 
 struct alignas(64) RxState {
     uint64_t expected = 0;
-    uint64_t milestone = 0;
+    uint64_t milestone = 0;            // bytes: the next ACK is due when `expected` reaches it (set to one ACK interval when compiled)
     int64_t nack_timer = 0;            // ps
     uint64_t last_nack = 0;
 };

@@ -452,7 +452,9 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<
             b.flow.push_back(fi);
             b.flow_paths.push_back(paths);
             b.qp.push_back(QpState{});
-            b.rx.push_back(RxState{});
+            RxState rx{};
+            rx.milestone = ep.ack_interval;  // RdmaHw::GetRxQp: the first ACK is due after one interval
+            b.rx.push_back(rx);
             b.dcqcn.push_back(DcqcnState{});
             b.hpcc.push_back(HpccState{});
             b.timely.push_back(TimelyState{});

@@ -80,7 +80,7 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
         q.next_avail += dt;
         RxState& rx = b.rx[f];
         rx.expected = uint64_t(int64_t(rx.expected) + c);
-        if (rx.milestone != 0) rx.milestone = uint64_t(int64_t(rx.milestone) + c);  // ACKs stay as many packets apart
+        rx.milestone = uint64_t(int64_t(rx.milestone) + c);  // ACKs stay as many packets apart
         shift_seq(rx.last_nack, c);
         if (rx.nack_timer != 0) rx.nack_timer += dt;
         DcqcnState& d = b.dcqcn[f];
