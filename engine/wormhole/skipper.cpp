@@ -296,18 +296,18 @@ struct Skipper::State {
         p.flows = flows;
         p.rate = rate;
         p.base_credit = base;
-        p.credit = credits(p, dt, &p.remainder);
+        p.credit = credits(p, dt);
         apply_shift(p, id, dt, p.credit);
         frozen.push_back(id);
         record_skip(p, id, transient > 0);
         return true;
     }
 
-    // Whole credit units per flow for a skip of `dt`; what is left over (`remainder`) is owed to the flow's
+    // Whole credit units per flow for a skip of `dt`; what is left over (`p.remainder`) is owed to the flow's
     // next credit, so that flooring at every skip does not make a flow late by half a unit each time.
-    std::vector<int64_t> credits(const PartState& p, int64_t dt, std::vector<int64_t>* remainder) const {
+    std::vector<int64_t> credits(PartState& p, int64_t dt) const {
         std::vector<int64_t> c(p.flows.size());
-        remainder->assign(p.flows.size(), 0);
+        p.remainder.assign(p.flows.size(), 0);
         const double steady = double(std::max<int64_t>(0, p.t0 + dt - p.steady_from));
         // Inside a memoized transient the flows are credited its bytes in proportion to the time elapsed.
         const double transient_share = p.steady_from > p.t0 ? std::min(1.0, double(dt) / double(p.steady_from - p.t0)) : 1.0;
@@ -315,7 +315,7 @@ struct Skipper::State {
             const int64_t bytes = (p.t0 + dt >= p.steady_from ? p.base_credit[i] + int64_t(p.rate[i] * steady) : int64_t(double(p.base_credit[i]) * transient_share)) +
                                   carry[p.flows[i] - x.flow_begin];
             c[i] = bytes / unit * unit;
-            (*remainder)[i] = bytes - c[i];
+            p.remainder[i] = bytes - c[i];
         }
         return c;
     }
@@ -326,7 +326,7 @@ struct Skipper::State {
         if (!p.frozen || p.t_end <= start) return;
         if (p.follower) return mirror(id, now);
         const int64_t dt = std::max<int64_t>(0, (start - p.t0 + 999) / 1000 * 1000);  // resume at or after `start`, never before
-        std::vector<int64_t> c = credits(p, dt, &p.remainder);
+        std::vector<int64_t> c = credits(p, dt);
         std::vector<int64_t> delta(c.size());
         for (size_t i = 0; i < c.size(); ++i) delta[i] = c[i] - p.credit[i];
         apply_shift(p, id, dt - p.dt, delta);
@@ -379,7 +379,9 @@ struct Skipper::State {
         return fact;
     }
 
-    FlowConflictGraph conflict_graph(uint32_t id, std::vector<uint32_t>& vertex_flows) {
+    // A partition's flows as labelled vertices and the ports they share as weighted edges: the conflict graph
+    // without its context or hash (what telling its flows apart needs).
+    FlowConflictGraph conflict_structure(uint32_t id, std::vector<uint32_t>& vertex_flows) {
         const Partition& part = parts.get(id);
         FlowConflictGraph g;
         for (uint32_t f : part.flows) {
@@ -405,6 +407,12 @@ struct Skipper::State {
                 if (common) g.edges.push_back({uint32_t(i), uint32_t(j), common});
             }
         }
+        return g;
+    }
+
+    FlowConflictGraph conflict_graph(uint32_t id, std::vector<uint32_t>& vertex_flows) {
+        const Partition& part = parts.get(id);
+        FlowConflictGraph g = conflict_structure(id, vertex_flows);
         std::vector<const std::string*> facts;
         for (uint32_t p : part.ports) facts.push_back(&port_fact(p));
         std::sort(facts.begin(), facts.end(), [](const std::string* l, const std::string* r) { return *l < *r; });
@@ -647,7 +655,7 @@ struct Skipper::State {
     void average_within_classes(uint32_t id, const std::vector<uint32_t>& flows, std::vector<double>& rate, uint32_t l) {
         if (flows.size() < 2 || flows.size() > kMemoMaxFlows) return;
         std::vector<uint32_t> vertex_flows;  // the partition's flows in the order `flows` has them
-        const std::vector<uint64_t> colour = vertex_classes(conflict_graph(id, vertex_flows));
+        const std::vector<uint64_t> colour = vertex_classes(conflict_structure(id, vertex_flows));
         std::map<uint64_t, std::vector<size_t>> classes;
         for (size_t i = 0; i < flows.size(); ++i) classes[colour[i]].push_back(i);
         for (const auto& [c, members] : classes) {
