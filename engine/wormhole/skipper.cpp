@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "wormhole/cc_snapshot.h"
+#include "wormhole/rate_windows.h"
 #include "wormhole/shift.h"
 
 namespace orrery::wormhole {
@@ -87,7 +88,7 @@ struct Skipper::State {
     Partitions parts;
     std::vector<PartState> ps;
     std::vector<std::vector<uint32_t>> flow_ports;   // by local flow: local egress ports, data path then ACK path
-    std::vector<RateWindow> window;                  // by local flow
+    RateWindows window;                              // by local flow, while it runs
     std::vector<std::vector<uint32_t>> host_active;  // by local node: flows it sends that have started
     std::vector<uint32_t> completions_seen;          // by local node
     std::vector<std::pair<int64_t, uint32_t>> upcoming;  // min-heap (start, flow) of flows not yet started
@@ -763,6 +764,7 @@ struct Skipper::State {
                 if (id != kNoPartition && state(id).frozen) cut_back(id, end, end);  // cannot happen: skips end at known starts
             }
             thaw(end);
+            window.open(local);
             const uint32_t id = parts.add_flow(local, flow_ports[local], merged);
             host_active[b.flow[f].src - x.node_begin].push_back(f);
             changed(id, end);
@@ -785,6 +787,7 @@ struct Skipper::State {
                     const uint32_t local = f - x.flow_begin;
                     store_completion(parts.of_flow(local));
                     for (uint32_t id : parts.remove_flow(local, flow_ports[local])) changed(id, end, true);
+                    window.close(local);
                 }
             }
         }

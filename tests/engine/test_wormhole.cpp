@@ -21,6 +21,7 @@
 #include "wormhole/memo.h"
 #include "wormhole/steady.h"
 #include "wormhole/partitions.h"
+#include "wormhole/rate_windows.h"
 
 using namespace orrery;
 
@@ -182,6 +183,36 @@ private slots:
                 }
             QCOMPARE(ours, components(active));
         }
+    }
+
+    void rate_windows_are_held_only_by_running_flows() {
+        // A million flows, at most four running at once: the table holds four windows, a freed slot is
+        // taken again lowest-first and comes back cleared, and a flow that is not running has no window.
+        const uint32_t flows = 1'000'000;
+        wormhole::RateWindows w(flows);
+        w.open(10), w.open(999'999), w.open(500);
+        w[10].sample(1'000'000, 4096, 0, 100);
+        w[999'999].sample(1'000'000, 8192, 0, 100);
+        QCOMPARE(w[10].count, 1u);
+        w.close(10);
+        w.close(999'999);
+        bool refused = false;
+        try {
+            (void)w[10];
+        } catch (const std::logic_error&) {
+            refused = true;
+        }
+        QVERIFY(refused);
+        w.open(7);  // takes slot 0, the one flow 10 held
+        QCOMPARE(w[7].count, 0u);
+        QCOMPARE(w[7].last_acked, uint64_t(0));
+        QCOMPARE(w[7].rate[0], 0.0);
+        w.open(8);
+        for (uint32_t f = 0; f < 1000; ++f) {
+            w.open(f + 2000);
+            w.close(f + 2000);
+        }
+        QCOMPARE(w.capacity(), size_t(4));
     }
 
     void drift_within_the_scatter_counts_only_when_asked() {
