@@ -8,8 +8,9 @@
 //
 // A transient ends when the partition is steady or when its first flow finishes, whichever comes first.
 //
-// Lookup: a Weisfeiler-Lehman hash of the labelled graph finds candidates; Boost.Graph's VF2 verifies the
-// isomorphism, honouring labels and weights, and yields which stored flow is which new flow.
+// Lookup: a Weisfeiler-Lehman hash of the labelled graph finds candidates; a candidate equal to the query
+// vertex for vertex maps each flow to itself, and otherwise Boost.Graph's VF2 verifies the isomorphism,
+// honouring labels and weights, and yields which stored flow is which new flow.
 //
 // Sharing and determinism: an experiment reads the memo as it stood when its run began (the persisted file)
 // plus the entries it made itself; what every experiment learned is merged when the run ends, in experiment

@@ -469,6 +469,47 @@ private slots:
         QVERIFY(memo.find(rate, mapping) == nullptr);
     }
 
+    void a_key_in_its_stored_order_maps_each_flow_to_itself() {
+        // A 128-flow all-to-all's conflict graph: flows of one source share its uplink (2 ports), flows of one
+        // destination its downlink (1). Looked up as stored, every flow maps to itself; VF2's first
+        // isomorphism mapped 104 of the 128 elsewhere (automorphisms of the graph that move flows between
+        // paths and ranks it does not encode).
+        wormhole::FlowConflictGraph g;
+        g.context = "all-to-all";
+        const uint32_t n = 128;
+        g.labels.assign(n, wormhole::vertex_label(0.5, 393'216, 6000));
+        for (uint32_t a = 0; a < n; ++a)
+            for (uint32_t b = a + 1; b < n; ++b)
+                if (a / 8 == b / 8 || a % 8 == b % 8) g.edges.push_back({a, b, a / 8 == b / 8 ? 2u : 1u});
+        wormhole::finish_graph(g);
+        wormhole::MemoTable memo;
+        wormhole::MemoEntry stored;
+        stored.key = g;
+        QVERIFY(memo.add(stored));
+        std::vector<uint32_t> mapping;
+        QVERIFY(memo.find(g, mapping) != nullptr);
+        QCOMPARE(mapping.size(), size_t(n));
+        for (uint32_t v = 0; v < n; ++v) QCOMPARE(mapping[v], v);
+        // The same graph with its flows listed in another order still matches (through VF2), and the mapping
+        // is an isomorphism: every stored edge lands on a query edge of the same weight.
+        wormhole::FlowConflictGraph rotated = g;
+        auto to = [&](uint32_t v) { return (v + 8) % n; };
+        for (auto& e : rotated.edges) {
+            const uint32_t a = to(e.a), b = to(e.b);
+            e.a = std::min(a, b), e.b = std::max(a, b);
+        }
+        std::sort(rotated.edges.begin(), rotated.edges.end(), [](const auto& l, const auto& r) { return std::tie(l.a, l.b) < std::tie(r.a, r.b); });
+        wormhole::finish_graph(rotated);
+        QVERIFY(memo.find(rotated, mapping) != nullptr);
+        std::map<std::pair<uint32_t, uint32_t>, uint32_t> query_edges;
+        for (const auto& e : rotated.edges) query_edges[{e.a, e.b}] = e.shared;
+        for (const auto& e : g.edges) {
+            const uint32_t a = mapping[e.a], b = mapping[e.b];
+            const uint32_t weight = query_edges[{std::min(a, b), std::max(a, b)}];
+            QCOMPARE(weight, e.shared);
+        }
+    }
+
     void memo_keys_tell_sizes_a_quarter_octave_apart() {
         // Remaining sizes in quarter-octaves (19 % steps): 1.00 and 1.03 MB share a label, 1.00 and 1.25 MB
         // (the same half-octave, which replayed MoE transients into flows too unlike the stored ones) do not.
