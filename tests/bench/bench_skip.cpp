@@ -13,7 +13,8 @@
 //  6. Wormhole Table 1's 1,024-GPU rows (--table1 gpt175b,moe32x22b: GPT-3 175B TP8 PP8 DP16, MoE 32x22B TP8 EP8
 //     PP8 DP16, roft-1024), skipping on, one run each. Without skipping a whole iteration takes hours here, so
 //     with --stop-ms T both runs stop at T ms of simulated time and are compared on the flows that finished
-//     in both (the same collectives of the same prefix of the iteration). --noise 1 adds the same prefix
+//     in both (the same collectives of the same prefix of the iteration); a stop past the iteration's end
+//     compares the whole iteration, its time too. --noise 1 adds the same prefix
 //     without skipping under seed 2, compared with seed 1: how far the packet level moves its own flows.
 // --cc runs the LLM rows under each listed CC (the 400 Gb/s presets); --off 0 leaves out their skip-off runs.
 // Each LLM run is repeated --llm-repeats times (default 3; identical results every time) and its best wall
@@ -256,6 +257,9 @@ void table1_row(const char* label, const PresetLibrary& presets, const WorkloadT
     size_t both = 0;
     for (size_t f = 0; f < off.fct.size(); ++f) both += off.fct[f] > 0 && on.fct[f] > 0;
     std::printf("   the same %d ms without skipping: %zu flows finished in both runs\n", stop_ms, both);
+    if (off.iteration_s > 0 && on.iteration_s > 0)  // a stop past the iteration's end: the whole iteration is compared
+        std::printf("   iteration %.6f ms without skipping -> %.6f ms with it (error %+.3f%%)\n", off.iteration_s * 1e3, on.iteration_s * 1e3,
+                    100 * (on.iteration_s / off.iteration_s - 1));
     compare(("   " + model + " " + cc + " to " + std::to_string(stop_ms) + " ms").c_str(), off, on);
     spread(off, on);
     if (!noise) return;
