@@ -43,10 +43,6 @@ struct Vf2BudgetSpent {};
 // Whether `stored` and `query` are the same labelled graph; fills mapping stored vertex → query vertex.
 bool isomorphic(const FlowConflictGraph& stored, const FlowConflictGraph& query, std::vector<uint32_t>& mapping) {
     if (stored.context != query.context || stored.labels.size() != query.labels.size() || stored.edges.size() != query.edges.size()) return false;
-    std::vector<uint64_t> a = stored.labels, b = query.labels;
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    if (a != b) return false;
     // A query that lists its flows as the stored key does maps each flow to itself. Partitions of one
     // collective step in different groups (a leader and its followers, or the same step in a later
     // micro-batch) are translations of each other and list their flows in the same order, so this is the
@@ -62,6 +58,10 @@ bool isomorphic(const FlowConflictGraph& stored, const FlowConflictGraph& query,
         std::iota(mapping.begin(), mapping.end(), 0u);
         return true;
     }
+    std::vector<uint64_t> a = stored.labels, b = query.labels;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b) return false;
     const Graph g1 = to_boost(stored), g2 = to_boost(query);
     bool found = false;
     auto callback = [&](const auto& f, const auto&) {

@@ -14,9 +14,7 @@ uint32_t Partitions::allocate() {
         parts_.back().alive = true;
         return uint32_t(parts_.size() - 1);
     }
-    std::pop_heap(free_ids_.begin(), free_ids_.end(), std::greater<>());
-    const uint32_t id = free_ids_.back();
-    free_ids_.pop_back();
+    const uint32_t id = free_ids_.take();
     parts_[id] = Partition{};
     parts_[id].alive = true;
     return id;
@@ -24,8 +22,7 @@ uint32_t Partitions::allocate() {
 
 void Partitions::release(uint32_t id) {
     parts_[id] = Partition{};
-    free_ids_.push_back(id);
-    std::push_heap(free_ids_.begin(), free_ids_.end(), std::greater<>());
+    free_ids_.give(id);
 }
 
 uint32_t Partitions::add_flow(uint32_t flow, const std::vector<uint32_t>& ports, std::vector<uint32_t>& merged) {

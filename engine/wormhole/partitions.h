@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "wormhole/free_slots.h"
+
 namespace orrery::wormhole {
 
 inline constexpr uint32_t kNoPartition = 0xffffffffu;
@@ -41,7 +43,7 @@ private:
     void release(uint32_t id);
 
     std::vector<Partition> parts_;
-    std::vector<uint32_t> free_ids_;                 // reused lowest-first, so ids are deterministic
+    FreeSlots free_ids_;                             // reused lowest-first, so ids are deterministic
     std::vector<uint32_t> flow_part_, port_part_;
     std::vector<std::vector<uint32_t>> port_flows_;  // active flows per port
     std::vector<const std::vector<uint32_t>*> flow_ports_;  // while active: the caller's list of the flow's ports

@@ -2,17 +2,16 @@
 // The rate windows of the flows that are running, by local flow. A window is about a kilobyte (two rings of
 // kMaxWindow samples); held for every flow of a job it was the skipper's largest table: MoE 32x22B on 1,024
 // GPUs has millions of flows per iteration, and zeroing their windows when the skipper was built took
-// longer than simulating the first millisecond (engine/wormhole/README.md, "Cost of the skipper itself").
+// longer than simulating the first millisecond (engine/wormhole/README.md, "MoE 32×22B on 1,024 GPUs").
 // Only flows that have started and not finished have a window, so a slot is taken when a flow starts and
-// given back when it finishes; a freed slot is reused lowest-first, so which slot a flow gets depends only on
-// the order of starts and finishes, and a slot is cleared when it is taken: results cannot depend on reuse.
-#include <algorithm>
+// given back when it finishes; a freed slot is reused lowest-first (free_slots.h), and a slot is cleared when
+// it is taken: results cannot depend on reuse.
 #include <cstdint>
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "wormhole/free_slots.h"
 #include "wormhole/steady.h"
 
 namespace orrery::wormhole {
@@ -29,9 +28,7 @@ public:
             s = uint32_t(pool_.size());
             pool_.emplace_back();
         } else {
-            std::pop_heap(free_.begin(), free_.end(), std::greater<>());
-            s = free_.back();
-            free_.pop_back();
+            s = free_.take();
             pool_[s] = RateWindow{};
         }
         slot_[flow] = s;
@@ -41,8 +38,7 @@ public:
         const uint32_t s = slot_[flow];
         if (s == kNone) return;
         slot_[flow] = kNone;
-        free_.push_back(s);
-        std::push_heap(free_.begin(), free_.end(), std::greater<>());
+        free_.give(s);
     }
     RateWindow& operator[](uint32_t flow) { return pool_[checked(flow)]; }
     const RateWindow& operator[](uint32_t flow) const { return pool_[checked(flow)]; }
@@ -58,7 +54,7 @@ private:
     }
     std::vector<uint32_t> slot_;  // by local flow: its window in pool_, or kNone
     std::vector<RateWindow> pool_;
-    std::vector<uint32_t> free_;  // min-heap of free slots
+    FreeSlots free_;
 };
 
 }  // namespace orrery::wormhole
