@@ -74,6 +74,7 @@ struct CpuSteps final : StepBackend {
     void pull(uint32_t, bool) override {}
     void push(uint32_t) override {}
     void release(uint32_t e) override { release_experiment_storage(b, e, workers[0]->cache); }
+    void with_block_cache(uint32_t, const std::function<void(BlockCache&)>& use) override { use(workers[0]->cache); }
     void monitor_allocated(uint32_t) override {}
     void stepped(uint64_t events) override {
         split = !solo && threads > 1;

@@ -249,6 +249,7 @@ struct PartitionSteps final : StepBackend {
     }
     void push(uint32_t) override {}  // every rank ran the same hooks on the same rows
     void release(uint32_t e) override { release_experiment_storage(b, e, worker.cache); }
+    void with_block_cache(uint32_t, const std::function<void(BlockCache&)>& use) override { use(worker.cache); }
     void monitor_allocated(uint32_t) override {}
 };
 

@@ -89,6 +89,10 @@ void Stepper::prepare() {
         if (ep.stop_time != kNever) end = std::min(end, ep.stop_time + 1);
         if (next_sample[e] != kNever) end = std::min(end, next_sample[e] + 1);  // a sample sees every event up to its time
         if (own_next[e] != kNever) end = std::min(end, own_next[e]);  // the driver's event starts the next step
+        if (skippers[e]) {
+            const int64_t due = skippers[e]->completion_due();  // a completion skip's flows finish at a step's end
+            if (due != kNever && due > x.clock) end = std::min(end, due);
+        }
         window_end[e] = end;
     }
 }
@@ -226,14 +230,22 @@ void Stepper::host_step() {
         // Every unconsumed packet was either seen by its receiver (its next event) or sent in this step
         // (its sender's earliest arrival): the next event of the experiment needs no scan of the rings.
         const StepSummary& s = summaries[i];
-        const uint32_t done = s.completions;
-        done_count[e] = done;
+        uint32_t done = s.completions;
         x.peak_blocks = std::max(x.peak_blocks, s.blocks_held);
         int64_t next = std::min(s.next_event, s.next_busy);
         if (s.next_busy > end && next < s.next_busy) {
             tables(false);
             next = skip_idle_samples(e, next, s.next_busy);
         }
+        if (skippers[e]) {
+            // Completion skips ending by now finish their flows before the driver takes this step's completions.
+            if (skippers[e]->completion_due() <= end) {
+                tables(true);
+                backend.with_block_cache(e, [&](BlockCache& cache) { done += skippers[e]->complete_due(end, cache); });
+            }
+            next = skippers[e]->wake(next);
+        }
+        done_count[e] = done;
         bool flows_done = done == x.flow_end - x.flow_begin;
         if (options && options->drive) {
             tables(false);

@@ -6,6 +6,7 @@
 // experiment's tables on the host only when a hook reads or writes them (pull, push).
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct StepBackend {
     virtual void push(uint32_t e) = 0;
     // Experiment e ended: give its packet blocks back (the host tables are pulled).
     virtual void release(uint32_t e) = 0;
+    // A host hook of experiment e (its tables pulled with packets) gives packet blocks back through the
+    // cache `use` is handed.
+    virtual void with_block_cache(uint32_t e, const std::function<void(net::BlockCache&)>& use) = 0;
     // Experiment e's queue monitor was just allocated on the host.
     virtual void monitor_allocated(uint32_t e) = 0;
     // After the host step: the events handled so far (the CPU backend decides whether to split the next step).

@@ -28,6 +28,7 @@ struct SkipRecord {
     uint64_t bytes = 0;                   // credited to its flows
     uint64_t events_saved = 0;            // estimated: 2 events (arrival, transmit completion) per packet per port crossed
     bool from_memo = false;               // the span began with a memoized transient
+    bool completes = false;               // its flows finished at its end, their last round trip not played (drain.h)
 };
 
 struct MemoRecord {
@@ -45,6 +46,7 @@ struct SkipReport {
     uint32_t memo_hits = 0, memo_misses = 0;
     uint32_t memo_follows = 0;            // misses that waited on an identical partition's measurement instead of repeating it
     int64_t sample_interval_ps = 0;       // in force
+    uint32_t completion_skips = 0;        // skips whose flows all finished at their end (drain.h)
 };
 
 // The part of every memo key an experiment fixes for the whole run: its congestion control and every
@@ -60,6 +62,13 @@ public:
     // After a step ending at `end` (every event before it handled, the driver's releases made). `next` is the
     // experiment's next event as the runner computed it; returns it, moved earlier if a skip was cut back.
     int64_t after_step(int64_t end, int64_t next, uint32_t flows_done);
+    // Completion skips (drain.h): the end of the earliest still frozen (kNever: none); at a step ending
+    // there or later, before the workload driver takes the step's completions, complete_due finishes their
+    // flows (returns how many) and gives their packets' blocks to `cache`. wake(next): `next` moved before
+    // the earliest end, so that a step ends exactly there.
+    int64_t completion_due() const;
+    uint32_t complete_due(int64_t end, net::BlockCache& cache);
+    int64_t wake(int64_t next) const;
     SkipReport take_report();
 
 private:

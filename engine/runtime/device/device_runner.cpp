@@ -273,15 +273,19 @@ struct DeviceSteps final : StepBackend {
     void release(uint32_t e) override {
         // Walk its chains on the host copy, give the blocks to the device's pool, and send back the
         // emptied rings and queues.
+        with_block_cache(e, [&](BlockCache& collect) { release_experiment_storage(b, e, collect); });
+        push(e);
+        nodes_changed = true;
+    }
+    // The blocks a hook gives back go to the device's pool; the rows it changed go up with the next push.
+    void with_block_cache(uint32_t, const std::function<void(BlockCache&)>& use) override {
         std::vector<uint32_t> freed(tables->block_capacity());
         BlockCache collect;
         collect.free = freed.data();
         collect.capacity = uint32_t(freed.size());
-        release_experiment_storage(b, e, collect);
+        use(collect);
         freed.resize(collect.count);
         tables->give_blocks(freed);
-        push(e);
-        nodes_changed = true;
     }
     void monitor_allocated(uint32_t e) override {
         if (!tables) return;  // start() uploads it

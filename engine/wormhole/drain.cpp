@@ -1,0 +1,73 @@
+#include "wormhole/drain.h"
+
+#include "net/cc_dcqcn.h"
+#include "net/switch.h"
+
+namespace orrery::wormhole {
+
+using namespace net;
+
+namespace {
+
+// A receive ring read to its end, as its reader would: each block it leaves goes back, the last one
+// is kept (the writer links the next block to it).
+void empty_ring(Batch& b, uint32_t row, const BlockStore& store) {
+    RingHead& h = b.ring_head[row];
+    const RingTail& t = b.ring_tail[row];
+    int64_t& held = b.out[b.port[row].node].blocks_held;
+    while (h.head < t.tail) {
+        const uint32_t block = ring_head_block(h, t, store.next);
+        if (block != h.block) {
+            if (h.block != kNoBlock) block_give(*store.cache, held, h.block);
+            h.block = block;
+        }
+        ++h.head;
+    }
+}
+
+void empty_switch_queues(Batch& b, uint32_t row, const BlockStore& store) {
+    const uint32_t node = b.port[row].node;
+    SwitchMmu& sw = b.sw[node];
+    PortQueues& qs = b.queues[row];
+    for (int q = 1; q < kPriorities; ++q) {
+        BlockFifo& fifo = qs.fifo[q];
+        if (fifo_empty(fifo)) continue;
+        fifo_for_each(store.blocks, store.next, fifo, [&](const Packet& p) {
+            ingress_remove(sw, b.mmu[b.node_port_begin[node] + p.in_port], q, p.wire);
+            b.mmu[row].egress_bytes[q] -= p.wire;
+            --qs.packets;
+        });
+        fifo_release(store, b.out[node].blocks_held, fifo);
+        qs.bytes_total -= qs.bytes[q];
+        qs.bytes[q] = 0;
+        qs.nonempty &= uint8_t(~(1u << q));
+    }
+}
+
+}  // namespace
+
+void drop_partition_packets(Batch& b, const std::vector<uint32_t>& ports, BlockCache& cache) {
+    const BlockStore store{b.arena->blocks(), b.arena->next(), &cache};
+    for (uint32_t row : ports) {
+        const uint32_t node = b.port[row].node;
+        if (b.node_role[node] == kRoleSwitch) empty_switch_queues(b, row, store);
+        else fifo_release(store, b.out[node].blocks_held, b.nic[node].acks);
+        empty_ring(b, b.port[row].peer_port, store);
+        PortTx& tx = b.tx[row];
+        tx.busy = 0;
+        b.times[row].tx_done = kNever;
+    }
+}
+
+void finish_flow(Batch& b, uint32_t f, int64_t finish) {
+    QpState& q = b.qp[f];
+    const uint32_t sender = b.flow[f].src;
+    q.snd_nxt = q.snd_una = b.flow[f].size;
+    q.phase = kDone;
+    q.finish = finish;
+    q.completion_order = b.nic[sender].completions++;
+    ++b.out[sender].completions;
+    dcqcn_cancel(b.dcqcn[f]);
+}
+
+}  // namespace orrery::wormhole
