@@ -302,45 +302,35 @@ struct Skipper::State {
         // A rate still drifting is extrapolated only as far as its drift stays within θ of it.
         double total = double(transient) + std::min(steady_ps, horizon);
         if (limit != kNever) total = std::min(total, double(limit - now));
+        // A partition whose flows all finish together is frozen to their ends (a completion skip), else until
+        // its first flow is in its tail.
         std::vector<int64_t> fin;
-        if (extend_steady && completes_together(flows, rate, transient, base, horizon, limit, now, fin)) {
-            PartState& p = state(id);
-            p.ends_on_drift = false;
-            p.frozen = true;
-            p.completes = true;
-            p.t0 = now;
-            p.steady_from = now + transient;
-            p.flows = flows;
-            p.rate = rate;
-            p.base_credit = base;
-            p.fin = std::move(fin);
-            p.t_end = *std::max_element(p.fin.begin(), p.fin.end());
-            p.room.clear();
-            for (uint32_t f : flows) p.room.push_back(std::max<int64_t>(0, int64_t(b.flow[f].size - b.qp[f].snd_nxt) - unit));
-            p.credit = credits(p, p.t_end - now);
-            p.dt = kOpenEnded;
-            apply_shift(p, id, p.dt, p.credit);
-            frozen.push_back(id);
-            record_skip(p, id, transient > 0);
-            ++report.completion_skips;
-            return true;
-        }
-        if (total < double(transient) || total < 2.0 * double(rtt) || total > 9e18) return false;
-        const int64_t dt = int64_t(total) / 1000 * 1000;
+        const bool completes = extend_steady && completes_together(flows, rate, transient, base, horizon, limit, now, fin);
+        if (!completes && (total < double(transient) || total < 2.0 * double(rtt) || total > 9e18)) return false;
         PartState& p = state(id);
-        p.ends_on_drift = horizon < steady_ps && (limit == kNever || double(limit - now) > total);
         p.frozen = true;
-        p.completes = false;
-        p.room.clear();
+        p.completes = completes;
         p.t0 = now;
-        p.dt = dt;
-        p.t_end = now + dt;
         p.steady_from = now + transient;
         p.flows = flows;
         p.rate = rate;
         p.base_credit = base;
-        p.credit = credits(p, dt);
-        apply_shift(p, id, dt, p.credit);
+        p.room.clear();
+        if (completes) {
+            p.ends_on_drift = false;
+            p.fin = std::move(fin);
+            p.t_end = *std::max_element(p.fin.begin(), p.fin.end());
+            for (uint32_t f : flows) p.room.push_back(std::max<int64_t>(0, int64_t(b.flow[f].size - b.qp[f].snd_nxt) - unit));
+            p.credit = credits(p, p.t_end - now);
+            p.dt = kOpenEnded;
+            ++report.completion_skips;
+        } else {
+            p.ends_on_drift = horizon < steady_ps && (limit == kNever || double(limit - now) > total);
+            p.dt = int64_t(total) / 1000 * 1000;
+            p.t_end = now + p.dt;
+            p.credit = credits(p, p.dt);
+        }
+        apply_shift(p, id, p.dt, p.credit);
         frozen.push_back(id);
         record_skip(p, id, transient > 0);
         return true;
@@ -366,13 +356,13 @@ struct Skipper::State {
     bool completes_together(const std::vector<uint32_t>& flows, const std::vector<double>& rate, int64_t transient, const std::vector<int64_t>& base,
                             double horizon, int64_t limit, int64_t now, std::vector<int64_t>& fin) const {
         double first = 1e300, last = 0;
+        std::vector<double> at(flows.size());  // ps from now
         for (size_t i = 0; i < flows.size(); ++i) {
             if (!(rate[i] > 0)) return false;
-            const double left = bytes_to_finish(flows[i], base[i]);
-            const double steady = std::max(0.0, left) / rate[i];
+            const double steady = std::max(0.0, bytes_to_finish(flows[i], base[i])) / rate[i];
             if (steady > horizon) return false;
-            const double t = double(transient) + steady;
-            first = std::min(first, t), last = std::max(last, t);
+            at[i] = double(transient) + steady;
+            first = std::min(first, at[i]), last = std::max(last, at[i]);
         }
         // Together: within a sampling interval. (Within 0.1 % of the skip or two ACKs of the slowest flow, as
         // tried for MoE 32x22B's short all-to-alls, left 89 of GPT-3 13B's HPCC partitions to play their
@@ -382,10 +372,7 @@ struct Skipper::State {
         const int64_t end = now + (int64_t(std::ceil(last)) + 999) / 1000 * 1000;
         if (limit != kNever && end >= limit) return false;
         fin.clear();
-        for (size_t i = 0; i < flows.size(); ++i) {
-            const double left = bytes_to_finish(flows[i], base[i]);
-            fin.push_back(std::min(end, now + int64_t(std::llround(double(transient) + std::max(0.0, left) / rate[i]))));
-        }
+        for (double t : at) fin.push_back(std::min(end, now + int64_t(std::llround(t))));
         return true;
     }
 
