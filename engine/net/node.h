@@ -131,7 +131,7 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                     const Packet p = ring_pop(v, node, e.index);
                     if (p.kind == kPfc) ++out.pfc_received;
                     refresh_arrival(v, e.index, clock);
-                    port_event_changed(v, e.index);
+                    port_event_changed(v, node, e.index);
                     if (link_loses(v, node, e.index)) {
                         ++out.lost;
                         break;
@@ -145,7 +145,7 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                     v.times[e.index].tx_done = kNever;
                     if (role == kRoleSwitch) switch_start_next(v, node, e.index, now);
                     else nic_start_next(v, node, now);
-                    if (v.times[e.index].tx_done == kNever) port_event_changed(v, e.index);  // else transmit_start did
+                    if (v.times[e.index].tx_done == kNever) port_event_changed(v, node, e.index);  // else transmit_start did
                     break;
                 case kSrcAlpha: dcqcn_alpha_timer(v, e.index, now); break;
                 case kSrcDecrease: dcqcn_decrease_timer(v, e.index, now); break;

@@ -270,6 +270,7 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<
             uint32_t leaves = 1;
             while (leaves < f.port_begin[n + 1] - f.port_begin[n]) leaves *= 2;
             b.port_tree.resize(b.port_tree.size() + 2 * leaves, PortEvent{kNever, kNever, kNoRow, kSrcNone});
+            b.port_tree[b.node_tree_begin.back()].row = leaves;  // port_events.h: entry 0 keeps the leaf count
             uint8_t role = kRoleIdle;
             NicState nic;
             if (f.node_kind[n] == NodeKind::network_switch) role = kRoleSwitch;
