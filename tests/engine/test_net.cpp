@@ -364,7 +364,7 @@ private slots:
             }
             const uint32_t row = first + uint32_t(rng() % (last - first));
             randomize(row);
-            net::port_event_changed(v, row);
+            net::port_event_changed(v, sw, row);
         }
     }
 
