@@ -15,20 +15,11 @@
 
 namespace orrery::net {
 
-struct NextEvent {
-    int64_t time = kNever;
-    int64_t scheduled = kNever;
-    uint8_t source = kSrcNone;
-    uint32_t index = 0;  // port row or flow row
-    int64_t busy_time = kNever;  // the earliest event that is not a queue-monitor sample
-};
-
-ORRERY_HD inline void consider(NextEvent& best, int64_t time, int64_t scheduled, uint8_t source, uint32_t index) {
-    if (source != kSrcSample && time < best.busy_time) best.busy_time = time;
-    if (time < best.time || (time == best.time && (scheduled < best.scheduled || (scheduled == best.scheduled &&
-                                                                                  (source < best.source || (source == best.source && index < best.index)))))) {
-        best = {time, scheduled, source, index, best.busy_time};
-    }
+// A node's next event has a port event's fields: its time, when it was scheduled, its row (a port row, or a
+// flow row for a flow's timers and start) and its source; `earlier` (port_events.h) is the tie order.
+ORRERY_HD inline void consider(PortEvent& best, int64_t time, int64_t scheduled, uint8_t source, uint32_t row) {
+    const PortEvent candidate{time, scheduled, row, source};
+    if (earlier(candidate, best)) best = candidate;
 }
 
 ORRERY_HD inline uint32_t ring_head_block(const NetView& v, uint32_t row) { return ring_head_block(v.ring_head[row], v.ring_tail[row], v.store.next); }
@@ -49,15 +40,17 @@ ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock&
     }
 }
 
-// Takes the packet at the ring's head; the block it leaves behind goes to this worker's stock.
-ORRERY_HD inline Packet ring_pop(NetView& v, uint32_t node, uint32_t row) {
+// Takes the packet at the ring's head; the block it leaves behind goes to this worker's stock. The packet is
+// returned in its slot, which stays the caller's to read and change until the ring's next pop: its block is
+// the ring's current one, given back only when the head moves past it.
+ORRERY_HD inline Packet& ring_pop(NetView& v, uint32_t node, uint32_t row) {
     RingHead& h = v.ring_head[row];
     const uint32_t block = ring_head_block(v, row);
     if (block != h.block) {
         if (h.block != kNoBlock) block_give(*v.store.cache, v.out[node].blocks_held, h.block);
         h.block = block;
     }
-    const Packet p = v.store.blocks[block].slot[h.head % kBlockPackets];
+    Packet& p = v.store.blocks[block].slot[h.head % kBlockPackets];
     ++h.head;
     return p;
 }
@@ -73,13 +66,13 @@ ORRERY_HD inline bool link_loses(NetView& v, uint32_t node, uint32_t row) {
     return uniform01(ep.seed ^ kLossStreamSalt, row - ep.port_base, v.tx[row].loss_draws++) < p;
 }
 
-ORRERY_HD inline NextEvent next_event(NetView& v, uint32_t node) {
-    NextEvent best;
-    const PortEvent& port = port_events_first(v, node);
-    if (port.time != kNever) best = {port.time, port.scheduled, port.source, port.row, port.time};
+// The node's next event: the root of its ports' tree, then its own timers. Without `samples`, the queue
+// monitor's samples are left out: what remains is the node's next busy event (the host jumps idle time to it).
+ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32_t node, bool samples = true) {
+    PortEvent best = port_events_first(v, node);
     if (v.node_role[node] == kRoleSwitch) {
         const SwitchMmu& s = v.sw[node];
-        if (s.next_sample != kNever) {
+        if (samples && s.next_sample != kNever) {
             const int64_t interval = node_params(v, node).qlen_interval;
             consider(best, s.next_sample, s.next_sample - interval, kSrcSample, node);
         }
@@ -113,14 +106,15 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
     if (role != kRoleIdle) {
         for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) refresh_arrival(v, row, clock);
         port_events_build(v, node);
+        const bool device_stock = v.store.cache->shared != nullptr;  // its stock can run dry mid-step (blocks.h)
         for (;;) {
-            const NextEvent e = next_event(v, node);
+            const PortEvent e = next_event(v, node);
             if (e.time >= clock.window_end) {
                 out.next_event = e.time;
-                out.next_busy_event = e.busy_time;
+                out.next_busy_event = e.source == kSrcSample ? next_event(v, node, false).time : e.time;
                 break;
             }
-            if (v.store.cache->shared && !block_stock_ready(*v.store.cache)) {
+            if (device_stock && !block_stock_ready(*v.store.cache)) {
                 out.suspended = 1;
                 return;
             }
@@ -128,31 +122,31 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
             const int64_t now = e.time;
             switch (e.source) {
                 case kSrcArrival: {
-                    const Packet p = ring_pop(v, node, e.index);
+                    Packet& p = ring_pop(v, node, e.row);
                     if (p.kind == kPfc) ++out.pfc_received;
-                    refresh_arrival(v, e.index, clock);
-                    port_event_changed(v, node, e.index);
-                    if (link_loses(v, node, e.index)) {
+                    refresh_arrival(v, e.row, clock);
+                    port_event_changed(v, node, e.row);
+                    if (link_loses(v, node, e.row)) {
                         ++out.lost;
                         break;
                     }
-                    if (role == kRoleSwitch) switch_receive(v, node, e.index, p, now);
-                    else nic_receive(v, node, e.index, p, now);
+                    if (role == kRoleSwitch) switch_receive(v, node, e.row, p, now);
+                    else nic_receive(v, node, e.row, p, now);
                     break;
                 }
                 case kSrcTxDone:
-                    v.tx[e.index].busy = 0;
-                    v.times[e.index].tx_done = kNever;
-                    if (role == kRoleSwitch) switch_start_next(v, node, e.index, now);
+                    v.tx[e.row].busy = 0;
+                    v.times[e.row].tx_done = kNever;
+                    if (role == kRoleSwitch) switch_start_next(v, node, e.row, now);
                     else nic_start_next(v, node, now);
-                    if (v.times[e.index].tx_done == kNever) port_event_changed(v, node, e.index);  // else transmit_start did
+                    if (v.times[e.row].tx_done == kNever) port_event_changed(v, node, e.row);  // else transmit_start did
                     break;
-                case kSrcAlpha: dcqcn_alpha_timer(v, e.index, now); break;
-                case kSrcDecrease: dcqcn_decrease_timer(v, e.index, now); break;
-                case kSrcRateIncrease: dcqcn_rate_increase_timer(v, e.index, now); break;
+                case kSrcAlpha: dcqcn_alpha_timer(v, e.row, now); break;
+                case kSrcDecrease: dcqcn_decrease_timer(v, e.row, now); break;
+                case kSrcRateIncrease: dcqcn_rate_increase_timer(v, e.row, now); break;
                 case kSrcFlowStart:
                     ++v.nic[node].starts_next;
-                    nic_start_flow(v, node, e.index, now);
+                    nic_start_flow(v, node, e.row, now);
                     break;
                 case kSrcRetry:
                     v.nic[node].next_send = kNever;

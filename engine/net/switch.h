@@ -129,14 +129,10 @@ ORRERY_HD inline int next_queue(uint8_t nonempty, uint8_t paused, uint8_t rr_las
     return int((lowest_bit(rotated) + start) % kPriorities);
 }
 
-// DequeueAndTransmit of a switch port.
-ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_t now) {
+// The dequeue side of DequeueAndTransmit for packet p just taken from queue q of port `row`: buffer
+// accounting, ECN, resume frames, INT, then the transmission.
+ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, uint32_t row, int q, Packet& p, int64_t now) {
     PortTx& tx = v.tx[row];
-    if (tx.busy) return;
-    PortQueues& qs = v.queues[row];
-    const int q = next_queue(qs.nonempty, tx.paused, tx.rr_last);
-    if (q < 0) return;
-    Packet p = queue_pop(v, node, row, q);
     if (q != 0) {
         tx.rr_last = uint8_t(q);
         SwitchMmu& s = v.sw[node];
@@ -160,10 +156,27 @@ ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, uint32_t row,
             switch_send_pfc(v, node, in_row, q, false, now);
         }
         if (p.kind == kData && ep.cc_mode == kHpcc)
-            int_push(p, now, tx.tx_bytes, qs.bytes_total, v.port[row].rate_bps, ep.int_multi);
+            int_push(p, now, tx.tx_bytes, v.queues[row].bytes_total, v.port[row].rate_bps, ep.int_multi);
     }
     tx.tx_bytes += p.wire;
     transmit_start(v, row, p, now);
+}
+
+// DequeueAndTransmit of a switch port.
+ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_t now) {
+    const PortTx& tx = v.tx[row];
+    if (tx.busy) return;
+    const int q = next_queue(v.queues[row].nonempty, tx.paused, tx.rr_last);
+    if (q < 0) return;
+    Packet p = queue_pop(v, node, row, q);
+    switch_transmit(v, node, row, q, p, now);
+}
+
+// Whether a packet of class q queued at port `row` would be the one its DequeueAndTransmit takes at once:
+// the port idle, every queue empty, the class not paused.
+ORRERY_HD inline bool switch_takes_at_once(const NetView& v, uint32_t row, int q) {
+    const PortTx& tx = v.tx[row];
+    return !tx.busy && v.queues[row].nonempty == 0 && (q == 0 || !(tx.paused & (1u << q)));
 }
 
 // TransmitComplete of a switch port.
@@ -188,8 +201,9 @@ ORRERY_HD inline uint16_t spray_egress(const NetView& v, uint32_t node, const Ex
     return v.set_ports[v.set_begin[cell] + draw % n];
 }
 
-// A packet has fully arrived at switch port `in_row`.
-ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row, Packet p, int64_t now) {
+// A packet has fully arrived at switch port `in_row`; p is its slot in the ring it came from (ring_pop), read
+// and updated in place (its hop and ingress port) before it is copied into a queue or onto the next link.
+ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row, Packet& p, int64_t now) {
     if (p.kind == kPfc) {
         if (receive_pfc(v, node, in_row, p, now, 1)) switch_start_next(v, node, in_row, now);
         return;
@@ -220,6 +234,12 @@ ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row,
             in.ingress_paused |= uint8_t(1u << q);
             switch_send_pfc(v, node, in_row, q, true, now);
         }
+    }
+    // Cut-through: an idle port with nothing queued would take this packet straight back out of the queue
+    // (the same accounting, with the queue's bytes back at 0 for INT), so skip the copies into and out of it.
+    if (switch_takes_at_once(v, out_row, q)) {
+        switch_transmit(v, node, out_row, q, p, now);
+        return;
     }
     queue_push(v, node, out_row, q, p);
     switch_start_next(v, node, out_row, now);
