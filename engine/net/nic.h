@@ -20,10 +20,9 @@ ORRERY_HD inline uint32_t packet_payload(const Packet& p, uint8_t cc_mode) { ret
 
 // RdmaEgressQueue::GetNextQindex: -1 = the ACK queue, -1024 = nothing, else a position in the QP list.
 // Finished QPs seen while scanning are removed from the list, exactly as the reference compacts it.
-ORRERY_HD inline int nic_next_queue(NetView& v, uint32_t node, int64_t now) {
+ORRERY_HD inline int nic_next_queue(NetView& v, uint32_t node, const ExperimentParams& ep, int64_t now) {
     NicState& nic = v.nic[node];
     const PortTx& tx = v.tx[nic.port];
-    const ExperimentParams& ep = node_params(v, node);
     if (!(tx.paused & (1u << ep.ack_pause_class)) && !fifo_empty(nic.acks)) return -1;
     uint32_t* qps = v.nic_qps + nic.qp_offset;
     const uint32_t count = nic.qp_count;
@@ -57,17 +56,16 @@ ORRERY_HD inline int nic_next_queue(NetView& v, uint32_t node, int64_t now) {
 }
 
 // QbbNetDevice::DequeueAndTransmit on a host.
-ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, int64_t now) {
+ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, int64_t now) {
     NicState& nic = v.nic[node];
     PortTx& tx = v.tx[nic.port];
     if (tx.busy) return;
-    const int idx = nic_next_queue(v, node, now);
+    const int idx = nic_next_queue(v, node, ep, now);
     if (idx == -1) {
         const Packet a = fifo_pop(v.store, v.out[node].blocks_held, nic.acks);
         transmit_start(v, nic.port, a, now);
         return;
     }
-    const ExperimentParams& ep = node_params(v, node);
     if (idx >= 0) {
         const uint32_t f = v.nic_qps[nic.qp_offset + uint32_t(idx)];
         nic.rr_last = uint32_t(idx);
@@ -107,8 +105,7 @@ ORRERY_HD inline void nic_enqueue_ack(NetView& v, uint32_t node, const Packet& a
 }
 
 // RdmaHw::ReceiveUdp and ReceiverCheckSeq.
-ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Packet& p, int64_t now) {
-    const ExperimentParams& ep = node_params(v, node);
+ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
     RxState& rx = v.rx[p.flow];
     int x;
     const uint64_t expected = rx.expected;
@@ -154,16 +151,15 @@ ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Packet& 
         return;
     }
     nic_enqueue_ack(v, node, a);
-    nic_start_next(v, node, now);
+    nic_start_next(v, node, ep, now);
 }
 
 // RdmaHw::ReceiveAck (ACK and NACK).
-ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Packet& a, int64_t now) {
+ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& a, int64_t now) {
     const uint32_t f = a.flow;
     QpState& q = v.qp[f];
     if (q.phase != kActive) return;  // the reference no longer finds a completed QP and ignores the ACK
     const FlowInfo& info = v.flow[f];
-    const ExperimentParams& ep = node_params(v, node);
     const uint64_t seq = ep.back_to_zero && ep.chunk != 0 ? uint64_t(a.seq) / ep.chunk * ep.chunk : uint64_t(a.seq);
     if (seq > q.snd_una) q.snd_una = seq;
     if (qp_finished(q, info)) {
@@ -179,22 +175,21 @@ ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Packet& a
     if (ep.cc_mode == kHpcc) hpcc_on_ack(v, node, f, a, now);
     else if (ep.cc_mode == kTimely) timely_on_ack(v, f, a.seq, a.sent_ns, now);
     else if (ep.cc_mode == kDctcp) dctcp_on_ack(v, f, a.seq, cnp);
-    nic_start_next(v, node, now);
+    nic_start_next(v, node, ep, now);
 }
 
-ORRERY_HD inline void nic_receive(NetView& v, uint32_t node, uint32_t row, const Packet& p, int64_t now) {
+ORRERY_HD inline void nic_receive(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, const Packet& p, int64_t now) {
     if (p.kind == kPfc) {
-        if (receive_pfc(v, node, row, p, now, 0)) nic_start_next(v, node, now);
+        if (receive_pfc(v, node, row, p, now, 0)) nic_start_next(v, node, ep, now);
         return;
     }
-    if (p.kind == kData) nic_receive_data(v, node, p, now);
-    else nic_receive_ack(v, node, p, now);
+    if (p.kind == kData) nic_receive_data(v, node, ep, p, now);
+    else nic_receive_ack(v, node, ep, p, now);
 }
 
 // RdmaHw::AddQueuePair + QbbNetDevice::NewQp for the next flow of this NIC.
-ORRERY_HD inline void nic_start_flow(NetView& v, uint32_t node, uint32_t f, int64_t now) {
+ORRERY_HD inline void nic_start_flow(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t f, int64_t now) {
     NicState& nic = v.nic[node];
-    const ExperimentParams& ep = node_params(v, node);
     QpState& q = v.qp[f];
     const uint64_t line = v.port[nic.port].rate_bps;
     q.phase = kActive;
@@ -208,7 +203,7 @@ ORRERY_HD inline void nic_start_flow(NetView& v, uint32_t node, uint32_t f, int6
     }
     if (ep.cc_mode == kTimely) v.timely[f].cur_rate = line;
     v.nic_qps[nic.qp_offset + nic.qp_count++] = f;
-    nic_start_next(v, node, now);
+    nic_start_next(v, node, ep, now);
 }
 
 }  // namespace orrery::net

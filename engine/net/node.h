@@ -68,14 +68,11 @@ ORRERY_HD inline bool link_loses(NetView& v, uint32_t node, uint32_t row) {
 
 // The node's next event: the root of its ports' tree, then its own timers. Without `samples`, the queue
 // monitor's samples are left out: what remains is the node's next busy event (the host jumps idle time to it).
-ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32_t node, bool samples = true) {
+ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32_t node, uint8_t role, const ExperimentParams& ep, bool samples = true) {
     PortEvent best = port_events_first(v, node);
-    if (v.node_role[node] == kRoleSwitch) {
+    if (role == kRoleSwitch) {
         const SwitchMmu& s = v.sw[node];
-        if (samples && s.next_sample != kNever) {
-            const int64_t interval = node_params(v, node).qlen_interval;
-            consider(best, s.next_sample, s.next_sample - interval, kSrcSample, node);
-        }
+        if (samples && s.next_sample != kNever) consider(best, s.next_sample, s.next_sample - ep.qlen_interval, kSrcSample, node);
         return best;
     }
     const NicState& nic = v.nic[node];
@@ -84,7 +81,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32
         const uint32_t f = v.nic_starts[nic.starts_offset + nic.starts_next];
         consider(best, v.flow[f].start, v.flow[f].start, kSrcFlowStart, f);
     }
-    if (node_params(v, node).cc_mode == kDcqcn) {
+    if (ep.cc_mode == kDcqcn) {
         for (uint32_t i = 0; i < nic.qp_count; ++i) {
             const uint32_t f = v.nic_qps[nic.qp_offset + i];
             const DcqcnState& d = v.dcqcn[f];
@@ -104,14 +101,15 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
     if (out.suspended) out.suspended = 0;
     else out.min_sent_arrival = kNever;
     if (role != kRoleIdle) {
+        const ExperimentParams& ep = node_params(v, node);
         for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) refresh_arrival(v, row, clock);
         port_events_build(v, node);
         const bool device_stock = v.store.cache->shared != nullptr;  // its stock can run dry mid-step (blocks.h)
         for (;;) {
-            const PortEvent e = next_event(v, node);
+            const PortEvent e = next_event(v, node, role, ep);
             if (e.time >= clock.window_end) {
                 out.next_event = e.time;
-                out.next_busy_event = e.source == kSrcSample ? next_event(v, node, false).time : e.time;
+                out.next_busy_event = e.source == kSrcSample ? next_event(v, node, role, ep, false).time : e.time;
                 break;
             }
             if (device_stock && !block_stock_ready(*v.store.cache)) {
@@ -130,15 +128,15 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                         ++out.lost;
                         break;
                     }
-                    if (role == kRoleSwitch) switch_receive(v, node, e.row, p, now);
-                    else nic_receive(v, node, e.row, p, now);
+                    if (role == kRoleSwitch) switch_receive(v, node, ep, e.row, p, now);
+                    else nic_receive(v, node, ep, e.row, p, now);
                     break;
                 }
                 case kSrcTxDone:
                     v.tx[e.row].busy = 0;
                     v.times[e.row].tx_done = kNever;
-                    if (role == kRoleSwitch) switch_start_next(v, node, e.row, now);
-                    else nic_start_next(v, node, now);
+                    if (role == kRoleSwitch) switch_start_next(v, node, ep, e.row, now);
+                    else nic_start_next(v, node, ep, now);
                     if (v.times[e.row].tx_done == kNever) port_event_changed(v, node, e.row);  // else transmit_start did
                     break;
                 case kSrcAlpha: dcqcn_alpha_timer(v, e.row, now); break;
@@ -146,15 +144,14 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
                 case kSrcRateIncrease: dcqcn_rate_increase_timer(v, e.row, now); break;
                 case kSrcFlowStart:
                     ++v.nic[node].starts_next;
-                    nic_start_flow(v, node, e.row, now);
+                    nic_start_flow(v, node, ep, e.row, now);
                     break;
                 case kSrcRetry:
                     v.nic[node].next_send = kNever;
-                    nic_start_next(v, node, now);
+                    nic_start_next(v, node, ep, now);
                     break;
                 case kSrcSample: {
                     switch_sample_queues(v, node);
-                    const ExperimentParams& ep = node_params(v, node);
                     SwitchMmu& s = v.sw[node];
                     s.next_sample = s.next_sample + ep.qlen_interval > ep.qlen_end ? kNever : s.next_sample + ep.qlen_interval;
                     break;

@@ -103,10 +103,10 @@ ORRERY_HD inline void int_push(Packet& p, int64_t now_ps, uint64_t tx_bytes, uin
     ++p.nhop;
 }
 
-ORRERY_HD void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_t now);
+ORRERY_HD void switch_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int64_t now);
 
 // The reference's SendPfc: a pause or resume frame into queue 0 of the port toward the upstream device.
-ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, uint32_t row, int q, bool pause, int64_t now) {
+ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int q, bool pause, int64_t now) {
     Packet f{};
     f.kind = kPfc;
     f.wire = kPfcBytes;
@@ -114,7 +114,7 @@ ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, uint32_t row, i
     f.pg = 0;
     f.flags = pause ? kFlagPause : 0;
     queue_push(v, node, row, 0, f);
-    switch_start_next(v, node, row, now);
+    switch_start_next(v, node, ep, row, now);
 }
 
 // The queue a port serves next: queue 0 (control frames) strictly first, then round robin over the
@@ -131,7 +131,7 @@ ORRERY_HD inline int next_queue(uint8_t nonempty, uint8_t paused, uint8_t rr_las
 
 // The dequeue side of DequeueAndTransmit for packet p just taken from queue q of port `row`: buffer
 // accounting, ECN, resume frames, INT, then the transmission.
-ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, uint32_t row, int q, Packet& p, int64_t now) {
+ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int q, Packet& p, int64_t now) {
     PortTx& tx = v.tx[row];
     if (q != 0) {
         tx.rr_last = uint8_t(q);
@@ -141,7 +141,6 @@ ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, uint32_t row, i
         PortMmu& out = v.mmu[row];
         ingress_remove(s, in, q, p.wire);
         out.egress_bytes[q] -= p.wire;
-        const ExperimentParams& ep = node_params(v, node);
         if (ep.ecn_enabled) {
             const uint32_t e = out.egress_bytes[q];
             bool mark = e > out.kmax;
@@ -153,7 +152,7 @@ ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, uint32_t row, i
         }
         if (should_resume(s, in, q)) {
             in.ingress_paused &= uint8_t(~(1u << q));
-            switch_send_pfc(v, node, in_row, q, false, now);
+            switch_send_pfc(v, node, ep, in_row, q, false, now);
         }
         if (p.kind == kData && ep.cc_mode == kHpcc)
             int_push(p, now, tx.tx_bytes, v.queues[row].bytes_total, v.port[row].rate_bps, ep.int_multi);
@@ -163,13 +162,13 @@ ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, uint32_t row, i
 }
 
 // DequeueAndTransmit of a switch port.
-ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, uint32_t row, int64_t now) {
+ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int64_t now) {
     const PortTx& tx = v.tx[row];
     if (tx.busy) return;
     const int q = next_queue(v.queues[row].nonempty, tx.paused, tx.rr_last);
     if (q < 0) return;
     Packet p = queue_pop(v, node, row, q);
-    switch_transmit(v, node, row, q, p, now);
+    switch_transmit(v, node, ep, row, q, p, now);
 }
 
 // Whether a packet of class q queued at port `row` would be the one its DequeueAndTransmit takes at once:
@@ -177,12 +176,6 @@ ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, uint32_t row,
 ORRERY_HD inline bool switch_takes_at_once(const NetView& v, uint32_t row, int q) {
     const PortTx& tx = v.tx[row];
     return !tx.busy && v.queues[row].nonempty == 0 && (q == 0 || !(tx.paused & (1u << q)));
-}
-
-// TransmitComplete of a switch port.
-ORRERY_HD inline void switch_tx_complete(NetView& v, uint32_t node, uint32_t row, int64_t now) {
-    v.tx[row].busy = 0;
-    switch_start_next(v, node, row, now);
 }
 
 // Per-packet spraying: any of the equal-cost ports toward the destination, chosen by a counter-based hash
@@ -203,12 +196,11 @@ ORRERY_HD inline uint16_t spray_egress(const NetView& v, uint32_t node, const Ex
 
 // A packet has fully arrived at switch port `in_row`; p is its slot in the ring it came from (ring_pop), read
 // and updated in place (its hop and ingress port) before it is copied into a queue or onto the next link.
-ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row, Packet& p, int64_t now) {
+ORRERY_HD ORRERY_HOT_INLINE inline void switch_receive(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t in_row, Packet& p, int64_t now) {
     if (p.kind == kPfc) {
-        if (receive_pfc(v, node, in_row, p, now, 1)) switch_start_next(v, node, in_row, now);
+        if (receive_pfc(v, node, in_row, p, now, 1)) switch_start_next(v, node, ep, in_row, now);
         return;
     }
-    const ExperimentParams& ep = node_params(v, node);
     uint16_t egress;
     if (ep.spray) {
         const FlowInfo& f = v.flow[p.flow];
@@ -232,17 +224,17 @@ ORRERY_HD inline void switch_receive(NetView& v, uint32_t node, uint32_t in_row,
         v.mmu[out_row].egress_bytes[q] += p.wire;
         if (should_pause(s, in, q)) {
             in.ingress_paused |= uint8_t(1u << q);
-            switch_send_pfc(v, node, in_row, q, true, now);
+            switch_send_pfc(v, node, ep, in_row, q, true, now);
         }
     }
     // Cut-through: an idle port with nothing queued would take this packet straight back out of the queue
     // (the same accounting, with the queue's bytes back at 0 for INT), so skip the copies into and out of it.
     if (switch_takes_at_once(v, out_row, q)) {
-        switch_transmit(v, node, out_row, q, p, now);
+        switch_transmit(v, node, ep, out_row, q, p, now);
         return;
     }
     queue_push(v, node, out_row, q, p);
-    switch_start_next(v, node, out_row, now);
+    switch_start_next(v, node, ep, out_row, now);
 }
 
 // One queue-monitor sample of every port: egress bytes summed over the queues, in 1 KB buckets.
