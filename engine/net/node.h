@@ -68,29 +68,86 @@ ORRERY_HD inline bool link_loses(NetView& v, uint32_t node, uint32_t row) {
 
 // The node's next event: the root of its ports' tree, then its own timers. Without `samples`, the queue
 // monitor's samples are left out: what remains is the node's next busy event (the host jumps idle time to it).
-ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32_t node, uint8_t role, const ExperimentParams& ep, bool samples = true) {
+template <uint8_t Role>
+ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32_t node, const ExperimentParams& ep, bool samples = true) {
     PortEvent best = port_events_first(v, node);
-    if (role == kRoleSwitch) {
+    if constexpr (Role == kRoleSwitch) {
         const SwitchMmu& s = v.sw[node];
         if (samples && s.next_sample != kNever) consider(best, s.next_sample, s.next_sample - ep.qlen_interval, kSrcSample, node);
-        return best;
-    }
-    const NicState& nic = v.nic[node];
-    if (nic.next_send != kNever) consider(best, nic.next_send, nic.next_send_scheduled, kSrcRetry, node);
-    if (nic.starts_next < nic.starts_count) {
-        const uint32_t f = v.nic_starts[nic.starts_offset + nic.starts_next];
-        consider(best, v.flow[f].start, v.flow[f].start, kSrcFlowStart, f);
-    }
-    if (ep.cc_mode == kDcqcn) {
-        for (uint32_t i = 0; i < nic.qp_count; ++i) {
-            const uint32_t f = v.nic_qps[nic.qp_offset + i];
-            const DcqcnState& d = v.dcqcn[f];
-            if (d.t_alpha != kNever) consider(best, d.t_alpha, d.s_alpha, kSrcAlpha, f);
-            if (d.t_decrease != kNever) consider(best, d.t_decrease, d.s_decrease, kSrcDecrease, f);
-            if (d.t_rp != kNever) consider(best, d.t_rp, d.s_rp, kSrcRateIncrease, f);
+    } else {
+        const NicState& nic = v.nic[node];
+        if (nic.next_send != kNever) consider(best, nic.next_send, nic.next_send_scheduled, kSrcRetry, node);
+        if (nic.starts_next < nic.starts_count) {
+            const uint32_t f = v.nic_starts[nic.starts_offset + nic.starts_next];
+            consider(best, v.flow[f].start, v.flow[f].start, kSrcFlowStart, f);
+        }
+        if (ep.cc_mode == kDcqcn) {
+            for (uint32_t i = 0; i < nic.qp_count; ++i) {
+                const uint32_t f = v.nic_qps[nic.qp_offset + i];
+                const DcqcnState& d = v.dcqcn[f];
+                if (d.t_alpha != kNever) consider(best, d.t_alpha, d.s_alpha, kSrcAlpha, f);
+                if (d.t_decrease != kNever) consider(best, d.t_decrease, d.s_decrease, kSrcDecrease, f);
+                if (d.t_rp != kNever) consider(best, d.t_rp, d.s_rp, kSrcRateIncrease, f);
+            }
         }
     }
     return best;
+}
+
+// The events of a switch or a host (Role) before the step's end, in order. Each kind of node has its own loop,
+// so that an event's dispatch tests only the sources that kind has. False when the node stopped for blocks
+// (device backend: process_node's comment).
+template <uint8_t Role>
+ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentParams& ep, const StepClock& clock, NodeOutput& out) {
+    const bool device_stock = v.store.cache->shared != nullptr;  // its stock can run dry mid-step (blocks.h)
+    for (;;) {
+        const PortEvent e = next_event<Role>(v, node, ep);
+        if (e.time >= clock.window_end) {
+            out.next_event = e.time;
+            out.next_busy_event = e.source == kSrcSample ? next_event<Role>(v, node, ep, false).time : e.time;
+            return true;
+        }
+        if (device_stock && !block_stock_ready(*v.store.cache)) return false;
+        ++out.packets_processed;
+        const int64_t now = e.time;
+        if (e.source == kSrcArrival) {
+            Packet& p = ring_pop(v, node, e.row);
+            if (p.kind == kPfc) ++out.pfc_received;
+            refresh_arrival(v, e.row, clock);
+            port_event_changed(v, node, e.row);
+            if (link_loses(v, node, e.row)) {
+                ++out.lost;
+                continue;
+            }
+            if constexpr (Role == kRoleSwitch) switch_receive(v, node, ep, e.row, p, now);
+            else nic_receive(v, node, ep, e.row, p, now);
+        } else if (e.source == kSrcTxDone) {
+            v.tx[e.row].busy = 0;
+            v.times[e.row].tx_done = kNever;
+            if constexpr (Role == kRoleSwitch) switch_start_next(v, node, ep, e.row, now);
+            else nic_start_next(v, node, ep, now);
+            if (v.times[e.row].tx_done == kNever) port_event_changed(v, node, e.row);  // else transmit_start did
+        } else if constexpr (Role == kRoleSwitch) {  // kSrcSample
+            switch_sample_queues(v, node);
+            SwitchMmu& s = v.sw[node];
+            s.next_sample = s.next_sample + ep.qlen_interval > ep.qlen_end ? kNever : s.next_sample + ep.qlen_interval;
+        } else {
+            switch (e.source) {
+                case kSrcAlpha: dcqcn_alpha_timer(v, e.row, now); break;
+                case kSrcDecrease: dcqcn_decrease_timer(v, e.row, now); break;
+                case kSrcRateIncrease: dcqcn_rate_increase_timer(v, e.row, now); break;
+                case kSrcFlowStart:
+                    ++v.nic[node].starts_next;
+                    nic_start_flow(v, node, ep, e.row, now);
+                    break;
+                case kSrcRetry:
+                    v.nic[node].next_send = kNever;
+                    nic_start_next(v, node, ep, now);
+                    break;
+                default: break;
+            }
+        }
+    }
 }
 
 ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& clock) {
@@ -104,60 +161,10 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
         const ExperimentParams& ep = node_params(v, node);
         for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) refresh_arrival(v, row, clock);
         port_events_build(v, node);
-        const bool device_stock = v.store.cache->shared != nullptr;  // its stock can run dry mid-step (blocks.h)
-        for (;;) {
-            const PortEvent e = next_event(v, node, role, ep);
-            if (e.time >= clock.window_end) {
-                out.next_event = e.time;
-                out.next_busy_event = e.source == kSrcSample ? next_event(v, node, role, ep, false).time : e.time;
-                break;
-            }
-            if (device_stock && !block_stock_ready(*v.store.cache)) {
-                out.suspended = 1;
-                return;
-            }
-            ++out.packets_processed;
-            const int64_t now = e.time;
-            switch (e.source) {
-                case kSrcArrival: {
-                    Packet& p = ring_pop(v, node, e.row);
-                    if (p.kind == kPfc) ++out.pfc_received;
-                    refresh_arrival(v, e.row, clock);
-                    port_event_changed(v, node, e.row);
-                    if (link_loses(v, node, e.row)) {
-                        ++out.lost;
-                        break;
-                    }
-                    if (role == kRoleSwitch) switch_receive(v, node, ep, e.row, p, now);
-                    else nic_receive(v, node, ep, e.row, p, now);
-                    break;
-                }
-                case kSrcTxDone:
-                    v.tx[e.row].busy = 0;
-                    v.times[e.row].tx_done = kNever;
-                    if (role == kRoleSwitch) switch_start_next(v, node, ep, e.row, now);
-                    else nic_start_next(v, node, ep, now);
-                    if (v.times[e.row].tx_done == kNever) port_event_changed(v, node, e.row);  // else transmit_start did
-                    break;
-                case kSrcAlpha: dcqcn_alpha_timer(v, e.row, now); break;
-                case kSrcDecrease: dcqcn_decrease_timer(v, e.row, now); break;
-                case kSrcRateIncrease: dcqcn_rate_increase_timer(v, e.row, now); break;
-                case kSrcFlowStart:
-                    ++v.nic[node].starts_next;
-                    nic_start_flow(v, node, ep, e.row, now);
-                    break;
-                case kSrcRetry:
-                    v.nic[node].next_send = kNever;
-                    nic_start_next(v, node, ep, now);
-                    break;
-                case kSrcSample: {
-                    switch_sample_queues(v, node);
-                    SwitchMmu& s = v.sw[node];
-                    s.next_sample = s.next_sample + ep.qlen_interval > ep.qlen_end ? kNever : s.next_sample + ep.qlen_interval;
-                    break;
-                }
-                default: break;
-            }
+        const bool whole = role == kRoleSwitch ? run_events<kRoleSwitch>(v, node, ep, clock, out) : run_events<kRoleHost>(v, node, ep, clock, out);
+        if (!whole) {
+            out.suspended = 1;
+            return;
         }
     }
     // Publish this step's counters for the peers' next step.
