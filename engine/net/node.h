@@ -7,9 +7,9 @@
 // broken as ns-3 breaks them — by when each event was scheduled — and then by a fixed kind and index order
 // (the reference's remaining tie order is its global insertion order, which no parallel engine can know).
 //
-// Call flow: process_node → next_event (its ports' tournament tree, port_events.h, then the node's own
-// timers) → switch_receive / switch_tx_complete /
-// switch_sample_queues (switch.h) or nic_receive / nic_start_next / nic_start_flow / dcqcn timers (nic.h).
+// Call flow: process_node → run_events<switch or host> → next_event (its ports' tournament tree,
+// port_events.h, then the node's own timers) → switch_receive / switch_start_next / switch_sample_queues
+// (switch.h) or nic_receive / nic_start_next / nic_start_flow / dcqcn timers (nic.h).
 #include "net/nic.h"
 #include "net/switch.h"
 
