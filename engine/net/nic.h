@@ -142,14 +142,6 @@ ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Experime
     a.wire = uint16_t(ep.cc_mode == kHpcc ? kHpccAckBytes : kAckBytes);
     a.nhop = p.nhop;
     for (int i = 0; i < kMaxIntHops; ++i) a.hops[i] = p.hops[i];  // the INT (or TIMELY's timestamp) rides back
-    // An idle port with no ACK queued and the ACK class unpaused would send this ACK at once (the ACK queue
-    // goes first): skip the copies into and out of the queue.
-    const NicState& nic = v.nic[node];
-    const PortTx& tx = v.tx[nic.port];
-    if (!tx.busy && fifo_empty(nic.acks) && !(tx.paused & (1u << ep.ack_pause_class))) {
-        transmit_start(v, nic.port, a, now);
-        return;
-    }
     nic_enqueue_ack(v, node, a);
     nic_start_next(v, node, ep, now);
 }

@@ -33,7 +33,6 @@ ORRERY_HD inline PortEvent port_own_event(const NetView& v, uint32_t row) {
 
 // Leaves per node: the node's port count rounded up to a power of two. The tree's entry 0, outside the
 // tree, keeps that count in its `row` (set when the batch is compiled), next to the root.
-ORRERY_HD inline uint32_t port_tree_leaves(const NetView& v, uint32_t node) { return (v.node_tree_begin[node + 1] - v.node_tree_begin[node]) / 2; }
 ORRERY_HD inline uint32_t port_tree_leaves(const PortEvent* tree) { return tree[0].row; }
 
 ORRERY_HD inline bool same(const PortEvent& a, const PortEvent& b) { return a.time == b.time && a.scheduled == b.scheduled && a.row == b.row && a.source == b.source; }
@@ -54,7 +53,7 @@ ORRERY_HD inline void port_event_changed(NetView& v, uint32_t node, uint32_t row
 // Every leaf of `node` from its ports' columns, then every inner entry.
 ORRERY_HD inline void port_events_build(NetView& v, uint32_t node) {
     PortEvent* tree = v.port_tree + v.node_tree_begin[node];
-    const uint32_t leaves = port_tree_leaves(v, node);
+    const uint32_t leaves = port_tree_leaves(tree);
     const uint32_t first = v.node_port_begin[node], ports = v.node_port_begin[node + 1] - first;
     for (uint32_t i = 0; i < leaves; ++i) tree[leaves + i] = i < ports ? port_own_event(v, first + i) : PortEvent{kNever, kNever, kNoRow, kSrcNone};
     for (uint32_t k = leaves - 1; k >= 1; --k) tree[k] = earlier(tree[2 * k + 1], tree[2 * k]) ? tree[2 * k + 1] : tree[2 * k];

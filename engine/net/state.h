@@ -298,8 +298,8 @@ enum EventSource : uint8_t { kSrcArrival, kSrcTxDone, kSrcAlpha, kSrcDecrease, k
 struct PortEvent {
     int64_t time;       // ps, kNever when none
     int64_t scheduled;  // ps: when it was scheduled (tie order)
-    uint32_t row;       // port row
-    uint8_t source;     // kSrcArrival or kSrcTxDone (kSrcNone when none)
+    uint32_t row;       // port row (a flow row for a flow's timers and start, as node.h's next_event returns them)
+    uint8_t source;     // in the ports' tree: kSrcArrival or kSrcTxDone (kSrcNone when none)
 };
 
 // A port's own event times, read together whenever its leaf of the node's event tree is recomputed.
