@@ -48,15 +48,19 @@ ORRERY_HD inline Packet* ring_push_slot(NetView& v, uint32_t to_port, uint32_t n
 
 // Starts transmitting p on port `row` at `now`: the port is busy for the serialization time, and p reaches
 // the peer after serialization and propagation (reference README §5: floor(bytes·8/rate) ns, no gap).
-ORRERY_HD ORRERY_HOT_INLINE inline void transmit_start(NetView& v, uint32_t row, const Packet& p, int64_t now) {
+// Without `completion_event` (a switch port with nothing queued) the port's completion gets no event of its
+// own: switch_settle decides it when something is queued there later. The port was idle, its tx_done kNever.
+ORRERY_HD ORRERY_HOT_INLINE inline void transmit_start(NetView& v, uint32_t row, const Packet& p, int64_t now, bool completion_event = true) {
     const PortInfo& info = v.port[row];
     PortTx& tx = v.tx[row];
     const int64_t ser = serialization_ps(tx.ser, p, info.rate_bps);
     tx.busy = 1;
     tx.busy_until = now + ser;
-    v.times[row].tx_done = tx.busy_until;
     v.times[row].busy_since = now;
-    port_event_changed(v, info.node, row);
+    if (completion_event) {
+        v.times[row].tx_done = tx.busy_until;
+        port_event_changed(v, info.node, row);
+    }
     const int64_t arrival = now + ser + info.delay_ps;
     NodeOutput& o = v.out[info.node];
     ++o.transmissions;

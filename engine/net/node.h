@@ -119,12 +119,12 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
                 ++out.lost;
                 continue;
             }
-            if constexpr (Role == kRoleSwitch) switch_receive(v, node, ep, e.row, p, now);
+            if constexpr (Role == kRoleSwitch) switch_receive(v, node, ep, e.row, p, e);
             else nic_receive(v, node, ep, e.row, p, now);
         } else if (e.source == kSrcTxDone) {
             v.tx[e.row].busy = 0;
             v.times[e.row].tx_done = kNever;
-            if constexpr (Role == kRoleSwitch) switch_start_next(v, node, ep, e.row, now);
+            if constexpr (Role == kRoleSwitch) switch_start_next(v, node, ep, e.row, e);
             else nic_start_next(v, node, ep, now);
             if (v.times[e.row].tx_done == kNever) port_event_changed(v, node, e.row);  // else transmit_start did
         } else if constexpr (Role == kRoleSwitch) {  // kSrcSample

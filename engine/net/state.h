@@ -112,7 +112,8 @@ struct alignas(64) PortTx {
     int64_t busy_until = 0;       // ps; the port is transmitting before this
     uint8_t paused = 0;           // bit per priority: paused by a PFC frame from the peer
     uint8_t rr_last = 0;          // switch: last priority served by round robin
-    uint8_t busy = 0;             // 1 from transmit start until its completion event is handled (ns-3's BUSY)
+    uint8_t busy = 0;             // 1 from transmit start until its completion is handled (ns-3's BUSY; a switch
+                                  // port's completion without an event is handled when settled: switch.h)
     uint8_t reserved = 0;
     SerializationCache ser;       // of what it sends
     uint64_t tx_bytes = 0;        // bytes sent (HPCC INT counter)
@@ -306,7 +307,7 @@ struct PortEvent {
 struct PortTimes {
     int64_t next_arrival = kNever;     // ps: arrival of the next visible packet in its ring, kNever when none
     int64_t arrival_scheduled = kNever;  // ps: when that arrival was scheduled (its sender began transmitting)
-    int64_t tx_done = kNever;          // ps: when its transmission completes, kNever when idle
+    int64_t tx_done = kNever;          // ps: its completion event, kNever when idle or when the completion has none
     int64_t busy_since = 0;            // ps: when that transmission started
 };
 

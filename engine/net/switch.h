@@ -103,18 +103,35 @@ ORRERY_HD inline void int_push(Packet& p, int64_t now_ps, uint64_t tx_bytes, uin
     ++p.nhop;
 }
 
-ORRERY_HD void switch_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int64_t now);
+ORRERY_HD void switch_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, const PortEvent& at);
+
+// A switch port that started sending with nothing queued gets no completion event (link.h, transmit_start):
+// that event would find nothing to send, and on a fabric at load it is one event in ten. Before anything is
+// queued at such a port, or its idleness is asked, it is settled against the event under way (`at`): idle if
+// its completion would have been handled before `at` in the node's order, else the completion event is put back.
+ORRERY_HD inline void switch_settle(NetView& v, uint32_t node, uint32_t row, const PortEvent& at) {
+    PortTx& tx = v.tx[row];
+    PortTimes& t = v.times[row];
+    if (!tx.busy || t.tx_done != kNever) return;
+    if (earlier(PortEvent{tx.busy_until, t.busy_since, row, kSrcTxDone}, at)) {
+        tx.busy = 0;
+        return;
+    }
+    t.tx_done = tx.busy_until;
+    port_event_changed(v, node, row);
+}
 
 // The reference's SendPfc: a pause or resume frame into queue 0 of the port toward the upstream device.
-ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int q, bool pause, int64_t now) {
+ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int q, bool pause, const PortEvent& at) {
     Packet f{};
     f.kind = kPfc;
     f.wire = kPfcBytes;
     f.seq = uint32_t(q);
     f.pg = 0;
     f.flags = pause ? kFlagPause : 0;
+    switch_settle(v, node, row, at);
     queue_push(v, node, row, 0, f);
-    switch_start_next(v, node, ep, row, now);
+    switch_start_next(v, node, ep, row, at);
 }
 
 // The queue a port serves next: queue 0 (control frames) strictly first, then round robin over the
@@ -131,7 +148,8 @@ ORRERY_HD inline int next_queue(uint8_t nonempty, uint8_t paused, uint8_t rr_las
 
 // The dequeue side of DequeueAndTransmit for packet p just taken from queue q of port `row`: buffer
 // accounting, ECN, resume frames, INT, then the transmission.
-ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int q, Packet& p, int64_t now) {
+ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int q, Packet& p, const PortEvent& at) {
+    const int64_t now = at.time;
     PortTx& tx = v.tx[row];
     if (q != 0) {
         tx.rr_last = uint8_t(q);
@@ -152,27 +170,27 @@ ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, const Experimen
         }
         if (should_resume(s, in, q)) {
             in.ingress_paused &= uint8_t(~(1u << q));
-            switch_send_pfc(v, node, ep, in_row, q, false, now);
+            switch_send_pfc(v, node, ep, in_row, q, false, at);
         }
         if (p.kind == kData && ep.cc_mode == kHpcc)
             int_push(p, now, tx.tx_bytes, v.queues[row].bytes_total, v.port[row].rate_bps, ep.int_multi);
     }
     tx.tx_bytes += p.wire;
-    transmit_start(v, row, p, now);
+    transmit_start(v, row, p, now, v.queues[row].nonempty != 0);
 }
 
 // DequeueAndTransmit of a switch port.
-ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int64_t now) {
+ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, const PortEvent& at) {
     const PortTx& tx = v.tx[row];
     if (tx.busy) return;
     const int q = next_queue(v.queues[row].nonempty, tx.paused, tx.rr_last);
     if (q < 0) return;
     Packet p = queue_pop(v, node, row, q);
-    switch_transmit(v, node, ep, row, q, p, now);
+    switch_transmit(v, node, ep, row, q, p, at);
 }
 
 // Whether a packet of class q queued at port `row` would be the one its DequeueAndTransmit takes at once:
-// the port idle, every queue empty, the class not paused.
+// the port idle, every queue empty, the class not paused. The port must be settled (switch_settle).
 ORRERY_HD inline bool switch_takes_at_once(const NetView& v, uint32_t row, int q) {
     const PortTx& tx = v.tx[row];
     return !tx.busy && v.queues[row].nonempty == 0 && (q == 0 || !(tx.paused & (1u << q)));
@@ -196,9 +214,11 @@ ORRERY_HD inline uint16_t spray_egress(const NetView& v, uint32_t node, const Ex
 
 // A packet has fully arrived at switch port `in_row`; p is its slot in the ring it came from (ring_pop), read
 // and updated in place (its hop and ingress port) before it is copied into a queue or onto the next link.
-ORRERY_HD ORRERY_HOT_INLINE inline void switch_receive(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t in_row, Packet& p, int64_t now) {
+// `at` is the packet's arrival event.
+ORRERY_HD ORRERY_HOT_INLINE inline void switch_receive(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t in_row, Packet& p, const PortEvent& at) {
+    const int64_t now = at.time;
     if (p.kind == kPfc) {
-        if (receive_pfc(v, node, in_row, p, now, 1)) switch_start_next(v, node, ep, in_row, now);
+        if (receive_pfc(v, node, in_row, p, now, 1)) switch_start_next(v, node, ep, in_row, at);
         return;
     }
     uint16_t egress;
@@ -224,17 +244,18 @@ ORRERY_HD ORRERY_HOT_INLINE inline void switch_receive(NetView& v, uint32_t node
         v.mmu[out_row].egress_bytes[q] += p.wire;
         if (should_pause(s, in, q)) {
             in.ingress_paused |= uint8_t(1u << q);
-            switch_send_pfc(v, node, ep, in_row, q, true, now);
+            switch_send_pfc(v, node, ep, in_row, q, true, at);
         }
     }
     // Cut-through: an idle port with nothing queued would take this packet straight back out of the queue
     // (the same accounting, with the queue's bytes back at 0 for INT), so skip the copies into and out of it.
+    switch_settle(v, node, out_row, at);
     if (switch_takes_at_once(v, out_row, q)) {
-        switch_transmit(v, node, ep, out_row, q, p, now);
+        switch_transmit(v, node, ep, out_row, q, p, at);
         return;
     }
     queue_push(v, node, out_row, q, p);
-    switch_start_next(v, node, ep, out_row, now);
+    switch_start_next(v, node, ep, out_row, at);
 }
 
 // One queue-monitor sample of every port: egress bytes summed over the queues, in 1 KB buckets.
