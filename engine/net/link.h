@@ -57,12 +57,14 @@ ORRERY_HD ORRERY_HOT_INLINE inline void transmit_start(NetView& v, uint32_t row,
     tx.busy = 1;
     tx.busy_until = now + ser;
     v.times[row].busy_since = now;
+    NodeOutput& o = v.out[info.node];
     if (completion_event) {
         v.times[row].tx_done = tx.busy_until;
         port_event_changed(v, info.node, row);
+    } else {
+        o.open_completions = 1;
     }
     const int64_t arrival = now + ser + info.delay_ps;
-    NodeOutput& o = v.out[info.node];
     ++o.transmissions;
     if (arrival < o.min_sent_arrival) o.min_sent_arrival = arrival;
     if (p.kind == kPfc) ++o.pfc_sent;

@@ -150,6 +150,26 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
     }
 }
 
+// At a switch's step end, its ports sending with no completion event (switch.h, switch_settle) are closed as
+// those events would have left them: a completion that fell in the step leaves its port idle, and one after
+// the step counts among the node's next events. So the experiment's clock jumps, the host's hooks run and the
+// skipper samples at the same step ends as with every completion an event (results with skipping depend on them).
+ORRERY_HD inline void close_completions(NetView& v, uint32_t node, const StepClock& clock, NodeOutput& out) {
+    uint32_t open = 0;
+    for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {
+        PortTx& tx = v.tx[row];
+        if (!tx.busy || v.times[row].tx_done != kNever) continue;
+        if (tx.busy_until < clock.window_end) {
+            tx.busy = 0;
+            continue;
+        }
+        open = 1;
+        out.next_event = imin(out.next_event, tx.busy_until);
+        out.next_busy_event = imin(out.next_busy_event, tx.busy_until);
+    }
+    out.open_completions = open;
+}
+
 ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& clock) {
     const uint8_t role = v.node_role[node];
     NodeOutput& out = v.out[node];
@@ -166,6 +186,7 @@ ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& c
             out.suspended = 1;
             return;
         }
+        if (out.open_completions) close_completions(v, node, clock, out);
     }
     // Publish this step's counters for the peers' next step.
     for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {

@@ -288,6 +288,7 @@ struct alignas(64) NodeOutput {
     int64_t next_busy_event = kNever;  // ps: the same, leaving out queue-monitor samples
     int64_t min_sent_arrival = kNever; // ps: earliest arrival among the packets this node sent in the step
     uint32_t completions = 0;          // flows this node completed (as sender), cumulative
+    uint32_t open_completions = 0;     // 1: a switch port of the node may be sending with no completion event (node.h)
     uint64_t lost = 0;                 // packets this node's ports received corrupted (link loss), cumulative
 };
 

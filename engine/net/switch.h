@@ -109,6 +109,7 @@ ORRERY_HD void switch_start_next(NetView& v, uint32_t node, const ExperimentPara
 // that event would find nothing to send, and on a fabric at load it is one event in ten. Before anything is
 // queued at such a port, or its idleness is asked, it is settled against the event under way (`at`): idle if
 // its completion would have been handled before `at` in the node's order, else the completion event is put back.
+// At the step's end the node closes those still open (node.h, close_completions).
 ORRERY_HD inline void switch_settle(NetView& v, uint32_t node, uint32_t row, const PortEvent& at) {
     PortTx& tx = v.tx[row];
     PortTimes& t = v.times[row];
