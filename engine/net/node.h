@@ -157,8 +157,8 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
 ORRERY_HD inline void close_completions(NetView& v, uint32_t node, const StepClock& clock, NodeOutput& out) {
     uint32_t open = 0;
     for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {
+        if (!sending_without_completion_event(v, row)) continue;
         PortTx& tx = v.tx[row];
-        if (!tx.busy || v.times[row].tx_done != kNever) continue;
         if (tx.busy_until < clock.window_end) {
             tx.busy = 0;
             continue;

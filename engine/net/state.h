@@ -113,7 +113,8 @@ struct alignas(64) PortTx {
     uint8_t paused = 0;           // bit per priority: paused by a PFC frame from the peer
     uint8_t rr_last = 0;          // switch: last priority served by round robin
     uint8_t busy = 0;             // 1 from transmit start until its completion is handled (ns-3's BUSY; a switch
-                                  // port's completion without an event is handled when settled: switch.h)
+                                  // port's completion without an event is handled when settled or at the step's
+                                  // end: switch.h switch_settle, node.h close_completions)
     uint8_t reserved = 0;
     SerializationCache ser;       // of what it sends
     uint64_t tx_bytes = 0;        // bytes sent (HPCC INT counter)

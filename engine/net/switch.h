@@ -110,10 +110,12 @@ ORRERY_HD void switch_start_next(NetView& v, uint32_t node, const ExperimentPara
 // queued at such a port, or its idleness is asked, it is settled against the event under way (`at`): idle if
 // its completion would have been handled before `at` in the node's order, else the completion event is put back.
 // At the step's end the node closes those still open (node.h, close_completions).
+ORRERY_HD inline bool sending_without_completion_event(const NetView& v, uint32_t row) { return v.tx[row].busy && v.times[row].tx_done == kNever; }
+
 ORRERY_HD inline void switch_settle(NetView& v, uint32_t node, uint32_t row, const PortEvent& at) {
+    if (!sending_without_completion_event(v, row)) return;
     PortTx& tx = v.tx[row];
     PortTimes& t = v.times[row];
-    if (!tx.busy || t.tx_done != kNever) return;
     if (earlier(PortEvent{tx.busy_until, t.busy_since, row, kSrcTxDone}, at)) {
         tx.busy = 0;
         return;
