@@ -501,6 +501,7 @@ void release_flow(Batch& b, uint32_t flow, int64_t start) {
     while (pos < nic.starts_count && list[pos] != flow) ++pos;
     if (pos == nic.starts_count || fi.start != kNever) throw std::logic_error("release_flow: flow " + std::to_string(flow) + " was already released");
     fi.start = start;
+    mark_host_wrote(b, fi.src);
     const uint32_t e = b.node_experiment[fi.src];
     if (b.experiments[e].skipping.enabled) b.released[e].push_back(flow);  // the skipper thaws what the flow will touch
     while (pos > nic.starts_next && b.flow[list[pos - 1]].start > start) {

@@ -39,6 +39,7 @@ struct ExperimentResult {
     uint64_t packet_hops = 0;                 // packets put on a link
     uint64_t steps = 0;
     uint64_t split_steps = 0;                 // steps whose nodes were split over several threads
+    uint64_t node_steps_rested = 0;           // over its nodes, steps a node had nothing to do in (net/node.h: rests)
     int64_t end_time = 0;                     // ps: when its last flow finished (or the stop time)
     uint32_t drops = 0;                       // packets switches dropped for lack of buffer
     uint64_t lost = 0;                        // packets lost on links (network.error_rate_per_link, a link's error_rate)
@@ -58,7 +59,8 @@ struct RunProgress {
 // A workload that drives an experiment's flows (workload/llm_job.cpp): after every step, and before a step
 // that starts at one of its own event times, it is called with `now` (every flow completion before `now`
 // is in the tables) and the experiment's count of finished flows. It handles its own events up to `now`,
-// may release flows (release_flow) at `now` or later, and says when its next own event is.
+// may release flows (release_flow) at `now` or later, and says when its next own event is. It changes the
+// tables only through release_flow, which marks the flow's sender (batch.h: mark_host_wrote).
 struct DriverStatus {
     int64_t next_own = INT64_MAX;      // ps: its next own event (> now); INT64_MAX: none
     int64_t next_release = INT64_MAX;  // ps: the earliest start of a flow it has released and not yet started

@@ -37,6 +37,7 @@ void finish_experiment(Batch& b, uint32_t e, ExperimentResult& r) {
         r.events += b.out[n].packets_processed;
         r.packet_hops += b.out[n].transmissions;
         r.lost += b.out[n].lost;
+        r.node_steps_rested += b.out[n].steps_rested;
         if (b.node_role[n] == kRoleSwitch) r.drops += b.sw[n].drops;
     }
 }
@@ -62,6 +63,8 @@ Stepper::Stepper(Batch& batch, StepBackend& be, std::vector<ExperimentResult>& r
         if (interval != kNever && interval > 0) next_sample[e] = (b.experiments[e].clock / interval + 1) * interval;
         if (options && options->on_experiment_start && !b.experiments[e].done) options->on_experiment_start(e);
         if (options && options->drive && !b.experiments[e].done) own_next[e] = options->drive(e, b.experiments[e].clock, 0).next_own;
+        // What ran before the first step (the driver's first releases, a batch run before) is the host's.
+        for (uint32_t n = b.experiments[e].node_begin; n < b.experiments[e].node_end; ++n) mark_host_wrote(b, n);
         if (b.experiments[e].skipping.enabled && !b.experiments[e].done)
             skippers[e] = std::make_unique<wormhole::Skipper>(b, e, options ? options->memo_for(e) : nullptr);
     }
@@ -120,6 +123,7 @@ int64_t Stepper::skip_idle_samples(uint32_t e, int64_t next_sample_time, int64_t
             b.qlen_hist[e][b.qlen_offset[row] + bucket] += uint32_t(count);
         }
         b.sw[n].next_sample = resume > ep.qlen_end ? kNever : resume;
+        mark_host_wrote(b, n);
     }
     return resume > ep.qlen_end ? until : std::min(resume, until);
 }

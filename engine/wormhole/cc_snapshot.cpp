@@ -69,6 +69,7 @@ CcSnapshot take_cc_snapshot(const Batch& b, uint32_t f, int64_t now) {
 void put_cc_snapshot(Batch& b, uint32_t f, const CcSnapshot& s, int64_t resume) {
     const ExperimentParams& ep = params_of(b, f);
     if (s.cc_mode != ep.cc_mode) throw std::logic_error("a congestion-control snapshot put into a flow of another CC");
+    mark_host_wrote(b, b.flow[f].src);
     QpState& q = b.qp[f];
     auto held = [&](uint64_t bps) { return std::clamp<uint64_t>(bps, std::min<uint64_t>(ep.min_rate, q.max_rate), q.max_rate); };
     q.rate = held(s.rate_bps);

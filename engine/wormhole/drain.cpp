@@ -50,6 +50,8 @@ void drop_partition_packets(Batch& b, const std::vector<uint32_t>& ports, BlockC
     const BlockStore store{b.arena->blocks(), b.arena->next(), &cache};
     for (uint32_t row : ports) {
         const uint32_t node = b.port[row].node;
+        mark_host_wrote(b, node);
+        mark_host_wrote(b, b.port[b.port[row].peer_port].node);
         if (b.node_role[node] == kRoleSwitch) empty_switch_queues(b, row, store);
         else fifo_release(store, b.out[node].blocks_held, b.nic[node].acks);
         empty_ring(b, b.port[row].peer_port, store);
@@ -62,6 +64,7 @@ void drop_partition_packets(Batch& b, const std::vector<uint32_t>& ports, BlockC
 void finish_flow(Batch& b, uint32_t f, int64_t finish) {
     QpState& q = b.qp[f];
     const uint32_t sender = b.flow[f].src;
+    mark_host_wrote(b, sender);
     q.snd_nxt = q.snd_una = b.flow[f].size;
     q.phase = kDone;
     q.finish = finish;

@@ -54,6 +54,8 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
         }
         shift_time(b.times[row].tx_done, dt);
         const uint32_t to = b.port[row].peer_port;
+        mark_host_wrote(b, b.port[row].node);
+        mark_host_wrote(b, b.port[to].node);
         for_each_ring_packet(b, to, [&](Packet& p) {
             p.arrival += dt;
             move.packet(p);
@@ -74,6 +76,8 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
     for (size_t i = 0; i < plan.flows->size(); ++i) {
         const uint32_t f = (*plan.flows)[i];
         const int64_t c = (*plan.credit)[i];
+        mark_host_wrote(b, b.flow[f].src);
+        mark_host_wrote(b, b.flow[f].dst);
         QpState& q = b.qp[f];
         q.snd_nxt = uint64_t(int64_t(q.snd_nxt) + c);
         q.snd_una = uint64_t(int64_t(q.snd_una) + c);

@@ -486,7 +486,10 @@ struct Skipper::State {
                     const uint32_t f = b.nic_qps[nic.qp_offset + k];
                     sending |= b.qp[f].phase == kActive;
                 }
-                if (!sending) b.nic[node].next_send = kNever;
+                if (!sending) {
+                    b.nic[node].next_send = kNever;
+                    mark_host_wrote(b, node);
+                }
             }
             finished += uint32_t(order.size());
         }

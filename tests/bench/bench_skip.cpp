@@ -97,10 +97,12 @@ nlohmann::json incast(const std::string& cc, bool skipping) {
 }
 
 int g_window = 0;  // --window: skipping.window of the LLM rows (0: appendix F's per partition), set once by main
+int g_sample_ns = 0;  // --sample-ns: skipping.sample_interval of the LLM rows (0: the largest base RTT), set once by main
 
 nlohmann::json llm(const std::string& fabric, const std::string& model, nlohmann::json parallel, bool skipping, const std::string& cc) {
     nlohmann::json skip = {{"enabled", skipping}};
     if (g_window > 0) skip["window"] = g_window;
+    if (g_sample_ns > 0) skip["sample_interval"] = std::to_string(g_sample_ns) + "ns";
     return {{"format", "orrery-scenario"},
             {"version", 1},
             {"topology", {{"preset", fabric}}},
@@ -354,6 +356,7 @@ int main(int argc, char** argv) {
                                                {"--off", "0: leave out the LLM runs without skipping (only skip-on figures; default 1)"},
                                                {"--flows", "0: leave out the reference ring and incast rows (default 1)"},
                                                {"--window", "L: skipping.window of the LLM rows, 3-64 samples (default: appendix F's, per partition)"},
+                                               {"--sample-ns", "T: skipping.sample_interval of the LLM rows in ns (default: the largest base RTT)"},
                                                {"--table1", "gpt175b and/or moe32x22b, comma-separated: Wormhole Table 1's 1,024-GPU rows, skipping on (default none)"},
                                                {"--stop-ms", "T: the --table1 rows stop at T ms simulated, also run without skipping and compared (default: whole iteration, skipping on only)"},
                                                {"--sweep", "N: add the GPT-3 13B sweep, N seeds under each --cc, share_memo off and on (default 0)"},
@@ -366,6 +369,7 @@ int main(int argc, char** argv) {
     const bool with_flows = !(args.count("--flows") && args.at("--flows") == "0");
     const int sweep_seeds = int(bench::bench_number(args, "--sweep", 0));
     g_window = int(bench::bench_number(args, "--window", 0));
+    g_sample_ns = int(bench::bench_number(args, "--sample-ns", 0));
     const int stop_ms = int(bench::bench_number(args, "--stop-ms", 0));
     const bool noise = args.count("--noise") && args.at("--noise") == "1";
     const std::vector<std::string> table1 = bench::bench_choices(args, "--table1", "", {"gpt175b", "moe32x22b"});

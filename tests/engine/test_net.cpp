@@ -29,6 +29,9 @@ using namespace orrery;
 
 namespace {
 const std::filesystem::path kRef = std::filesystem::path(ORRERY_TEST_DIR) / "reference/ns3-hpcc";
+// The staggered incast's 16 hosts all send, and every step its switch has arrivals: 2,338 of its 63,000
+// node-steps rest (3.7 %, measured 2026-11-27), the hosts between their packets.
+constexpr double kRestedShareAtLeast = 0.02;
 
 struct Run {
     std::unique_ptr<HpccJob> job;
@@ -192,6 +195,21 @@ private slots:
         QCOMPARE(QString::fromStdString(format_hpcc_fct(r.batch, r.results[0])), reference_text("fct" + suffix));
         QCOMPARE(QString::fromStdString(format_hpcc_pfc(r.results[0])), reference_text("pfc" + suffix));
         QCOMPARE(QString::fromStdString(format_hpcc_qlen(r.results[0])), reference_text("qlen" + suffix));
+    }
+    void quiet_nodes_rest_and_the_files_stay_the_references() {
+        // A node with nothing to do in a step is left as it stands (net/node.h: rests): no arrival refresh,
+        // no tree rebuild. The three files must still be the reference's to the byte, with some node-steps
+        // rested, or this tests nothing.
+        const Run r = run_reference("staggered", "dcqcn_threshold");
+        const ExperimentResult& x = r.results[0];
+        const double node_steps = double(x.steps) * double(r.batch.node_role.size());
+        const double share = double(x.node_steps_rested) / node_steps;
+        qInfo("%llu of %.0f node-steps rested (%.1f %%)", (unsigned long long)x.node_steps_rested, node_steps, 100 * share);
+        QVERIFY2(share > kRestedShareAtLeast, qPrintable(QString("only %1 % of node-steps rested").arg(100 * share)));
+        const std::string suffix = "_staggered_dcqcn_threshold.txt";
+        QCOMPARE(QString::fromStdString(format_hpcc_fct(r.batch, x)), reference_text("fct" + suffix));
+        QCOMPARE(QString::fromStdString(format_hpcc_pfc(x)), reference_text("pfc" + suffix));
+        QCOMPARE(QString::fromStdString(format_hpcc_qlen(x)), reference_text("qlen" + suffix));
     }
     void dcqcn_incast_against_the_reference_reruns() {
         // The reference's random ECN draws make one DCQCN incast run one sample of a distribution: its mean FCT
