@@ -178,44 +178,49 @@ ORRERY_HD inline void publish_tails(NetView& v, uint32_t node, const StepClock& 
     }
 }
 
-// Whether the node has nothing to do in the step: the host wrote nothing of it since its last step, its next
-// event (as that step left it) lies past the step's end, and no packet became visible in a ring it had seen
-// empty (a ring whose head it had seen keeps that head: only the node pops it). Such a node is left as it
-// stands: refreshing its arrivals and rebuilding its tree would find no event in the step. Most of a fabric
-// rests in most steps (a k = 8 incast: ~400 events a step among 208 nodes), and those refreshes and rebuilds
-// were ~17 % of such a run's instructions.
-// What this relies on: `out.next_event` is never after the node's true next event. A host change that can
-// only remove or delay events keeps that (the node is stepped in full when the stale time comes); one that
-// can bring an event earlier must mark the node (batch.h: mark_host_wrote), and every hook marks what it
-// writes, to be safe.
-ORRERY_HD inline bool rests(const NetView& v, uint32_t node, const StepClock& clock, const NodeOutput& out) {
-    if (out.host_wrote || out.suspended || out.next_event < clock.window_end) return false;
+// A node's tree of port events is kept from one of its steps to the next: every change inside a step updates
+// it (port_events.h), and between steps only packets its peers published move it, in the rings it had seen
+// empty (a ring whose head it had seen keeps that head: only the node pops it). So a step refreshes just those
+// rings' leaves. The tree is rebuilt whole after the host wrote anything of the node (batch.h: mark_host_wrote;
+// a shift moves its ports' completions and arrivals, a drain empties them) and when a device pass resumes it.
+// Refreshing every port and rebuilding every tree each step had been ~17 % of a k = 8 incast's instructions.
+// Returns whether a leaf changed.
+ORRERY_HD inline bool refresh_new_arrivals(NetView& v, uint32_t node, const StepClock& clock) {
     const uint32_t read = clock.read_slot();
-    for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row)
-        if (v.times[row].next_arrival == kNever && v.ring_head[row].head < v.ring_tail[row].published_tail[read]) return false;
-    return true;
+    bool changed = false;
+    for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {
+        if (v.times[row].next_arrival != kNever || v.ring_head[row].head >= v.ring_tail[row].published_tail[read]) continue;
+        refresh_arrival(v, row, clock);
+        port_event_changed(v, node, row);
+        changed = true;
+    }
+    return changed;
 }
 
 ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& clock) {
     const uint8_t role = v.node_role[node];
     NodeOutput& out = v.out[node];
-    if (rests(v, node, clock, out)) {
-        ++out.steps_rested;
-        out.min_sent_arrival = kNever;
-        // Its tails last moved in step active_step and were published then; the other slot needs them once more.
-        if (clock.step <= out.active_step + 1) publish_tails(v, node, clock);
-        return;
+    if (!out.host_wrote && !out.suspended) {
+        // A node with nothing to do in the step (no new arrival, its next event past the step's end) rests:
+        // its tails last moved in step active_step and were published then; the other slot needs them once more.
+        if (!refresh_new_arrivals(v, node, clock) && out.next_event >= clock.window_end) {
+            ++out.steps_rested;
+            out.min_sent_arrival = kNever;
+            if (clock.step <= out.active_step + 1) publish_tails(v, node, clock);
+            return;
+        }
+    } else if (role != kRoleIdle) {
+        for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) refresh_arrival(v, row, clock);
+        port_events_build(v, node);
     }
-    // A node resumed in a later pass of the same step (device backend) keeps what it sent so far; the
-    // arrivals and its tree are rebuilt from the state it stopped in, as at the step's start.
+    // A node resumed in a later pass of the same step (device backend) keeps what it sent so far; its
+    // arrivals and tree were rebuilt above from the state it stopped in, as at the step's start.
     if (out.suspended) out.suspended = 0;
     else out.min_sent_arrival = kNever;
     const uint64_t handled = out.packets_processed;
     if (out.host_wrote) out.active_step = clock.step;
     if (role != kRoleIdle) {
         const ExperimentParams& ep = node_params(v, node);
-        for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) refresh_arrival(v, row, clock);
-        port_events_build(v, node);
         const bool whole = role == kRoleSwitch ? run_events<kRoleSwitch>(v, node, ep, clock, out) : run_events<kRoleHost>(v, node, ep, clock, out);
         if (out.packets_processed != handled) out.active_step = clock.step;
         if (!whole) {

@@ -8,9 +8,10 @@
 // order (time, then when it was scheduled, then kind, then port row: node.h); an inner entry holds the
 // earlier of its two children, so the root is the node's next port event — exactly what a scan finds.
 //
-// The tree of a node is rebuilt at the start of each of its steps (the host may have moved events in
-// between: wormhole/shift.cpp) and updated wherever a port's events change inside the step: a packet
-// taken from a ring, a transmission started (link.h) or completed.
+// The tree of a node is kept from one of its steps to the next and updated wherever a port's events change:
+// a packet taken from a ring or newly visible in one it had seen empty, a transmission started (link.h) or
+// completed. It is rebuilt whole only after the host wrote the node (the host may have moved events in
+// between: wormhole/shift.cpp; node.h: process_node).
 #include "net/state.h"
 
 namespace orrery::net {

@@ -291,9 +291,9 @@ struct alignas(64) NodeOutput {
     uint32_t completions = 0;          // flows this node completed (as sender), cumulative
     uint32_t open_completions = 0;     // 1: a switch port of the node may be sending with no completion event (node.h)
     uint64_t lost = 0;                 // packets this node's ports received corrupted (link loss), cumulative
-    uint32_t host_wrote = 1;           // 1: a host hook may have changed the node's state since its last step (node.h: rests)
+    uint32_t host_wrote = 1;           // 1: a host hook may have changed the node's state since its last step (node.h: process_node)
     uint64_t active_step = 0;          // the last step in which it handled an event or the host wrote it (its rings' tails moved)
-    uint64_t steps_rested = 0;         // steps it was left as it stood (node.h: rests), cumulative
+    uint64_t steps_rested = 0;         // steps it was left as it stood (node.h: process_node), cumulative
 };
 
 // ---- a node's events ------------------------------------------------------------------------------------

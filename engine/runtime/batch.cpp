@@ -544,6 +544,7 @@ void release_experiment_storage(Batch& b, uint32_t e, BlockCache& cache) {
     const ExperimentSlice& x = b.experiments[e];
     const BlockStore store{b.arena->blocks(), b.arena->next(), &cache};
     for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
+        mark_host_wrote(b, n);
         int64_t& held = b.out[n].blocks_held;
         if (b.node_role[n] == kRoleHost) fifo_release(store, held, b.nic[n].acks);
         for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) {

@@ -122,7 +122,7 @@ uint64_t standalone_fct_ns(const PathMetrics& m, uint64_t size, uint32_t mtu);
 void release_flow(Batch& b, uint32_t flow, int64_t start);
 
 // Every host hook that changes a node's state between steps (its ports, rings, queues, NIC or its flows'
-// sender or receiver state) marks the node, so that it takes its next step in full (net/node.h: rests). A
+// sender or receiver state) marks the node, so that it takes its next step in full (net/node.h: process_node). A
 // ring's packets are its reader's: a hook that moves or drops them marks the reader too.
 inline void mark_host_wrote(Batch& b, uint32_t node) { b.out[node].host_wrote = 1; }
 

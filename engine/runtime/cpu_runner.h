@@ -39,7 +39,7 @@ struct ExperimentResult {
     uint64_t packet_hops = 0;                 // packets put on a link
     uint64_t steps = 0;
     uint64_t split_steps = 0;                 // steps whose nodes were split over several threads
-    uint64_t node_steps_rested = 0;           // over its nodes, steps a node had nothing to do in (net/node.h: rests)
+    uint64_t node_steps_rested = 0;           // over its nodes, steps a node had nothing to do in (net/node.h: process_node)
     int64_t end_time = 0;                     // ps: when its last flow finished (or the stop time)
     uint32_t drops = 0;                       // packets switches dropped for lack of buffer
     uint64_t lost = 0;                        // packets lost on links (network.error_rate_per_link, a link's error_rate)

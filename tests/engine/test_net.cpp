@@ -197,7 +197,7 @@ private slots:
         QCOMPARE(QString::fromStdString(format_hpcc_qlen(r.results[0])), reference_text("qlen" + suffix));
     }
     void quiet_nodes_rest_and_the_files_stay_the_references() {
-        // A node with nothing to do in a step is left as it stands (net/node.h: rests): no arrival refresh,
+        // A node with nothing to do in a step is left as it stands (net/node.h: process_node): no arrival refresh,
         // no tree rebuild. The three files must still be the reference's to the byte, with some node-steps
         // rested, or this tests nothing.
         const Run r = run_reference("staggered", "dcqcn_threshold");
