@@ -14,30 +14,12 @@ cli="$(cd "$build" && pwd)/app/orrery-cli"
 ns3=$(cd "$ns3" && pwd)
 [ -x "$cli" ] || { echo "$0: $cli not found: build first" >&2; exit 2; }
 [ -x "$ns3/build/scratch/third" ] || { echo "$0: $ns3/build/scratch/third not found: build the reference first" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-python3 - "$case" <<'PY'
-import json, sys
-case = sys.argv[1]
-if case == "ring":
-    name, k, flows = "k = 8 ring", 8, [{"src": i, "dst": (i + 1) % 128, "size": "10MB", "start": "2s"} for i in range(128)]
-elif case == "incast":
-    name, k, flows = "k = 8 incast", 8, [{"src": i, "dst": 0, "size": "1MB", "start": "2s"} for i in range(1, 128)]
-else:
-    name, k, flows = "k = 4 all-to-all", 4, [{"src": i, "dst": j, "size": "1MB", "start": "2s"} for i in range(16) for j in range(16) if i != j]
-json.dump({"format": "orrery-scenario", "version": 1, "name": name, "seed": 1, "topology": {"preset": f"fat-tree-k{k}"},
-           "network": {"preset": "reference-100g"}, "cc": {"preset": "dcqcn-100g"}, "workload": {"kind": "flows", "flows": flows}},
-          open("case.json", "w"))
-PY
-"$cli" convert case.json -o config.txt --to hpcc-config > /dev/null 2>&1
-printf "0\n" > trace.txt
-mkdir -p ours
-for who in ref ours; do
-  dir=$([ $who = ours ] && echo ours/ || echo "")
-  cp config.txt config_$who.txt
-  printf "TRACE_FILE trace.txt\nTRACE_OUTPUT_FILE ${dir}mix.tr\nFCT_OUTPUT_FILE ${dir}fct.txt\nPFC_OUTPUT_FILE ${dir}pfc.txt\nSIMULATOR_STOP_TIME 4.00\nQLEN_MON_FILE ${dir}qlen.txt\nQLEN_MON_START 2000000000\nQLEN_MON_END 2000000000\n" >> config_$who.txt
-done
+source "$here/reference_case.sh"
+write_reference_case "$cli" "$case"
 t0=$(date +%s.%N); LD_LIBRARY_PATH="$ns3/build" "$ns3/build/scratch/third" config_ref.txt > ref.log 2>&1; t1=$(date +%s.%N)
 "$cli" run-hpcc config_ours.txt --threads 1 > ours.log 2>&1; t2=$(date +%s.%N)
 python3 - "$t0" "$t1" "$t2" "$case" <<'PY'
