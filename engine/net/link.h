@@ -1,5 +1,10 @@
 #pragma once
 // Sending on a link and the transmit machine of a port, shared by switches and NICs.
+#include <cstddef>
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+#include <emmintrin.h>
+#endif
+
 #include "net/ns3_arith.h"
 #include "net/port_events.h"
 #include "net/state.h"
@@ -46,6 +51,35 @@ ORRERY_HD inline Packet* ring_push_slot(NetView& v, uint32_t to_port, uint32_t n
     return &v.store.blocks[t.block].slot[slot];
 }
 
+// p with its arrival time into a ring's slot. With `stream` (a worker's packets of the step outgrow its core's
+// cache: runtime/cpu_runner.cpp), by non-temporal stores of the whole line: the receiver reads the slot a step
+// later, when a large fabric's step has long evicted it, so bringing the line into the cache to write it (a
+// read from memory per packet-hop) and evicting something else for it only costs. bench_scale, one thread:
+// k = 16 and k = 24 permutations 8 % and 12 % faster; on the k = 8 ring, whose step fits in the cache, the
+// same stores made the run 70 % slower (engine/runtime/README.md). The worker fences them before the step's
+// barrier. Otherwise copied whole, then the arrival set in place:
+// patching a copy on the stack first would make the copy into the ring read back a half-written line (a
+// store-forwarding stall, 20 % of transmit_start).
+ORRERY_HD ORRERY_HOT_INLINE inline void write_ring_slot(Packet& slot, const Packet& p, int64_t arrival, bool stream) {
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+    if (stream) {
+        static_assert(sizeof(Packet) == 64 && offsetof(Packet, arrival) == 0, "a packet is one line, its arrival first");
+        const __m128i* from = reinterpret_cast<const __m128i*>(&p);
+        __m128i* to = reinterpret_cast<__m128i*>(&slot);
+        const __m128i head = _mm_castpd_si128(_mm_move_sd(_mm_castsi128_pd(_mm_loadu_si128(from)), _mm_castsi128_pd(_mm_cvtsi64_si128(arrival))));
+        _mm_stream_si128(to, head);
+        _mm_stream_si128(to + 1, _mm_loadu_si128(from + 1));
+        _mm_stream_si128(to + 2, _mm_loadu_si128(from + 2));
+        _mm_stream_si128(to + 3, _mm_loadu_si128(from + 3));
+        return;
+    }
+#else
+    (void)stream;
+#endif
+    slot = p;
+    slot.arrival = arrival;
+}
+
 // Starts transmitting p on port `row` at `now`: the port is busy for the serialization time, and p reaches
 // the peer after serialization and propagation (reference README §5: floor(bytes·8/rate) ns, no gap).
 // Without `completion_event` (a switch port with nothing queued) the port's completion gets no event of its
@@ -68,12 +102,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline void transmit_start(NetView& v, uint32_t row,
     ++o.transmissions;
     if (arrival < o.min_sent_arrival) o.min_sent_arrival = arrival;
     if (p.kind == kPfc) ++o.pfc_sent;
-    // Copied whole, then its arrival set in place: patching a copy on the stack first would make the
-    // copy into the ring read back a half-written line (a store-forwarding stall, 20 % of this function).
-    if (Packet* slot = ring_push_slot(v, info.peer_port, info.node)) {
-        *slot = p;
-        slot->arrival = arrival;
-    }
+    if (Packet* slot = ring_push_slot(v, info.peer_port, info.node)) write_ring_slot(*slot, p, arrival, v.stream_packets);
 }
 
 ORRERY_HD inline void record_pfc(NetView& v, uint32_t node, uint32_t row, bool pause, int64_t now, uint8_t node_type) {

@@ -362,6 +362,8 @@ struct NetView {
     DctcpState* dctcp;
     uint32_t* nic_qps;
     const uint32_t* nic_starts;
+    // how the step writes packets into rings (link.h: write_ring_slot); set per step by the CPU backend
+    bool stream_packets = false;
 };
 
 // The parameters of the experiment a node, or a flow's source, belongs to.

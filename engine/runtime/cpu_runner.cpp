@@ -18,6 +18,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "common/diagnostics.h"
 #include "net/node.h"
 #include "runtime/chunk_shares.h"
@@ -33,6 +38,21 @@ using namespace net;
 
 constexpr uint64_t kEventsWorthSplitting = 2000;    // events in a step below which one thread does it all
 
+// A core's own cache (its L2), which a worker's packets of a step must outgrow before streaming them pays:
+// measured on this machine's 1 MiB L2 (engine/runtime/README.md). 1 MiB when the system does not say.
+uint64_t core_cache_bytes() {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? uint64_t(l2) : uint64_t(1) << 20;
+}
+
+void store_fence() {
+#if defined(__SSE2__)
+    _mm_sfence();
+#else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
 // The CPU backend's side of a stepper: the nodes in locality order, the workers' storage, the chunks.
 struct CpuSteps final : StepBackend {
     Batch& b;
@@ -44,6 +64,8 @@ struct CpuSteps final : StepBackend {
     int threads = 1;
     bool solo = true;                     // the next step is small: one thread does it all
     bool split = false;                   // the step just run was split
+    bool stream = false;                  // the next step writes packets into rings by non-temporal stores
+    uint64_t stream_above = core_cache_bytes();
     uint64_t events_seen = 0;             // events of the range up to the last step
     const Stepper* stepper = nullptr;
 
@@ -57,8 +79,11 @@ struct CpuSteps final : StepBackend {
         NetView v = view;
         v.store.cache = &workers[t]->cache;
         v.pfc_log = &workers[t]->log;
-        const std::vector<int64_t>& window_end = stepper->window_end;
-        for (uint32_t i = begin; i < end; ++i) process_node(v, order[i], StepClock{stepper->step, window_end[b.node_experiment[order[i]]]});
+        v.stream_packets = stream;
+        const uint64_t step = stepper->step;
+        const int64_t* window_end = stepper->window_end.data();
+        for (uint32_t i = begin; i < end; ++i) process_node(v, order[i], StepClock{step, window_end[b.node_experiment[order[i]]]});
+        if (stream) store_fence();  // the non-temporal stores are seen by the readers after the barrier
     }
 
     StepSummary summary(uint32_t e) override { return summarize_nodes(b, e); }
@@ -79,11 +104,16 @@ struct CpuSteps final : StepBackend {
     void stepped(uint64_t events) override {
         split = !solo && threads > 1;
         // Splitting a step over threads pays only when it holds enough work; measured on the last step.
-        solo = events - events_seen < kEventsWorthSplitting;
+        const uint64_t step_events = events - events_seen;
+        solo = step_events < kEventsWorthSplitting;
+        // Streamed packet writes pay once a worker's packets of a step (about one per event) outgrow its
+        // core's cache; below that the receiver would find them there (link.h: write_ring_slot).
+        stream = step_events * sizeof(Packet) / uint64_t(solo ? 1 : threads) > stream_above;
         events_seen = events;
         if (shares) shares->reset();  // released to the workers by the barrier
     }
     bool split_last_step() const override { return split; }
+    bool streamed_last_step() const override { return stream; }
 };
 
 // Threads split the nodes of `exps`, meeting at a barrier every step.
@@ -92,6 +122,7 @@ void run_node_parallel(Batch& b, const NetView& view, std::vector<ExperimentResu
     const uint32_t begin = b.experiments[exps.front()].node_begin, end = b.experiments[exps.back()].node_end;
     threads = std::max(1, std::min<int>(threads, int(std::max<uint32_t>(1, end - begin))));
     CpuSteps steps(b, view, begin, end, threads);
+    if (options && options->stream_packets_above) steps.stream_above = options->stream_packets_above;
     Stepper stepper(b, steps, results, std::move(exps), options);
     steps.stepper = &stepper;
     const uint32_t count = end - begin;

@@ -39,6 +39,7 @@ struct ExperimentResult {
     uint64_t packet_hops = 0;                 // packets put on a link
     uint64_t steps = 0;
     uint64_t split_steps = 0;                 // steps whose nodes were split over several threads
+    uint64_t streamed_steps = 0;              // steps whose packets were written by non-temporal stores (RunOptions)
     uint64_t node_steps_rested = 0;           // over its nodes, steps a node had nothing to do in (net/node.h: process_node)
     int64_t end_time = 0;                     // ps: when its last flow finished (or the stop time)
     uint32_t drops = 0;                       // packets switches dropped for lack of buffer
@@ -69,6 +70,9 @@ struct DriverStatus {
 
 struct RunOptions {
     int threads = 1;
+    // Bytes of packets a worker writes in a step above which it writes them by non-temporal stores (net/link.h:
+    // write_ring_slot); 0: the size of a core's own cache (L2). Changes speed only, never results.
+    uint64_t stream_packets_above = 0;
     std::function<void(const RunProgress&)> progress;  // node-parallel runs: about every 1000 steps
     // Every 1000 steps of the stepper advancing it, per unfinished experiment: its clock (ps) and finished flows.
     std::function<void(uint32_t experiment, int64_t clock, uint32_t flows_done)> on_progress;

@@ -197,6 +197,7 @@ void Stepper::host_step() {
     // The frames the next step can receive were all sent before it starts.
     backend.size_pfc_logs(pfc_in_flight + 8);
     const bool was_split = backend.split_last_step();
+    const bool was_streamed = backend.streamed_last_step();
     backend.stepped(events);
     bool all_done = true;
     const bool cancelled = options && options->cancel && options->cancel->load(std::memory_order_relaxed);
@@ -219,6 +220,7 @@ void Stepper::host_step() {
         }
         ++results[e].steps;
         if (was_split) ++results[e].split_steps;
+        if (was_streamed) ++results[e].streamed_steps;
         const int64_t end = window_end[e];
         if (ep.qlen_start != kNever && (end - 1) % kDumpInterval == 0 && end - 1 >= ep.qlen_start && end - 1 <= ep.qlen_end) {
             tables(false);

@@ -44,6 +44,8 @@ struct StepBackend {
     virtual void stepped(uint64_t events) { (void)events; }
     // Whether the step just run was split over several threads (counted in ExperimentResult::split_steps).
     virtual bool split_last_step() const { return false; }
+    // Whether the step just run wrote its packets by non-temporal stores (ExperimentResult::streamed_steps).
+    virtual bool streamed_last_step() const { return false; }
 };
 
 struct Stepper {

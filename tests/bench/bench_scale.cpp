@@ -1,8 +1,8 @@
 // Scale: a k-ary fat-tree (default k = 60: 54,000 hosts) with a random permutation of 1 MB flows, one per
-// host, all starting together, under DCQCN. Prints compile and run time, events, packet-hops, batch memory
-// at start and end, the process's peak resident memory and where the packet storage went (k = 60 on two threads:
-// 168 s and 2.95 GB on the 2-core VM, engine/runtime/README.md).
-// Usage: bench_scale [--k K] [--size BYTES] [--threads N] [--json FILE]
+// host, all starting together, under DCQCN. Prints compile and run time, events, packet-hops, steps (split over
+// threads, streamed), batch memory at start and end, the process's peak resident memory and where the packet
+// storage went (k = 60 on two threads: 113-131 s and 2.95 GB on the 2-core VM, engine/runtime/README.md).
+// Usage: bench_scale [--k K] [--size BYTES] [--threads N] [--stream-above BYTES] [--json FILE]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -29,10 +29,12 @@ int main(int argc, char** argv) {
                                               {{"--k", "fat-tree radix, even (default 60: 54,000 hosts)"},
                                                {"--size", "bytes per flow (default 1000000)"},
                                                {"--threads", "worker threads (default 1)"},
+                                               {"--stream-above", "bytes of a worker's packets in a step above which they are written by non-temporal stores (default: a core's L2 cache; a large value turns streaming off)"},
                                                {"--json", "write the figures to this file"}});
     const int k = static_cast<int>(bench::bench_number(args, "--k", 60));
     const long long size = bench::bench_number(args, "--size", 1000000);
     const int threads = static_cast<int>(bench::bench_number(args, "--threads", 1));
+    const long long stream_above = bench::bench_number(args, "--stream-above", 0);
     const std::string json_path = args.count("--json") ? args.at("--json") : "";
     if (k % 2 != 0 || k > 128) {
         std::fprintf(stderr, "option --k: expected an even radix from 2 to 128, found %d\n", k);
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
     const double start_mb = double(batch.memory_bytes()) / 1048576.0;
     RunOptions options;
     options.threads = threads;
+    options.stream_packets_above = uint64_t(stream_above);
     t0 = std::chrono::steady_clock::now();
     const auto r = run_cpu(batch, options);
     const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -72,6 +75,8 @@ int main(int argc, char** argv) {
                 k, flows.size(), size, threads, threads == 1 ? "" : "s", compile_s, run_s, finished, r[0].flows.size(), max_fct_us,
                 double(r[0].events), double(r[0].packet_hops), double(r[0].packet_hops) / run_s, start_mb,
                 double(batch.memory_bytes()) / 1048576.0, rss_gb);
+    std::printf("  steps: %llu, %llu of them split over threads, %llu writing packets by non-temporal stores\n", (unsigned long long)r[0].steps,
+                (unsigned long long)r[0].split_steps, (unsigned long long)r[0].streamed_steps);
     // Where the memory went: packet storage (blocks in rings and queues, net/blocks.h) against the tables.
     {
         const double mib = 1048576.0;
@@ -85,6 +90,7 @@ int main(int argc, char** argv) {
         std::ofstream(json_path) << nlohmann::json({{"k", k}, {"flows", flows.size()}, {"flow_bytes", size}, {"threads", threads},
                                                     {"compile_s", compile_s}, {"run_s", run_s}, {"finished", finished},
                                                     {"events", r[0].events}, {"packet_hops", r[0].packet_hops},
+                                                    {"steps", r[0].steps}, {"streamed_steps", r[0].streamed_steps},
                                                     {"batch_mb_start", start_mb}, {"peak_rss_gb", rss_gb}})
                                         .dump(2)
                                  << "\n";

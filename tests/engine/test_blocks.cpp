@@ -2,9 +2,13 @@
 // leaves of it.
 #include <QtTest>
 
+#include <atomic>
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include "net/blocks.h"
+#include "net/link.h"
 #include "runtime/batch.h"
 #include "runtime/block_arena.h"
 #include "runtime/cpu_runner.h"
@@ -79,6 +83,61 @@ private slots:
         }
         // Run one after another, the four experiments use the same blocks: no more storage than one alone.
         QCOMPARE(four.arena->committed_blocks(), one.arena->committed_blocks());
+    }
+
+    // Non-temporal packet writes (net/link.h: write_ring_slot) leave the line a plain copy leaves.
+    void a_streamed_packet_write_leaves_the_line_a_copy_leaves() {
+        net::Packet p{};
+        p.arrival = 7;
+        p.flow = 123456;
+        p.seq = 0xdeadbeef;
+        p.wire = 1048;
+        p.in_port = 9;
+        p.hop = 3;
+        p.nhop = 2;
+        p.kind = net::kAck;
+        p.flags = net::kFlagCnp;
+        p.pg = 3;
+        for (int i = 0; i < net::kMaxIntHops; ++i) p.hops[i].bits = 0x0123456789abcdefull * uint64_t(i + 1);
+        net::Packet copied, streamed;
+        std::memset(&copied, 0x5a, sizeof copied);
+        std::memset(&streamed, 0xa5, sizeof streamed);
+        const int64_t arrival = 2000000123456;
+        net::write_ring_slot(copied, p, arrival, false);
+        net::write_ring_slot(streamed, p, arrival, true);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        QCOMPARE(streamed.arrival, arrival);
+        QCOMPARE(streamed.flow, p.flow);
+        QCOMPARE(std::memcmp(&copied, &streamed, sizeof(net::Packet)), 0);
+    }
+
+    // The same run with every step's packets streamed, on two threads (the fence before the barrier is what
+    // makes them visible to the other thread's readers), and with none streamed: the same results to the event.
+    void streamed_packet_writes_change_no_result() {
+        const LoadedScenario s = permutation(8, 64);  // every flow to the other half of the pods
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        std::vector<ExperimentResult> results;
+        for (uint64_t above : {uint64_t(1), UINT64_MAX}) {
+            Batch b = compile_batch({{"e0000", &s.scenarios[0], &f, workload_flows(s.scenarios[0])}});
+            RunOptions options;
+            options.threads = 2;
+            options.stream_packets_above = above;
+            results.push_back(run_cpu(b, options)[0]);
+        }
+        const ExperimentResult& streamed = results[0];
+        const ExperimentResult& copied = results[1];
+        QVERIFY2(streamed.streamed_steps > streamed.steps / 2, qPrintable(QString("%1 of %2 steps streamed").arg(streamed.streamed_steps).arg(streamed.steps)));
+        QVERIFY(streamed.split_steps > 0);
+        QCOMPARE(copied.streamed_steps, uint64_t(0));
+        QCOMPARE(streamed.events, copied.events);
+        QCOMPARE(streamed.packet_hops, copied.packet_hops);
+        QCOMPARE(streamed.steps, copied.steps);
+        QCOMPARE(streamed.flows.size(), size_t(128));
+        QCOMPARE(streamed.flows.size(), copied.flows.size());
+        for (size_t i = 0; i < streamed.flows.size(); ++i) {
+            QCOMPARE(streamed.flows[i].flow, copied.flows[i].flow);
+            QCOMPARE(streamed.flows[i].finish, copied.flows[i].finish);
+        }
     }
 
     void an_exhausted_arena_stops_the_run_naming_the_node() {
