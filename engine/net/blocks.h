@@ -140,10 +140,17 @@ ORRERY_HD inline Packet fifo_pop(const BlockStore& s, int64_t& held, BlockFifo& 
     if (f.head == f.tail) {
         block_give(*s.cache, held, f.head_block);
         f = BlockFifo{};
-    } else if (f.head % kBlockPackets == 0) {
-        const uint32_t done = f.head_block;
-        f.head_block = s.next[done];
-        block_give(*s.cache, held, done);
+    } else {
+        if (f.head % kBlockPackets == 0) {
+            const uint32_t done = f.head_block;
+            f.head_block = s.next[done];
+            block_give(*s.cache, held, done);
+        }
+#if !defined(__CUDA_ARCH__)
+        // The next packet is popped when this one's transmission ends, after the node's other events; in a deep
+        // queue it was written steps ago and is in memory (engine/runtime/README.md).
+        __builtin_prefetch(&fifo_front(s, f));
+#endif
     }
     return p;
 }

@@ -30,13 +30,16 @@ ORRERY_HD inline uint32_t ring_head_block(const NetView& v, uint32_t row) { retu
 // sender computed it).
 ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock& clock) {
     const uint64_t head = v.ring_head[row].head;
-    if (head < v.ring_tail[row].published_tail[clock.read_slot()]) {
-        const PacketBlock& block = v.store.blocks[ring_head_block(v, row)];
-        const Packet& p = block.slot[head % kBlockPackets];
+    const uint64_t published = v.ring_tail[row].published_tail[clock.read_slot()];
+    if (head < published) {
+        const uint32_t block = ring_head_block(v, row);
+        const Packet& p = v.store.blocks[block].slot[head % kBlockPackets];
 #if !defined(__CUDA_ARCH__)
         // The ring's next packet, read when this one is popped, some events later: in a large fabric it was
-        // written a step ago and is in memory, not in the cache (engine/runtime/README.md).
-        if ((head + 1) % kBlockPackets != 0) __builtin_prefetch(&block.slot[(head + 1) % kBlockPackets]);
+        // written a step ago and is in memory, not in the cache (engine/runtime/README.md). At a block's end it
+        // is the first of the block the writer linked after this one.
+        if ((head + 1) % kBlockPackets != 0) __builtin_prefetch(&p + 1);
+        else if (head + 1 < published) __builtin_prefetch(&v.store.blocks[v.store.next[block]].slot[0]);
 #endif
         const PortInfo& sender = v.port[v.port[row].peer_port];
         v.times[row].next_arrival = p.arrival;
