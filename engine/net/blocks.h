@@ -131,6 +131,9 @@ ORRERY_HD inline bool fifo_push(const BlockStore& s, int64_t& held, BlockFifo& f
     }
     s.blocks[f.tail_block].slot[slot] = p;
     ++f.tail;
+#if !defined(__CUDA_ARCH__)
+    if (slot + 1 < kBlockPackets) __builtin_prefetch(&s.blocks[f.tail_block].slot[slot + 1], 1);
+#endif
     return true;
 }
 
