@@ -132,6 +132,7 @@ ORRERY_HD inline bool fifo_push(const BlockStore& s, int64_t& held, BlockFifo& f
     s.blocks[f.tail_block].slot[slot] = p;
     ++f.tail;
 #if !defined(__CUDA_ARCH__)
+    // The tail block may have been taken up to 15 pushes ago; in a deep queue its next line is cold by now.
     if (slot + 1 < kBlockPackets) __builtin_prefetch(&s.blocks[f.tail_block].slot[slot + 1], 1);
 #endif
     return true;
