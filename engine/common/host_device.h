@@ -13,3 +13,20 @@
 #else
 #define ORRERY_HOT_INLINE __attribute__((always_inline))
 #endif
+
+// A hint that the line at `p` is read (or written) soon, for packet lines a large fabric has left in memory
+// (engine/runtime/README.md). Nothing in device code: a GPU hides such latency with other warps.
+ORRERY_HD inline void prefetch_line(const void* p) {
+#if !defined(__CUDA_ARCH__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+}
+ORRERY_HD inline void prefetch_line_for_write(void* p) {
+#if !defined(__CUDA_ARCH__)
+    __builtin_prefetch(p, 1);
+#else
+    (void)p;
+#endif
+}

@@ -131,10 +131,8 @@ ORRERY_HD inline bool fifo_push(const BlockStore& s, int64_t& held, BlockFifo& f
     }
     s.blocks[f.tail_block].slot[slot] = p;
     ++f.tail;
-#if !defined(__CUDA_ARCH__)
     // The tail block may have been taken up to 15 pushes ago; in a deep queue its next line is cold by now.
-    if (slot + 1 < kBlockPackets) __builtin_prefetch(&s.blocks[f.tail_block].slot[slot + 1], 1);
-#endif
+    if (slot + 1 < kBlockPackets) prefetch_line_for_write(&s.blocks[f.tail_block].slot[slot + 1]);
     return true;
 }
 
@@ -150,11 +148,9 @@ ORRERY_HD inline Packet fifo_pop(const BlockStore& s, int64_t& held, BlockFifo& 
             f.head_block = s.next[done];
             block_give(*s.cache, held, done);
         }
-#if !defined(__CUDA_ARCH__)
         // The next packet is popped when this one's transmission ends, after the node's other events; in a deep
         // queue it was written steps ago and is in memory (engine/runtime/README.md).
-        __builtin_prefetch(&fifo_front(s, f));
-#endif
+        prefetch_line(&fifo_front(s, f));
     }
     return p;
 }

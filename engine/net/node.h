@@ -34,13 +34,11 @@ ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock&
     if (head < published) {
         const uint32_t block = ring_head_block(v, row);
         const Packet& p = v.store.blocks[block].slot[head % kBlockPackets];
-#if !defined(__CUDA_ARCH__)
         // The ring's next packet, read when this one is popped, some events later: in a large fabric it was
         // written a step ago and is in memory, not in the cache (engine/runtime/README.md). At a block's end it
         // is the first of the block the writer linked after this one.
-        if ((head + 1) % kBlockPackets != 0) __builtin_prefetch(&p + 1);
-        else if (head + 1 < published) __builtin_prefetch(&v.store.blocks[v.store.next[block]].slot[0]);
-#endif
+        if ((head + 1) % kBlockPackets != 0) prefetch_line(&p + 1);
+        else if (head + 1 < published) prefetch_line(&v.store.blocks[v.store.next[block]].slot[0]);
         const PortInfo& sender = v.port[v.port[row].peer_port];
         v.times[row].next_arrival = p.arrival;
         v.times[row].arrival_scheduled = p.arrival - sender.delay_ps - serialization_ps(v.ring_head[row].ser, p, sender.rate_bps);
