@@ -161,7 +161,11 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
     qApp->installEventFilter(this);
 }
 
-MainWindow::~MainWindow() = default;
+// The run controller is a child, destroyed after this window's members: its destructor stops a run still
+// going, and that run's end must not reach a window whose project is gone (the test that closed a window
+// mid-run crashed in import_staged_run). Its staging store stays beside the project, and opening the project
+// again copies it in as interrupted (import_leftover_runs).
+MainWindow::~MainWindow() { runner_->disconnect(); }
 
 void MainWindow::build_docks() {
     auto dock = [this](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {

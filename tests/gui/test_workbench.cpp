@@ -484,6 +484,28 @@ private slots:
         QCOMPARE(p.scenarios().size(), size_t(1));
     }
 
+    void a_window_closed_mid_run_leaves_the_run_to_the_next_open() {
+        auto w = open_demo("closed-mid-run.orrery");
+        w->network()->edited("skipping.enabled", "false");  // runs for many seconds, as above
+        QString why;
+        QVERIFY2(w->start_run(&why), qPrintable(why));
+        QVERIFY(testing::wait_for([&] {
+            for (const auto& [id, p] : w->runner()->progress())
+                if (p.status == "running" && p.wall_s > 0.2) return true;
+            return false;
+        }, 60'000));
+        const QString project = w->project_path();
+        // The run controller, a child of the window, stops the run as the window goes; that run's end reached
+        // the half-destroyed window and crashed in import_staged_run (test_workbench under load, 2026-11-27).
+        w.reset();
+        QDir beside = QFileInfo(project).absoluteDir();
+        QCOMPARE(beside.entryList({".orrery-run-*.sqlite"}, QDir::Files | QDir::Hidden).size(), qsizetype(1));
+        auto again = std::make_unique<MainWindow>(presets, testing::cli_path());
+        QVERIFY2(again->open_project(project, &why), qPrintable(why));
+        QCOMPARE(store_value(project, "SELECT status FROM runs ORDER BY run_id DESC LIMIT 1"), std::string("interrupted"));
+        QCOMPARE(beside.entryList({".orrery-run-*.sqlite"}, QDir::Files | QDir::Hidden).size(), qsizetype(0));
+    }
+
     void an_engine_crash_is_reported_and_the_workbench_survives() {
         const QString fake = dir.filePath("crashing-cli.sh");
         {
