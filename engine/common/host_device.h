@@ -30,3 +30,13 @@ ORRERY_HD inline void prefetch_line_for_write(void* p) {
     (void)p;
 #endif
 }
+
+// Sets a flag byte that several threads may set at once, all to 1, while no thread reads or clears it (a
+// barrier separates the setting from the reading): a relaxed atomic store on the CPU, a plain store on a GPU.
+ORRERY_HD inline void set_flag(unsigned char& flag) {
+#if defined(__CUDA_ARCH__)
+    *static_cast<volatile unsigned char*>(&flag) = 1;
+#else
+    __atomic_store_n(&flag, static_cast<unsigned char>(1), __ATOMIC_RELAXED);
+#endif
+}

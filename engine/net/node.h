@@ -177,11 +177,14 @@ ORRERY_HD inline void close_completions(NetView& v, uint32_t node, const StepClo
     out.open_completions = open;
 }
 
-// Publish this step's counters of the node's sending ends for the peers' next step.
+// Publish this step's counters of the node's sending ends for the peers' next step. A ring that got packets
+// since the last publish (the other slot) marks its reader, whose next step then looks at its rings.
 ORRERY_HD inline void publish_tails(NetView& v, uint32_t node, const StepClock& clock) {
+    const uint32_t write = clock.write_slot(), read = clock.read_slot();
     for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {
         RingTail& theirs = v.ring_tail[v.port[row].peer_port];
-        theirs.published_tail[clock.write_slot()] = theirs.tail;
+        if (theirs.tail != theirs.published_tail[read]) set_flag(v.out[theirs.reader].arrivals_published[write]);
+        theirs.published_tail[write] = theirs.tail;
     }
 }
 
@@ -191,6 +194,8 @@ ORRERY_HD inline void publish_tails(NetView& v, uint32_t node, const StepClock& 
 // rings' leaves. The tree is rebuilt whole after the host wrote anything of the node (batch.h: mark_host_wrote;
 // a shift moves its ports' completions and arrivals, a drain empties them) and when a device pass resumes it.
 // Refreshing every port and rebuilding every tree each step had been ~17 % of a k = 8 incast's instructions.
+// Only a node whose peers marked it (publish_tails) looks at its rings at all: a quiet 64-port switch otherwise
+// read three lines per port every step to find nothing (GPT-3 175B: ~6 % of its samples).
 // Returns whether a leaf changed.
 ORRERY_HD inline bool refresh_new_arrivals(NetView& v, uint32_t node, const StepClock& clock) {
     const uint32_t read = clock.read_slot();
@@ -207,10 +212,14 @@ ORRERY_HD inline bool refresh_new_arrivals(NetView& v, uint32_t node, const Step
 ORRERY_HD inline void process_node(NetView& v, uint32_t node, const StepClock& clock) {
     const uint8_t role = v.node_role[node];
     NodeOutput& out = v.out[node];
+    // Peers set this slot in the last step; they set the other one in this step, and this one again in the next.
+    uint8_t& published = out.arrivals_published[clock.read_slot()];
+    const bool new_arrivals = published != 0;
+    if (new_arrivals) published = 0;
     if (!out.host_wrote && !out.suspended) {
         // A node with nothing to do in the step (no new arrival, its next event past the step's end) rests:
         // its tails last moved in step active_step and were published then; the other slot needs them once more.
-        if (!refresh_new_arrivals(v, node, clock) && out.next_event >= clock.window_end) {
+        if (!(new_arrivals && refresh_new_arrivals(v, node, clock)) && out.next_event >= clock.window_end) {
             ++out.steps_rested;
             out.min_sent_arrival = kNever;
             if (clock.step <= out.active_step + 1) publish_tails(v, node, clock);

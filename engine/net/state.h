@@ -93,6 +93,7 @@ struct alignas(64) RingTail {     // written by the sending node
     uint64_t published_tail[2] = {0, 0};
     uint32_t block = kNoBlock;    // the block the next packet goes into, when tail is not a block boundary
     uint32_t first_block = kNoBlock;  // the ring's first block ever, where its reader starts
+    uint32_t reader = 0;          // the receiving node, whose arrivals_published the writer sets (node.h: publish_tails)
 };
 struct alignas(64) RingHead {     // written by the receiving node
     uint64_t head = 0;            // packets consumed
@@ -294,6 +295,10 @@ struct alignas(64) NodeOutput {
     uint32_t host_wrote = 1;           // 1: a host hook may have changed the node's state since its last step (node.h: process_node)
     uint64_t active_step = 0;          // the last step in which it handled an event or the host wrote it (its rings' tails moved)
     uint64_t steps_rested = 0;         // steps it was left as it stood (node.h: process_node), cumulative
+    // Set by its peers (by the step's parity, as ring tails are published): 1 when a ring of this node got packets
+    // in that step, so that the node's next step looks at its rings; 0 lets a quiet node rest without a look at
+    // each port (node.h: process_node). Written by several threads at once, to the same value (set_flag).
+    uint8_t arrivals_published[2] = {0, 0};
 };
 
 // ---- a node's events ------------------------------------------------------------------------------------

@@ -311,7 +311,9 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<
                 b.mmu.push_back(PortMmu{});
                 b.qlen_offset.push_back(0);
                 b.qlen_buckets.push_back(0);
-                b.ring_tail.push_back(RingTail{});
+                RingTail tail;
+                tail.reader = node0 + n;
+                b.ring_tail.push_back(tail);
                 b.ring_head.push_back(RingHead{});
             }
 

@@ -150,7 +150,11 @@ struct PartitionSteps final : StepBackend {
                     if (Packet* into = ring_push_slot(v, row, reader)) *into = p;
                 }
             }
-            for (uint32_t row : rings) b.ring_tail[row].published_tail[slot] = b.ring_tail[row].tail;
+            for (uint32_t row : rings) {
+                RingTail& t = b.ring_tail[row];
+                if (t.tail != t.published_tail[slot ^ 1]) b.out[t.reader].arrivals_published[slot] = 1;  // node.h: publish_tails
+                t.published_tail[slot] = t.tail;
+            }
         }
     }
 
