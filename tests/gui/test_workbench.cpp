@@ -84,6 +84,15 @@ class TestWorkbench : public QObject {
         return w;
     }
 
+    // Whether an experiment of the window's run has been running for 0.2 s, waiting up to a minute for it.
+    static bool an_experiment_runs(MainWindow& w) {
+        return testing::wait_for([&] {
+            for (const auto& [id, p] : w.runner()->progress())
+                if (p.status == "running" && p.wall_s > 0.2) return true;
+            return false;
+        }, 60'000);
+    }
+
     // A stand-in for orrery-cli: a shell script that prints progress JSON lines as the CLI does.
     QString fake_cli(const QString& name, const std::string& script) {
         const QString file = dir.filePath(name);
@@ -462,11 +471,7 @@ private slots:
         QSignalSpy done(w.get(), &MainWindow::runFinished);
         QString why;
         QVERIFY2(w->start_run(&why), qPrintable(why));
-        QVERIFY(testing::wait_for([&] {
-            for (const auto& [id, p] : w->runner()->progress())
-                if (p.status == "running" && p.wall_s > 0.2) return true;
-            return false;
-        }, 60'000));
+        QVERIFY(an_experiment_runs(*w));
         QElapsedTimer t;
         t.start();
         w->cancel_run();
@@ -489,11 +494,7 @@ private slots:
         w->network()->edited("skipping.enabled", "false");  // runs for many seconds, as above
         QString why;
         QVERIFY2(w->start_run(&why), qPrintable(why));
-        QVERIFY(testing::wait_for([&] {
-            for (const auto& [id, p] : w->runner()->progress())
-                if (p.status == "running" && p.wall_s > 0.2) return true;
-            return false;
-        }, 60'000));
+        QVERIFY(an_experiment_runs(*w));
         const QString project = w->project_path();
         // The run controller, a child of the window, stops the run as the window goes; that run's end reached
         // the half-destroyed window and crashed in import_staged_run (test_workbench under load, 2026-11-27).
