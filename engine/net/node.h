@@ -177,15 +177,18 @@ ORRERY_HD inline void close_completions(NetView& v, uint32_t node, const StepClo
     out.open_completions = open;
 }
 
-// Publish this step's counters of the node's sending ends for the peers' next step. A ring that got packets
-// since the last publish (the other slot) marks its reader, whose next step then looks at its rings.
+// Publish one ring's counter for its reader's next step. A ring that got packets since the last publish (the
+// other slot) marks its reader, whose next step then looks at its rings. Called by the ring's writer, and by a
+// partitioned run's exchange for rings written on another rank (runtime/partition.cpp).
+ORRERY_HD inline void publish_tail(RingTail& ring, NodeOutput* out, const StepClock& clock) {
+    if (ring.tail != ring.published_tail[clock.read_slot()]) set_flag(out[ring.reader].arrivals_published[clock.write_slot()]);
+    ring.published_tail[clock.write_slot()] = ring.tail;
+}
+
+// Publish this step's counters of the node's sending ends for the peers' next step.
 ORRERY_HD inline void publish_tails(NetView& v, uint32_t node, const StepClock& clock) {
-    const uint32_t write = clock.write_slot(), read = clock.read_slot();
-    for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {
-        RingTail& theirs = v.ring_tail[v.port[row].peer_port];
-        if (theirs.tail != theirs.published_tail[read]) set_flag(v.out[theirs.reader].arrivals_published[write]);
-        theirs.published_tail[write] = theirs.tail;
-    }
+    for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row)
+        publish_tail(v.ring_tail[v.port[row].peer_port], v.out, clock);
 }
 
 // A node's tree of port events is kept from one of its steps to the next: every change inside a step updates

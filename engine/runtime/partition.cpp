@@ -137,7 +137,7 @@ struct PartitionSteps final : StepBackend {
         const auto t0 = Clock::now();
         comm.exchange(peer_ranks, to, from);
         stats.wait_seconds += seconds_since(t0);
-        const uint32_t slot = StepClock{stepper->step, 0}.write_slot();
+        const StepClock clock{stepper->step, 0};
         for (size_t i = 0; i < boundaries.size(); ++i) {
             const std::vector<uint32_t>& rings = boundaries[i].in_rings;
             const Message& in = from[i];
@@ -150,11 +150,7 @@ struct PartitionSteps final : StepBackend {
                     if (Packet* into = ring_push_slot(v, row, reader)) *into = p;
                 }
             }
-            for (uint32_t row : rings) {
-                RingTail& t = b.ring_tail[row];
-                if (t.tail != t.published_tail[slot ^ 1]) b.out[t.reader].arrivals_published[slot] = 1;  // node.h: publish_tails
-                t.published_tail[slot] = t.tail;
-            }
+            for (uint32_t row : rings) publish_tail(b.ring_tail[row], b.out.data(), clock);
         }
     }
 
