@@ -179,16 +179,19 @@ ORRERY_HD inline void close_completions(NetView& v, uint32_t node, const StepClo
 
 // Publish one ring's counter for its reader's next step. A ring that got packets since the last publish (the
 // other slot) marks its reader, whose next step then looks at its rings. Called by the ring's writer, and by a
-// partitioned run's exchange for rings written on another rank (runtime/partition.cpp).
-ORRERY_HD inline void publish_tail(RingTail& ring, NodeOutput* out, const StepClock& clock) {
-    if (ring.tail != ring.published_tail[clock.read_slot()]) set_flag(out[ring.reader].arrivals_published[clock.write_slot()]);
-    ring.published_tail[clock.write_slot()] = ring.tail;
+// partitioned run's exchange for rings written on another rank (runtime/partition.cpp). The slots come from the
+// caller's StepClock, computed once per node: taken from the clock here (past the flag's atomic store) they were
+// recomputed per port, +1 % of a k = 8 incast's instructions.
+ORRERY_HD inline void publish_tail(RingTail& ring, NodeOutput* out, uint32_t read_slot, uint32_t write_slot) {
+    if (ring.tail != ring.published_tail[read_slot]) set_flag(out[ring.reader].arrivals_published[write_slot]);
+    ring.published_tail[write_slot] = ring.tail;
 }
 
 // Publish this step's counters of the node's sending ends for the peers' next step.
 ORRERY_HD inline void publish_tails(NetView& v, uint32_t node, const StepClock& clock) {
+    const uint32_t read = clock.read_slot(), write = clock.write_slot();
     for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row)
-        publish_tail(v.ring_tail[v.port[row].peer_port], v.out, clock);
+        publish_tail(v.ring_tail[v.port[row].peer_port], v.out, read, write);
 }
 
 // A node's tree of port events is kept from one of its steps to the next: every change inside a step updates

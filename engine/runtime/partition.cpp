@@ -150,7 +150,7 @@ struct PartitionSteps final : StepBackend {
                     if (Packet* into = ring_push_slot(v, row, reader)) *into = p;
                 }
             }
-            for (uint32_t row : rings) publish_tail(b.ring_tail[row], b.out.data(), clock);
+            for (uint32_t row : rings) publish_tail(b.ring_tail[row], b.out.data(), clock.read_slot(), clock.write_slot());
         }
     }
 
