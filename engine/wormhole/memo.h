@@ -37,10 +37,20 @@ struct FlowConflictGraph {
     uint64_t hash = 0;                            // of everything above, invariant under vertex renumbering
 };
 
-// Rate as a share of line rate in 1/16 steps, remaining size in quarter-octaves (steps of 19 %), base RTT in
-// 100 ns. (Half-octaves, 41 % steps, replayed MoE's all-to-all transients into flows too unlike the stored
-// ones: its memo-file re-run was 1.28 % mean per-flow FCT error under DCQCN, 0.90 % with quarter-octaves.)
-uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint64_t base_rtt_ns);
+// Rate as a share of line rate in 1/16 steps, remaining size in quarter-octaves (steps of 19 %) up to
+// kLabelledBdps of the experiment's largest bandwidth-delay product, base RTT in 100 ns. (Half-octaves, 41 %
+// steps, replayed MoE's all-to-all transients into flows too unlike the stored ones: its memo-file re-run was
+// 1.28 % mean per-flow FCT error under DCQCN, 0.90 % with quarter-octaves.)
+//
+// Flows with more than kLabelledBdps round trips of line-rate data still to send are labelled alike: the
+// 32-flow partitions of GPT-3 175B's gradient all-reduce, two rings of 14 MB transfers (35 BDPs) at different
+// points, had 1,252 distinct keys in 1,331 misses, their flows all at line rate and 7-14 MB from their ends.
+// Measured (engine/wormhole/README.md): capped at 8 BDPs that iteration handles 17 % fewer events, GPT-3 13B
+// keeps its errors, MoE 8x13B does not move; capped at 4 BDPs, MoE 8x13B's all-to-all transfers (~2.6 MB,
+// 6.5 BDPs) lose the sizes that tell their ages apart and its iteration moves -0.17 % (was +0.02 %); without
+// sizes at all, the same.
+constexpr uint64_t kLabelledBdps = 8;
+uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint64_t max_bdp_bytes, uint64_t base_rtt_ns);
 // Per vertex, its Weisfeiler-Lehman colour (3 rounds): vertices of one colour have the same label and the
 // same labelled neighbourhood, as far as 3 rounds tell.
 std::vector<uint64_t> vertex_classes(const FlowConflictGraph& g);

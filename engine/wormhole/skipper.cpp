@@ -81,7 +81,7 @@ std::string memo_domain(const Batch& b, uint32_t e) {
     std::ostringstream c;
     c.precision(17);
     // How vertex_label quantizes comes first: keys written under another quantization never match.
-    c << "labels rate/16 size/quarter-octave rtt/100ns cc " << int(ep.cc_mode) << " mtu " << ep.mtu << " ecn " << ep.ecn_enabled << " rate_bound " << ep.rate_bound << " var_win " << ep.var_win
+    c << "labels rate/16 size/quarter-octave-to-" << kLabelledBdps << "-bdp rtt/100ns cc " << int(ep.cc_mode) << " mtu " << ep.mtu << " ecn " << ep.ecn_enabled << " rate_bound " << ep.rate_bound << " var_win " << ep.var_win
       << " fast_react " << ep.fast_react << " multi_rate " << ep.multi_rate << " sample_feedback " << ep.sample_feedback << " clamp "
       << ep.clamp_target_rate << " ack_interval " << ep.ack_interval << " chunk " << ep.chunk << " int_multi " << ep.int_multi << " mi "
       << ep.mi_thresh << " frt " << ep.fast_recovery_times << " min_rate " << ep.min_rate << " ai " << ep.rate_ai << " hai " << ep.rate_hai
@@ -540,7 +540,7 @@ struct Skipper::State {
             const uint32_t row = x.flow_begin + f;
             const QpState& q = b.qp[row];
             const FlowInfo& info = b.flow[row];
-            g.labels.push_back(vertex_label(q.max_rate ? double(q.rate) / double(q.max_rate) : 0.0, info.size - q.snd_una, info.base_rtt_ns));
+            g.labels.push_back(vertex_label(q.max_rate ? double(q.rate) / double(q.max_rate) : 0.0, info.size - q.snd_una, x.max_bdp, info.base_rtt_ns));
             vertex_flows.push_back(row);
         }
         // Vertex i is the partition's i-th flow; an edge per pair sharing ports, in (a, b) order. (A map from
@@ -844,9 +844,13 @@ struct Skipper::State {
         remember(std::move(entry), now, id);
     }
 
-    // A measured transient into this experiment's memo (and its report), unless an isomorphic one is there.
+    // A measured transient into this experiment's memo (and its report), unless an isomorphic one is there or it is too
+    // short ever to be replayed.
     void remember(MemoEntry entry, int64_t at, uint32_t id) {
         const uint32_t flows = uint32_t(entry.key.labels.size());
+        // A transient under two round trips is never replayed (probe), and stored it would keep its key from the
+        // longer transient a later miss measures.
+        if (entry.transient_ps / 1000 * 1000 < 2 * rtt) return;
         if (!own.add(entry)) return;
         report.learned.push_back(std::move(entry));
         report.memo.push_back({at, id, flows, MemoRecord::kStored});
