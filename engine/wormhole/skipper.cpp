@@ -574,6 +574,11 @@ struct Skipper::State {
         return g;
     }
 
+    // A replay freezes a partition for the stored transient in whole ns (dt is a multiple of 1 ns), and only a
+    // transient of at least two round trips is replayed; probe and remember judge it by this one rule.
+    static int64_t replayed_length(const MemoEntry& e) { return e.transient_ps / 1000 * 1000; }
+    bool long_enough_to_replay(const MemoEntry& e) const { return replayed_length(e) >= 2 * rtt; }
+
     void probe(uint32_t id, int64_t now) {
         PartState& p = state(id);
         p.probed = true;
@@ -591,8 +596,8 @@ struct Skipper::State {
             std::vector<double> rate(vertex_flows.size());
             std::vector<int64_t> base(vertex_flows.size());
             bool usable = true;
-            const int64_t transient = hit->transient_ps / 1000 * 1000;
-            if (transient < 2 * rtt) usable = false;
+            const int64_t transient = replayed_length(*hit);
+            if (!long_enough_to_replay(*hit)) usable = false;
             for (size_t i = 0; i < mapping.size(); ++i) {
                 const uint32_t f = vertex_flows[mapping[i]];
                 flows[i] = f;
@@ -848,9 +853,8 @@ struct Skipper::State {
     // short ever to be replayed.
     void remember(MemoEntry entry, int64_t at, uint32_t id) {
         const uint32_t flows = uint32_t(entry.key.labels.size());
-        // A transient under two round trips is never replayed (probe), and stored it would keep its key from the
-        // longer transient a later miss measures.
-        if (entry.transient_ps / 1000 * 1000 < 2 * rtt) return;
+        // Stored, a transient never replayed would keep its key from the longer transient a later miss measures.
+        if (!long_enough_to_replay(entry)) return;
         if (!own.add(entry)) return;
         report.learned.push_back(std::move(entry));
         report.memo.push_back({at, id, flows, MemoRecord::kStored});
