@@ -112,6 +112,9 @@ private slots:
         // Re-run by kills_during_save_never_damage_the_project as the process that gets killed: it saves and
         // autosaves into the project as fast as it can until it is killed.
         if (const QByteArray loop = qgetenv("ORRERY_TEST_SAVE_LOOP"); !loop.isEmpty()) {
+            // This process ends by SIGKILL, so no destructor runs: its own scratch directory (unused here)
+            // goes now, or every test run would leave 24 empty ones in the temp directory.
+            dir.remove();
             qputenv("ORRERY_NO_DIALOGS", "1");
             MainWindow w(presets, testing::cli_path());
             QString why;
