@@ -72,6 +72,15 @@ struct PartState {
 // partition at its predicted time moved MoE 32x22B's later starts by a median 180 us and took its mean FCT
 // error over 1 % (engine/wormhole/README.md, "Completion skips").
 constexpr size_t kCompletionSkipMaxFlows = 32;
+// What a replayed or mirrored flow is credited besides the bytes its original got acknowledged: the original's
+// bytes in flight at the end less the flow's own, which the freeze kept where they were, so that the flow
+// resumes as far as the original had sent. Positive after a start (a round trip of pipeline the original had
+// filled: without it the next acknowledgements came a round trip late). Negative where the original's bytes in
+// flight shrank during the transient, as when flows joining a NIC cut each one's share: crediting nothing then
+// left the flow that surplus ahead (MoE 8x13B with PXN: 12 all-to-all flows per NIC, 1.8 % early at the median;
+// test_wormhole: memo_replay_leaves_each_flow_as_far_as_it_had_sent).
+inline double pipeline_refill(double original_inflight, double own_inflight) { return original_inflight - own_inflight; }
+
 constexpr int64_t kOpenEnded = 1'000'000'000'000'000;  // ps (1,000 s): how far a follower's events wait until it is mirrored
 
 }  // namespace
@@ -603,12 +612,12 @@ struct Skipper::State {
                 flows[i] = f;
                 rate[i] = hit->end_rate[i];
                 const QpState& q = b.qp[f];
-                // The replay leaves the flow's pipeline as it was at the key (nearly empty after a start), where
-                // the original had it full: its next acknowledgements come a round trip late, unless the credit
-                // also holds what was in flight in the original.
-                const double refill = std::max(0.0, double(hit->end_inflight[i]) - double(q.snd_nxt - q.snd_una));
-                base[i] = int64_t(double(hit->bytes[i]) + refill);  // credits() takes whole units of it and carries the rest
-                ahead[f - x.flow_begin] = int64_t(refill);
+                // The replay leaves the flow's packets in flight as they were at the key, so it resumes as far
+                // as the original had *sent* only if the credit also holds the difference between the
+                // original's bytes in flight at its end and the flow's own now (pipeline_refill).
+                const double refill = pipeline_refill(double(hit->end_inflight[i]), double(q.snd_nxt - q.snd_una));
+                base[i] = std::max<int64_t>(0, int64_t(double(hit->bytes[i]) + refill));  // credits() takes whole units of it and carries the rest
+                ahead[f - x.flow_begin] = int64_t(std::max(0.0, refill));
                 if (b.flow[f].size - q.snd_una <= uint64_t(base[i]) + (q.snd_nxt - q.snd_una) + uint64_t(unit)) usable = false;
             }
             if (usable && freeze(id, now, flows, rate, transient, base, hit->ends_steady)) {
@@ -689,8 +698,8 @@ struct Skipper::State {
     }
 
     // Ends a follower's wait at `now`: its events resume there, each flow credited what its leader flow got
-    // acknowledged since t0 plus the difference in bytes in flight (as a memo replay; the follower's pipeline
-    // is as it was at t0), never more than leaves the flow its bytes in flight and one credit unit; its
+    // acknowledged since t0 plus the difference in bytes in flight (pipeline_refill, as a memo replay; the
+    // follower's pipeline is as it was at t0), never more than leaves the flow its bytes in flight and one credit unit; its
     // congestion control takes the leader flow's rate state. The leader was simulated at the packet level
     // from the same state over the same span, so the follower is where it would have been, within the
     // quantization of the conflict graph's labels.
@@ -700,14 +709,14 @@ struct Skipper::State {
         std::vector<int64_t> c(p.flows.size());
         for (size_t i = 0; i < p.flows.size(); ++i) {
             const uint32_t f = p.flows[i], g = p.leader_flows[i];
-            const double refill = std::max(0.0, double(inflight(g)) - double(inflight(f)));
+            const double refill = pipeline_refill(double(inflight(g)), double(inflight(f)));
             const double got = double(b.qp[g].snd_una - p.leader_acked[i]) + refill;
             const double room = double(b.flow[f].size) - double(b.qp[f].snd_una) - double(inflight(f)) - double(unit);
             const int64_t owed = carry[f - x.flow_begin];
             const int64_t bytes = int64_t(std::max(0.0, std::min(got + double(owed), room)));
             c[i] = bytes / unit * unit;
             carry[f - x.flow_begin] = bytes - c[i];
-            ahead[f - x.flow_begin] = std::min<int64_t>(int64_t(refill), c[i]);
+            ahead[f - x.flow_begin] = std::min<int64_t>(int64_t(std::max(0.0, refill)), c[i]);
         }
         apply_shift(p, id, dt - p.dt, c);
         p.dt = dt;

@@ -6,7 +6,9 @@
 //  3. GPT-3 13B TP8 PP4 DP4 on 128 GPUs (roft-128, 400 Gb/s, DCQCN), one iteration: wall-time ratio,
 //     iteration-time error, per-flow FCT error, events skipped, then again with the memo file of that run
 //     (--llm 0 leaves it out: the run without skipping takes 30-50 s);
-//  4. the MoE row of Wormhole's Table 1 (8×13B, TP8 EP8 DP4 PP4 on 128 GPUs), the same figures (--moe 1).
+//  4. the MoE row of Wormhole's Table 1 (8×13B, TP8 EP8 DP4 PP4 on 128 GPUs), the same figures (--moe 1). The
+//     MoE rows use NCCL's PXN as the wormhole-moe scenario does (cross-rail all-to-all data moves over NVLink to
+//     the GPU on the receiver's rail, so EP traffic stays on its rails); --pxn 0 sends it over the spines.
 //  5. a sweep of GPT-3 13B (--sweep N: N seeds under each --cc), skipping on, with skipping.share_memo off and
 //     on: wall, events, memo misses against the distinct transients of the sweep, and how far sharing moves
 //     each experiment's iteration time and flows from its run without sharing.
@@ -98,17 +100,20 @@ nlohmann::json incast(const std::string& cc, bool skipping) {
 
 int g_window = 0;  // --window: skipping.window of the LLM rows (0: appendix F's per partition), set once by main
 int g_sample_ns = 0;  // --sample-ns: skipping.sample_interval of the LLM rows (0: the largest base RTT), set once by main
+bool g_moe_pxn = true;  // --pxn: the MoE rows send cross-rail all-to-all data over NVLink to the receiver's rail first (NCCL's PXN, as the bundled wormhole-moe scenario), set once by main
 
 nlohmann::json llm(const std::string& fabric, const std::string& model, nlohmann::json parallel, bool skipping, const std::string& cc) {
     nlohmann::json skip = {{"enabled", skipping}};
     if (g_window > 0) skip["window"] = g_window;
     if (g_sample_ns > 0) skip["sample_interval"] = std::to_string(g_sample_ns) + "ns";
+    nlohmann::json workload = {{"kind", "llm"}, {"model", {{"preset", model}}}, {"gpu", "H100"}, {"network_mode", "packet"}, {"parallel", parallel}};
+    if (parallel.value("ep", 1) > 1 && g_moe_pxn) workload["collectives"] = {{"pxn", true}};
     return {{"format", "orrery-scenario"},
             {"version", 1},
             {"topology", {{"preset", fabric}}},
             {"network", {{"preset", "reference-400g"}}},
             {"cc", {{"preset", cc + "-400g"}}},
-            {"workload", {{"kind", "llm"}, {"model", {{"preset", model}}}, {"gpu", "H100"}, {"network_mode", "packet"}, {"parallel", parallel}}},
+            {"workload", workload},
             {"skipping", skip}};
 }
 
@@ -360,7 +365,8 @@ int main(int argc, char** argv) {
                                                {"--table1", "gpt175b and/or moe32x22b, comma-separated: Wormhole Table 1's 1,024-GPU rows, skipping on (default none)"},
                                                {"--stop-ms", "T: the --table1 rows stop at T ms simulated, also run without skipping and compared (default: whole iteration, skipping on only)"},
                                                {"--sweep", "N: add the GPT-3 13B sweep, N seeds under each --cc, share_memo off and on (default 0)"},
-                                               {"--noise", "1: with --stop-ms, also run without skipping under seed 2 and compare it with seed 1 (default 0)"}});
+                                               {"--noise", "1: with --stop-ms, also run without skipping under seed 2 and compare it with seed 1 (default 0)"},
+                                               {"--pxn", "0: the MoE rows send cross-rail all-to-all data over the spines (default 1: NCCL's PXN, as the wormhole-moe scenario)"}});
     const int llm_repeats = int(bench::bench_number(args, "--llm-repeats", 3));
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;
     const bool with_llm = !(args.count("--llm") && args.at("--llm") == "0");
@@ -370,6 +376,7 @@ int main(int argc, char** argv) {
     const int sweep_seeds = int(bench::bench_number(args, "--sweep", 0));
     g_window = int(bench::bench_number(args, "--window", 0));
     g_sample_ns = int(bench::bench_number(args, "--sample-ns", 0));
+    g_moe_pxn = !(args.count("--pxn") && args.at("--pxn") == "0");
     const int stop_ms = int(bench::bench_number(args, "--stop-ms", 0));
     const bool noise = args.count("--noise") && args.at("--noise") == "1";
     const std::vector<std::string> table1 = bench::bench_choices(args, "--table1", "", {"gpt175b", "moe32x22b"});
