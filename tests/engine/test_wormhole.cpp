@@ -77,6 +77,16 @@ LoadedScenario scenario(const nlohmann::json& flows, const nlohmann::json& extra
 
 double relative(double a, double b) { return std::abs(a - b) / b; }
 
+// `flows` under DCQCN (scenario()), skipping on or off, with `memo` as what earlier runs learned.
+Outcome run_dcqcn(const nlohmann::json& flows, bool skipping, const wormhole::MemoTable* memo) {
+    LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", skipping}}}, {"cc", {{"preset", "dcqcn-100g"}}}});
+    const Fabric f = build_fabric(sc.scenarios[0].topology);
+    Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, workload_flows(sc.scenarios[0])}});
+    RunOptions o;
+    o.memo = memo;
+    return outcome(b, run_cpu(b, o)[0]);
+}
+
 // `flows` (scenario() with `extra`, whose other skipping settings stay) run without skipping, then with it.
 std::vector<Outcome> off_and_on(const nlohmann::json& flows, nlohmann::json extra) {
     std::vector<Outcome> runs;
@@ -669,14 +679,7 @@ private slots:
         // surplus ahead: measured 303.2 us against 314.4 us at the packet level (3.6 % early); 0.09 % now.
         nlohmann::json flows = {{{"src", 4}, {"dst", 0}, {"size", "2MB"}, {"start", "0us"}},
                                 {{"src", 4}, {"dst", 8}, {"size", "2MB"}, {"start", "30us"}}};
-        auto run = [&](bool on, const wormhole::MemoTable* memo) {
-            LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", on}}}, {"cc", {{"preset", "dcqcn-100g"}}}});
-            const Fabric f = build_fabric(sc.scenarios[0].topology);
-            Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, workload_flows(sc.scenarios[0])}});
-            RunOptions o;
-            o.memo = memo;
-            return outcome(b, run_cpu(b, o)[0]);
-        };
+        auto run = [&](bool on, const wormhole::MemoTable* memo) { return run_dcqcn(flows, on, memo); };
         const Outcome packets = run(false, nullptr);
         const Outcome first = run(true, nullptr);
         QVERIFY(!first.result.skipping.learned.empty());
@@ -701,14 +704,7 @@ private slots:
         // it and kept it until a CNP came (GPT-3 175B: 3 MB transfers took 1.2 ms instead of 134 us).
         nlohmann::json flows = {{{"src", 4}, {"dst", 0}, {"size", "12MB"}, {"start", "0us"}},
                                 {{"src", 8}, {"dst", 0}, {"size", "3MB"}, {"start", "0us"}}};
-        auto run = [&](bool on, const wormhole::MemoTable* memo) {
-            LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", on}}}, {"cc", {{"preset", "dcqcn-100g"}}}});
-            const Fabric f = build_fabric(sc.scenarios[0].topology);
-            Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, workload_flows(sc.scenarios[0])}});
-            RunOptions o;
-            o.memo = memo;
-            return outcome(b, run_cpu(b, o)[0]);
-        };
+        auto run = [&](bool on, const wormhole::MemoTable* memo) { return run_dcqcn(flows, on, memo); };
         const Outcome packets = run(false, nullptr);
         const Outcome first = run(true, nullptr);
         QVERIFY(!first.result.skipping.learned.empty());
