@@ -97,12 +97,12 @@ std::string json_text(const nlohmann::json& j) { return j.dump(); }
 
 }  // namespace
 
-uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint64_t max_bdp_bytes, uint64_t base_rtt_ns) {
+uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint64_t max_bdp_bytes, uint64_t base_rtt_ns, bool awaiting_first_feedback) {
     const uint64_t rate_q = uint64_t(std::llround(std::clamp(rate_share_of_line, 0.0, 1.0) * 16));
     if (max_bdp_bytes) remaining_bytes = std::min(remaining_bytes, kLabelledBdps * max_bdp_bytes);
     const uint64_t size_q = remaining_bytes == 0 ? 0 : uint64_t(std::floor(4 * std::log2(double(remaining_bytes))));
     const uint64_t rtt_q = base_rtt_ns / 100;
-    return (rate_q << 56) | (size_q << 40) | (rtt_q & 0xffffffffffull);
+    return (uint64_t(awaiting_first_feedback) << 62) | (rate_q << 56) | (size_q << 40) | (rtt_q & 0xffffffffffull);
 }
 
 std::vector<uint64_t> vertex_classes(const FlowConflictGraph& g) {

@@ -617,6 +617,10 @@ private slots:
         QCOMPARE(wormhole::vertex_label(1.0, 7'000'000, bdp, 5000), wormhole::vertex_label(1.0, 14'000'000, bdp, 5000));
         QCOMPARE(wormhole::vertex_label(1.0, wormhole::kLabelledBdps * bdp, bdp, 5000), wormhole::vertex_label(1.0, 50'000'000, bdp, 5000));
         QVERIFY(wormhole::vertex_label(1.0, 7'000'000, 5 * bdp, 5000) != wormhole::vertex_label(1.0, 14'000'000, 5 * bdp, 5000));
+        // An HPCC flow at the line rate before the ACK of its first round trip has not been told its share yet;
+        // one at the line rate after it has: never the same vertex.
+        QVERIFY(wormhole::vertex_label(1.0, 1'000'000, bdp, 5000, true) != wormhole::vertex_label(1.0, 1'000'000, bdp, 5000, false));
+        QCOMPARE(wormhole::vertex_label(1.0, 1'000'000, bdp, 5000, false), wormhole::vertex_label(1.0, 1'000'000, bdp, 5000));
     }
 
     void long_flows_of_other_sizes_replay_one_transient() {
