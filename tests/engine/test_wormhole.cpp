@@ -617,8 +617,12 @@ private slots:
         QCOMPARE(wormhole::vertex_label(1.0, 7'000'000, bdp, 5000), wormhole::vertex_label(1.0, 14'000'000, bdp, 5000));
         QCOMPARE(wormhole::vertex_label(1.0, wormhole::kLabelledBdps * bdp, bdp, 5000), wormhole::vertex_label(1.0, 50'000'000, bdp, 5000));
         QVERIFY(wormhole::vertex_label(1.0, 7'000'000, 5 * bdp, 5000) != wormhole::vertex_label(1.0, 14'000'000, 5 * bdp, 5000));
+    }
+
+    void memo_keys_tell_hpcc_flows_awaiting_their_first_feedback_apart() {
         // An HPCC flow at the line rate before the ACK of its first round trip has not been told its share yet;
-        // one at the line rate after it has: never the same vertex.
+        // one at the line rate after it has: never the same vertex. Other CCs pass false (the default).
+        const uint64_t bdp = 400'000;
         QVERIFY(wormhole::vertex_label(1.0, 1'000'000, bdp, 5000, true) != wormhole::vertex_label(1.0, 1'000'000, bdp, 5000, false));
         QCOMPARE(wormhole::vertex_label(1.0, 1'000'000, bdp, 5000, false), wormhole::vertex_label(1.0, 1'000'000, bdp, 5000));
     }
