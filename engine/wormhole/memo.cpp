@@ -105,6 +105,8 @@ uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint6
     return (uint64_t(awaiting_first_feedback) << 62) | (rate_q << 56) | (size_q << 40) | (rtt_q & 0xffffffffffull);
 }
 
+uint32_t edge_weight(uint32_t shared_ports, uint32_t shared_data_ports) { return (std::min<uint32_t>(shared_data_ports, 0xffff) << 16) | std::min<uint32_t>(shared_ports, 0xffff); }
+
 std::vector<uint64_t> vertex_classes(const FlowConflictGraph& g) {
     const size_t n = g.labels.size();
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(n);

@@ -79,7 +79,25 @@ constexpr size_t kCompletionSkipMaxFlows = 32;
 // flight shrank during the transient, as when flows joining a NIC cut each one's share: crediting nothing then
 // left the flow that surplus ahead (MoE 8x13B with PXN: 12 all-to-all flows per NIC, 1.8 % early at the median;
 // test_wormhole: memo_replay_leaves_each_flow_as_far_as_it_had_sent).
-inline double pipeline_refill(double original_inflight, double own_inflight) { return original_inflight - own_inflight; }
+//
+// Only the original's pipeline counts, not its queue: bytes in flight beyond a base round trip at its end rate
+// (`original_pipe`) were waiting in queues, not yet through them, and credited they crossed a bottleneck
+// instantly: MoE 32x22B's 3 MB pipeline transfers joining an all-to-all on one NIC were credited 1.2 MB each
+// in 52 us beside the all-to-all's own, 1.8x what the downlink carries (engine/wormhole/README.md).
+inline double pipeline_refill(double original_inflight, double own_inflight, double original_pipe) {
+    return std::min(original_inflight - own_inflight, std::max(0.0, original_pipe - own_inflight));
+}
+
+// How many entries two sorted port lists have in common.
+uint32_t count_common(const std::vector<uint32_t>& l, const std::vector<uint32_t>& r) {
+    uint32_t common = 0;
+    for (size_t u = 0, v = 0; u < l.size() && v < r.size();) {
+        if (l[u] == r[v]) ++common, ++u, ++v;
+        else if (l[u] < r[v]) ++u;
+        else ++v;
+    }
+    return common;
+}
 
 constexpr int64_t kOpenEnded = 1'000'000'000'000'000;  // ps (1,000 s): how far a follower's events wait until it is mirrored
 
@@ -90,7 +108,7 @@ std::string memo_domain(const Batch& b, uint32_t e) {
     std::ostringstream c;
     c.precision(17);
     // How vertex_label quantizes comes first: keys written under another quantization never match.
-    c << "labels rate/16 size/quarter-octave-to-" << kLabelledBdps << "-bdp rtt/100ns first-feedback cc " << int(ep.cc_mode) << " mtu " << ep.mtu << " ecn " << ep.ecn_enabled << " rate_bound " << ep.rate_bound << " var_win " << ep.var_win
+    c << "labels rate/16 size/quarter-octave-to-" << kLabelledBdps << "-bdp rtt/100ns first-feedback edges/data-ports cc " << int(ep.cc_mode) << " mtu " << ep.mtu << " ecn " << ep.ecn_enabled << " rate_bound " << ep.rate_bound << " var_win " << ep.var_win
       << " fast_react " << ep.fast_react << " multi_rate " << ep.multi_rate << " sample_feedback " << ep.sample_feedback << " clamp "
       << ep.clamp_target_rate << " ack_interval " << ep.ack_interval << " chunk " << ep.chunk << " int_multi " << ep.int_multi << " mi "
       << ep.mi_thresh << " frt " << ep.fast_recovery_times << " min_rate " << ep.min_rate << " ai " << ep.rate_ai << " hai " << ep.rate_hai
@@ -109,7 +127,8 @@ struct Skipper::State {
     MemoTable own;
     Partitions parts;
     std::vector<PartState> ps;
-    std::vector<std::vector<uint32_t>> flow_ports;   // by local flow: local egress ports, data path then ACK path
+    std::vector<std::vector<uint32_t>> flow_ports;   // by local flow: local egress ports of its data and ACK paths, sorted
+    std::vector<std::vector<uint32_t>> flow_data_ports;  // by local flow: those of its data path alone, sorted
     RateWindows window;                              // by local flow, while it runs
     std::vector<std::vector<uint32_t>> host_active;  // by local node: flows it sends that have started
     std::vector<uint32_t> completions_seen;          // by local node
@@ -152,6 +171,7 @@ struct Skipper::State {
     State(Batch& batch, uint32_t experiment, const MemoTable* memo)
         : b(batch), e(experiment), x(batch.experiments[experiment]), ep(batch.params[experiment]), shared(memo),
           parts(x.port_end - x.port_begin, x.flow_end - x.flow_begin), flow_ports(x.flow_end - x.flow_begin),
+          flow_data_ports(x.flow_end - x.flow_begin),
           window(x.flow_end - x.flow_begin), host_active(x.node_end - x.node_begin), completions_seen(x.node_end - x.node_begin, 0),
           scratch(x.flow_end - x.flow_begin, 0), carry(x.flow_end - x.flow_begin, 0),
           ahead(x.flow_end - x.flow_begin, 0) {
@@ -181,6 +201,7 @@ struct Skipper::State {
     }
 
     uint64_t inflight(uint32_t f) const { return b.qp[f].snd_nxt - b.qp[f].snd_una; }
+    double base_rtt_ps(uint32_t f) const { return double(b.flow[f].base_rtt_ns) * 1e3; }
 
     // HPCC changes no rate before the ACK that ends a flow's first round trip (vertex_label). TIMELY does the
     // same, but labelled so its MoE 8x13B replays went 1.8 % late on average (0.04 % early without): not kept.
@@ -199,6 +220,9 @@ struct Skipper::State {
             }
         };
         walk(info.src, info.dst, b.flow_paths[f].data_path);
+        std::vector<uint32_t>& data = flow_data_ports[f - x.flow_begin];
+        data = out;
+        std::sort(data.begin(), data.end());
         walk(info.dst, info.src, b.flow_paths[f].ack_path);
         std::sort(out.begin(), out.end());
         out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -561,16 +585,9 @@ struct Skipper::State {
         // flow to vertex and one from pair to count made this 5 % of a MoE run's profile: 64-flow all-to-alls.)
         const std::vector<uint32_t>& flows = part.flows;
         for (size_t i = 0; i < flows.size(); ++i) {
-            const std::vector<uint32_t>& pa = flow_ports[flows[i]];
             for (size_t j = i + 1; j < flows.size(); ++j) {
-                const std::vector<uint32_t>& pc = flow_ports[flows[j]];
-                uint32_t common = 0;
-                for (size_t u = 0, v = 0; u < pa.size() && v < pc.size();) {
-                    if (pa[u] == pc[v]) ++common, ++u, ++v;
-                    else if (pa[u] < pc[v]) ++u;
-                    else ++v;
-                }
-                if (common) g.edges.push_back({uint32_t(i), uint32_t(j), common});
+                const uint32_t common = count_common(flow_ports[flows[i]], flow_ports[flows[j]]);
+                if (common) g.edges.push_back({uint32_t(i), uint32_t(j), edge_weight(common, count_common(flow_data_ports[flows[i]], flow_data_ports[flows[j]]))});
             }
         }
         return g;
@@ -612,6 +629,7 @@ struct Skipper::State {
             bool usable = true;
             const int64_t transient = replayed_length(*hit);
             if (!long_enough_to_replay(*hit)) usable = false;
+            std::vector<double> unplayed(mapping.size(), 0.0);
             for (size_t i = 0; i < mapping.size(); ++i) {
                 const uint32_t f = vertex_flows[mapping[i]];
                 flows[i] = f;
@@ -620,11 +638,13 @@ struct Skipper::State {
                 // The replay leaves the flow's packets in flight as they were at the key, so it resumes as far
                 // as the original had *sent* only if the credit also holds the difference between the
                 // original's bytes in flight at its end and the flow's own now (pipeline_refill).
-                const double refill = pipeline_refill(double(hit->end_inflight[i]), double(q.snd_nxt - q.snd_una));
+                const double refill = pipeline_refill(double(hit->end_inflight[i]), double(q.snd_nxt - q.snd_una), hit->end_rate[i] * base_rtt_ps(f));
+                unplayed[i] = std::max(0.0, double(hit->end_inflight[i]) - double(q.snd_nxt - q.snd_una) - refill);
                 base[i] = std::max<int64_t>(0, int64_t(double(hit->bytes[i]) + refill));  // credits() takes whole units of it and carries the rest
                 ahead[f - x.flow_begin] = int64_t(std::max(0.0, refill));
                 if (b.flow[f].size - q.snd_una <= uint64_t(base[i]) + (q.snd_nxt - q.snd_una) + uint64_t(unit)) usable = false;
             }
+            if (usable && leaves_a_signalling_queue_out(flows, unplayed)) usable = false;
             if (usable && freeze(id, now, flows, rate, transient, base, hit->ends_steady)) {
                 // Each flow resumes with its stored counterpart's congestion control as it stood at the
                 // transient's end (cc_snapshot.h: the rate alone held cut DCQCN flows for milliseconds). A
@@ -659,6 +679,29 @@ struct Skipper::State {
         p.key_flows = vertex_flows;
         p.key_time = now;
         for (uint32_t f : vertex_flows) p.key_acked.push_back(b.qp[f].snd_una);
+    }
+
+    // Whether the bytes a replay leaves out of the queues (`unplayed`, per flow: the original's bytes in flight
+    // at its end beyond its pipeline and the flow's own, pipeline_refill) would, on any switch port the flows
+    // cross, have filled its queue past the ECN threshold kmin (a round trip at line rate where a port has
+    // none): the original ended with its congestion signal on, the replay would resume with it off, and
+    // everything after differs. MoE 32x22B: a replayed all-to-all + pipeline transfer ended with 2.9 MB
+    // queued per downlink (kmin 1.6 MB); resumed with empty queues, its 3 MB pipeline transfers were never
+    // cut to DCQCN's minimum rate as at the packet level and took 146 us instead of 405 us; the iteration
+    // went 1.2 % early (engine/wormhole/README.md). A flow's bytes count on every port of its data path:
+    // where along it they queued the replay does not know.
+    bool leaves_a_signalling_queue_out(const std::vector<uint32_t>& flows, const std::vector<double>& unplayed) {
+        std::map<uint32_t, double> queued;
+        for (size_t i = 0; i < flows.size(); ++i)
+            if (unplayed[i] > 0)
+                for (uint32_t port : flow_data_ports[flows[i] - x.flow_begin]) queued[port] += unplayed[i];
+        for (const auto& [port, bytes] : queued) {
+            const uint32_t row = x.port_begin + port;
+            if (b.node_role[b.port[row].node] != kRoleSwitch) continue;
+            const double threshold = b.mmu[row].kmin > 0 ? double(b.mmu[row].kmin) : double(x.max_bdp);
+            if (bytes > threshold) return true;
+        }
+        return false;
     }
 
     // Whether the leader partition a follower waits on is still measuring the transient it was probed with.
@@ -714,8 +757,11 @@ struct Skipper::State {
         std::vector<int64_t> c(p.flows.size());
         for (size_t i = 0; i < p.flows.size(); ++i) {
             const uint32_t f = p.flows[i], g = p.leader_flows[i];
-            const double refill = pipeline_refill(double(inflight(g)), double(inflight(f)));
-            const double got = double(b.qp[g].snd_una - p.leader_acked[i]) + refill;
+            // The leader flow's pipeline at its sending rate. (At what it got through over the span instead,
+            // tighter where it overdrove a bottleneck, MoE 32x22B's iteration went from 1.2 % early to 2.1 % late.)
+            const double acked = double(b.qp[g].snd_una - p.leader_acked[i]);
+            const double refill = pipeline_refill(double(inflight(g)), double(inflight(f)), double(b.qp[g].rate) / 8e12 * base_rtt_ps(g));
+            const double got = acked + refill;
             const double room = double(b.flow[f].size) - double(b.qp[f].snd_una) - double(inflight(f)) - double(unit);
             const int64_t owed = carry[f - x.flow_begin];
             const int64_t bytes = int64_t(std::max(0.0, std::min(got + double(owed), room)));

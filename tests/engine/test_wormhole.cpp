@@ -705,6 +705,36 @@ private slots:
                      qPrintable(QString("flow %1: %2 us replayed, %3 us packet level").arg(i).arg(again.fct_us[i]).arg(packets.fct_us[i])));
     }
 
+    void memo_replay_is_refused_where_it_would_leave_a_marking_queue_out() {
+        // Four flows start together at the line into host 0: for a few round trips they send 4x what its downlink
+        // carries, and the stored transient ends with about 1.1 MB queued there, past the ECN threshold (kmin
+        // 400 KB at 100 Gb/s). A replay cannot put those bytes back in the queue, and resumed with it empty the
+        // flows would see no marks where the originals saw them. Replayed anyway, crediting the queued bytes
+        // as delivered, the flows finished 3.7-4.9 % early; crediting only a round trip's pipeline, 0.2-0.5 %
+        // late. Refused, the partition is measured again at the packet level.
+        nlohmann::json flows = nlohmann::json::array();
+        for (int src : {4, 8, 12, 13}) flows.push_back({{"src", src}, {"dst", 0}, {"size", "4MB"}, {"start", "0us"}});
+        const Outcome packets = run_dcqcn(flows, false, nullptr);
+        const Outcome first = run_dcqcn(flows, true, nullptr);
+        QVERIFY(!first.result.skipping.learned.empty());
+        // The case: the stored transient ended with more in flight than the 400 KB threshold beyond what a
+        // base round trip (under 5 us here) at each flow's end rate holds.
+        const wormhole::MemoEntry& e = first.result.skipping.learned[0];
+        QCOMPARE(e.key.labels.size(), size_t(4));
+        double queued = 0;
+        for (size_t i = 0; i < e.end_inflight.size(); ++i) queued += std::max(0.0, double(e.end_inflight[i]) - e.end_rate[i] * 5e6);
+        QVERIFY2(queued > 400e3, qPrintable(QString("%1 B queued at the stored transient's end").arg(queued)));
+        wormhole::MemoTable memo;
+        for (const auto& m : first.result.skipping.learned) memo.add(m);
+        const Outcome again = run_dcqcn(flows, true, &memo);
+        QCOMPARE(again.result.skipping.memo_hits, 0u);
+        for (size_t i = 0; i < 4; ++i) {
+            QCOMPARE(again.fct_us[i], first.fct_us[i]);
+            QVERIFY2(relative(again.fct_us[i], packets.fct_us[i]) < 0.01,
+                     qPrintable(QString("flow %1: %2 us with the memo, %3 us packet level").arg(i).arg(again.fct_us[i]).arg(packets.fct_us[i])));
+        }
+    }
+
     void memo_replay_resumes_the_stored_congestion_state() {
         // Two DCQCN flows into host 0: the switch marks, both are cut, and their transient is stored while
         // their rate-increase timers run toward a target above the rate. A replay into flows that never saw a
