@@ -2,7 +2,8 @@
 // Memoization of transients (Wormhole §4): the flow conflict graph (FCG) of a partition — one vertex per
 // flow labelled with its quantized rate, remaining size and base RTT (and under HPCC whether it still waits for
 // its first round trip's feedback); an edge between two flows that share
-// ports, weighted by how many and how many of those both send data through (edge_weight) — keys what the partition did until it became steady: how long it took, the
+// ports, weighted by how many and how many of those both send data through (edge_weight) — keys what the
+// partition did until it became steady: how long it took, the
 // bytes each flow got through, and each flow's rate at the end. A context string (congestion control and
 // every parameter of it, the MTU, the link rates and ECN thresholds of the partition's ports) is part of the
 // key, so a different CC setting or link speed never matches.
@@ -61,8 +62,9 @@ uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint6
 // An edge's weight: how many ports (data and ACK paths) two flows share and how many of those both send data
 // through. Counted without the second, a flow into a host and a flow out of it share two ports (the host's
 // NIC and its ToR's downlink, one on each's data path and one on each's ACK path) just as two flows into it
-// do, so a replay could map a stored flow that had the downlink to itself onto one that shares it with an
-// all-to-all: MoE 32x22B's replays pushed 1.78x line rate into a NIC (engine/wormhole/README.md).
+// do, and the graph could not tell them apart. (Suspected, wrongly, of MoE 32x22B's over-line replays, whose
+// cause was the pipeline refill; measured, it leaves DCQCN rows as they were and takes MoE 8x13B under HPCC
+// from 110.1 M to 103.8 M events: engine/wormhole/README.md.)
 uint32_t edge_weight(uint32_t shared_ports, uint32_t shared_data_ports);
 // Per vertex, its Weisfeiler-Lehman colour (3 rounds): vertices of one colour have the same label and the
 // same labelled neighbourhood, as far as 3 rounds tell.

@@ -638,8 +638,9 @@ struct Skipper::State {
                 // The replay leaves the flow's packets in flight as they were at the key, so it resumes as far
                 // as the original had *sent* only if the credit also holds the difference between the
                 // original's bytes in flight at its end and the flow's own now (pipeline_refill).
-                const double refill = pipeline_refill(double(hit->end_inflight[i]), double(q.snd_nxt - q.snd_una), hit->end_rate[i] * base_rtt_ps(f));
-                unplayed[i] = std::max(0.0, double(hit->end_inflight[i]) - double(q.snd_nxt - q.snd_una) - refill);
+                const double own_inflight = double(inflight(f));
+                const double refill = pipeline_refill(double(hit->end_inflight[i]), own_inflight, hit->end_rate[i] * base_rtt_ps(f));
+                unplayed[i] = std::max(0.0, double(hit->end_inflight[i]) - own_inflight - refill);
                 base[i] = std::max<int64_t>(0, int64_t(double(hit->bytes[i]) + refill));  // credits() takes whole units of it and carries the rest
                 ahead[f - x.flow_begin] = int64_t(std::max(0.0, refill));
                 if (b.flow[f].size - q.snd_una <= uint64_t(base[i]) + (q.snd_nxt - q.snd_una) + uint64_t(unit)) usable = false;
