@@ -102,7 +102,7 @@ uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint6
     if (max_bdp_bytes) remaining_bytes = std::min(remaining_bytes, kLabelledBdps * max_bdp_bytes);
     const uint64_t size_q = remaining_bytes == 0 ? 0 : uint64_t(std::floor(4 * std::log2(double(remaining_bytes))));
     const uint64_t rtt_q = base_rtt_ns / 100;
-    return (uint64_t(awaiting_first_feedback) << 62) | (rate_q << 56) | (size_q << 40) | (rtt_q & 0xffffffffffull);
+    return (awaiting_first_feedback ? kAwaitingFirstFeedbackBit : 0) | (rate_q << 56) | (size_q << 40) | (rtt_q & 0xffffffffffull);
 }
 
 uint32_t edge_weight(uint32_t shared_ports, uint32_t shared_data_ports) { return (std::min<uint32_t>(shared_data_ports, 0xffff) << 16) | std::min<uint32_t>(shared_ports, 0xffff); }

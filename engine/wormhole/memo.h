@@ -59,6 +59,8 @@ constexpr uint64_t kLabelledBdps = 8;
 // 0.22 % on average instead of 0.88 % (engine/wormhole/README.md).
 uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint64_t max_bdp_bytes, uint64_t base_rtt_ns,
                       bool awaiting_first_feedback = false);
+// The label's bit for `awaiting_first_feedback`.
+constexpr uint64_t kAwaitingFirstFeedbackBit = uint64_t(1) << 62;
 // An edge's weight: how many ports (data and ACK paths) two flows share and how many of those both send data
 // through. Counted without the second, a flow into a host and a flow out of it share two ports (the host's
 // NIC and its ToR's downlink, one on each's data path and one on each's ACK path) just as two flows into it
