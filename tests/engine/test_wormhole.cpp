@@ -77,15 +77,17 @@ LoadedScenario scenario(const nlohmann::json& flows, const nlohmann::json& extra
 
 double relative(double a, double b) { return std::abs(a - b) / b; }
 
-// `flows` under DCQCN (scenario()), skipping on or off, with `memo` as what earlier runs learned.
-Outcome run_dcqcn(const nlohmann::json& flows, bool skipping, const wormhole::MemoTable* memo) {
-    LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", skipping}}}, {"cc", {{"preset", "dcqcn-100g"}}}});
+// `flows` under the CC preset `cc` (scenario()), skipping on or off, with `memo` as what earlier runs learned.
+Outcome run_under(const std::string& cc, const nlohmann::json& flows, bool skipping, const wormhole::MemoTable* memo) {
+    LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", skipping}}}, {"cc", {{"preset", cc}}}});
     const Fabric f = build_fabric(sc.scenarios[0].topology);
     Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, workload_flows(sc.scenarios[0])}});
     RunOptions o;
     o.memo = memo;
     return outcome(b, run_cpu(b, o)[0]);
 }
+
+Outcome run_dcqcn(const nlohmann::json& flows, bool skipping, const wormhole::MemoTable* memo) { return run_under("dcqcn-100g", flows, skipping, memo); }
 
 // `flows` (scenario() with `extra`, whose other skipping settings stay) run without skipping, then with it.
 std::vector<Outcome> off_and_on(const nlohmann::json& flows, nlohmann::json extra) {
@@ -643,14 +645,7 @@ private slots:
             if (with_short) flows.push_back({{"src", 0}, {"dst", 3}, {"size", "30KB"}, {"start", "0us"}});
             return flows;
         };
-        auto run = [&](bool with_short, bool skipping, const wormhole::MemoTable* memo) {
-            LoadedScenario sc = scenario(flows_of(with_short), {{"skipping", {{"enabled", skipping}}}, {"cc", {{"preset", "hpcc-100g"}}}});
-            const Fabric f = build_fabric(sc.scenarios[0].topology);
-            Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, workload_flows(sc.scenarios[0])}});
-            RunOptions o;
-            o.memo = memo;
-            return outcome(b, run_cpu(b, o)[0]);
-        };
+        auto run = [&](bool with_short, bool skipping, const wormhole::MemoTable* memo) { return run_under("hpcc-100g", flows_of(with_short), skipping, memo); };
         const Outcome first = run(false, true, nullptr);
         QVERIFY(!first.result.skipping.learned.empty());
         const wormhole::MemoEntry& learned = first.result.skipping.learned[0];
