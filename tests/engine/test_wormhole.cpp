@@ -336,7 +336,7 @@ private slots:
         qInfo("%s: finish gap %.3f us at the packet level, %.3f us skipping", qPrintable(cc), gap_off, gap_on);
         const double packet_us = double(net::tx_time_ns(1000 + net::kDataHeaderBytes, 100'000'000'000ull)) / 1e3;
         QVERIFY2(std::abs(gap_on - gap_off) < 0.05 + packet_us, qPrintable(QString("gap %1 us skipping, %2 us packet level").arg(gap_on).arg(gap_off)));
-        for (size_t i = 0; i < 2; ++i) QVERIFY2(relative(runs[1].fct_us[i], runs[0].fct_us[i]) < 0.001, qPrintable(QString::number(runs[1].fct_us[i])));
+        for (size_t i = 0; i < 2; ++i) QVERIFY2(relative(runs[1].fct_us[i], runs[0].fct_us[i]) < 0.001, qPrintable(QString("flow %1: %2 us skipping, %3 us packet level").arg(i).arg(runs[1].fct_us[i]).arg(runs[0].fct_us[i])));
     }
 
     void completion_skips_leave_large_partitions_to_the_packet_level() {
