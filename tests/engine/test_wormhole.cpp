@@ -705,15 +705,7 @@ private slots:
         // without a CNP first): measured 36 % later before the CC rate was kept.
         nlohmann::json flows = {{{"src", 4}, {"dst", 0}, {"size", "10MB"}, {"start", "0us"}},
                                 {{"src", 4}, {"dst", 8}, {"size", "20MB"}, {"start", "0us"}}};
-        LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", true}}}, {"cc", {{"preset", "dcqcn-100g"}}}});
-        const Fabric f = build_fabric(sc.scenarios[0].topology);
-        auto run = [&](const wormhole::MemoTable* memo) {
-            Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, workload_flows(sc.scenarios[0])}});
-            RunOptions o;
-            o.memo = memo;
-            return outcome(b, run_cpu(b, o)[0]);
-        };
-        const Outcome first = run(nullptr);
+        const Outcome first = run_dcqcn(flows, true, nullptr);
         QVERIFY(!first.result.skipping.learned.empty());
         const wormhole::MemoEntry& learned = first.result.skipping.learned[0];
         QCOMPARE(learned.end_cc.size(), learned.key.labels.size());
@@ -723,7 +715,7 @@ private slots:
         }
         wormhole::MemoTable memo;
         for (const auto& e : first.result.skipping.learned) memo.add(e);
-        const Outcome again = run(&memo);
+        const Outcome again = run_dcqcn(flows, true, &memo);
         QVERIFY(again.result.skipping.memo_hits > 0);
         for (size_t i = 0; i < 2; ++i)
             QVERIFY2(relative(again.fct_us[i], first.fct_us[i]) < 0.01,
