@@ -95,6 +95,8 @@ Summary summarize(const Batch& b, uint32_t e, const ExperimentResult& r, double 
         s.metrics.push_back({"memo_hits", double(k.memo_hits), "lookups"});
         s.metrics.push_back({"memo_misses", double(k.memo_misses), "lookups"});
         s.metrics.push_back({"memo_follows", double(k.memo_follows), "lookups"});
+        s.metrics.push_back({"tails_measured", double(k.tails_measured), "tails"});
+        s.metrics.push_back({"tail_replays", double(k.tail_replays), "skips"});
     }
     s.json = {{"experiment", r.id},
               {"status", r.cancelled ? "cancelled" : r.stalled ? "stalled" : "finished"}};

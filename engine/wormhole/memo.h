@@ -82,6 +82,9 @@ struct MemoEntry {
     std::vector<uint64_t> end_inflight;           // per vertex: bytes sent and not yet acknowledged at its end
     std::vector<CcSnapshot> end_cc;               // per vertex: its congestion control's state at its end
     bool ends_steady = true;                      // false: it ended with the first completion of a flow (Wormhole §4.3)
+    // A tail measured to its completions (tails.h), not a transient: per vertex, ps from the key until the
+    // flow finished; `bytes` then holds what each had left to get acknowledged at the key. Not in the file.
+    std::vector<int64_t> finish_ps;
 };
 
 struct MemoTable {

@@ -12,6 +12,7 @@
 #include "wormhole/drain.h"
 #include "wormhole/rate_windows.h"
 #include "wormhole/shift.h"
+#include "wormhole/tails.h"
 
 namespace orrery::wormhole {
 namespace {
@@ -30,6 +31,7 @@ struct PartState {
     bool probed = true;                // the memo was consulted for the current membership
     bool frozen = false;
     bool ends_on_drift = false;        // the skip ends where a drifting rate would have moved by θ
+    bool ends_in_tail = false;         // the skip ends with its first flow in its tail (neither a drift nor a known start)
     int64_t t0 = 0, t_end = 0, dt = 0;
     std::vector<uint32_t> flows;       // global rows, as frozen
     std::vector<double> rate;          // bytes/ps per flow, as frozen
@@ -72,6 +74,13 @@ struct PartState {
 // partition at its predicted time moved MoE 32x22B's later starts by a median 180 us and took its mean FCT
 // error over 1 % (engine/wormhole/README.md, "Completion skips").
 constexpr size_t kCompletionSkipMaxFlows = 32;
+// Partitions of more flows than this play their tails at the packet level every time (tails.h measures and
+// replays those of kCompletionSkipMaxFlows to this many). MoE 8x13B's all-to-alls with PXN are 48-flow
+// partitions (two all-to-alls 7 us apart on one rail); MoE 32x22B's are 96 to 192 flows beside the pipeline
+// transfers and data-parallel rings of other micro-batches, and with their tails replayed its iteration went
+// 0.57 % and 1.42 % late (seeds 1 and 2) instead of 0.85 % and 0.51 % early, its data-parallel ring pieces 4.9 %
+// late on average instead of 0.4 % (engine/wormhole/README.md, "Tails to their completions").
+constexpr size_t kTailMaxFlows = 64;
 // What a replayed or mirrored flow is credited besides the bytes its original got acknowledged: the original's
 // bytes in flight at the end less the flow's own, which the freeze kept where they were, so that the flow
 // resumes as far as the original had sent. Positive after a start (a round trip of pipeline the original had
@@ -165,7 +174,17 @@ struct Skipper::State {
     // 0.132 -> 0.136 % mean. Under DCQCN a recovering flow's drift is a timer's steps and it took the two-flow
     // incast from -0.7 % to -4.8 %: its windows start over.
     bool keep_windows_after_drift = false;
+    // Whether tails of large partitions are measured and replayed (tails.h). Not under HPCC: its all-to-all
+    // replays leave the flows that joined last about 1 % early and those that started first late (MoE 8x13B,
+    // flows joining 7 us apart on one NIC), and the partitions their first finishes left behind had pulled that
+    // back. With tails, MoE 8x13B HPCC handled 67-71 M events instead of 104 M but its mean per-flow FCT error
+    // went from 0.975 % to 1.06 %, over the 1 % bound; DCQCN and TIMELY got both faster and more accurate
+    // (engine/wormhole/README.md, "Tails to their completions").
+    bool tails_replayed = false;
     std::vector<std::string> port_facts;  // by local port, filled as first needed (port_fact)
+    TailMemo tails;                       // tails measured to their completions (tails.h)
+    TailRecordings recording;
+    std::vector<uint32_t> thawed_in_tail; // partitions thawed in this step with their first flow in its tail
     SkipReport report;
 
     State(Batch& batch, uint32_t experiment, const MemoTable* memo)
@@ -174,7 +193,7 @@ struct Skipper::State {
           flow_data_ports(x.flow_end - x.flow_begin),
           window(x.flow_end - x.flow_begin), host_active(x.node_end - x.node_begin), completions_seen(x.node_end - x.node_begin, 0),
           scratch(x.flow_end - x.flow_begin, 0), carry(x.flow_end - x.flow_begin, 0),
-          ahead(x.flow_end - x.flow_begin, 0) {
+          ahead(x.flow_end - x.flow_begin, 0), recording(x.flow_begin, x.flow_end - x.flow_begin) {
         port_facts.resize(x.port_end - x.port_begin);
         const SkippingSpec& k = x.skipping;
         rtt = std::max<int64_t>(1'000'000, int64_t(x.max_rtt_ns) * 1000);
@@ -198,6 +217,7 @@ struct Skipper::State {
         cc_context = memo_domain(b, e);
         drift_within_noise_is_noise = ep.cc_mode != kTimely;
         keep_windows_after_drift = ep.cc_mode == kHpcc;
+        tails_replayed = ep.cc_mode != kHpcc;
     }
 
     uint64_t inflight(uint32_t f) const { return b.qp[f].snd_nxt - b.qp[f].snd_una; }
@@ -352,31 +372,46 @@ struct Skipper::State {
         if (!completes && (total < double(transient) || total < 2.0 * double(rtt) || total > 9e18)) return false;
         PartState& p = state(id);
         p.frozen = true;
-        p.completes = completes;
         p.t0 = now;
         p.steady_from = now + transient;
         p.flows = flows;
         p.rate = rate;
         p.base_credit = base;
+        if (completes) return freeze_to_completion(id, std::move(fin), transient > 0);
+        p.completes = false;
         p.room.clear();
-        if (completes) {
-            p.ends_on_drift = false;
-            p.fin = std::move(fin);
-            p.t_end = *std::max_element(p.fin.begin(), p.fin.end());
-            for (uint32_t f : flows) p.room.push_back(std::max<int64_t>(0, int64_t(b.flow[f].size - b.qp[f].snd_nxt) - unit));
-            p.credit = credits(p, p.t_end - now);
-            p.dt = kOpenEnded;
-            ++report.completion_skips;
-        } else {
-            p.ends_on_drift = horizon < steady_ps && (limit == kNever || double(limit - now) > total);
-            p.dt = int64_t(total) / 1000 * 1000;
-            p.t_end = now + p.dt;
-            p.credit = credits(p, p.dt);
-        }
+        p.ends_on_drift = horizon < steady_ps && (limit == kNever || double(limit - now) > total);
+        p.ends_in_tail = extend_steady && steady_ps <= horizon && (limit == kNever || double(limit - now) > total);
+        p.dt = int64_t(total) / 1000 * 1000;
+        p.t_end = now + p.dt;
+        p.credit = credits(p, p.dt);
+        start_skip(p, id, transient > 0);
+        return true;
+    }
+
+    // The rest of a completion skip of partition `id`, whose PartState has its flows, rates, base credits, t0
+    // and steady_from: each flow finishes at its `fin` (ps), the partition's packets leave at the last.
+    bool freeze_to_completion(uint32_t id, std::vector<int64_t> fin, bool from_memo) {
+        PartState& p = state(id);
+        p.completes = true;
+        p.ends_on_drift = false;
+        p.ends_in_tail = false;
+        p.fin = std::move(fin);
+        p.t_end = *std::max_element(p.fin.begin(), p.fin.end());
+        p.room.clear();
+        for (uint32_t f : p.flows) p.room.push_back(std::max<int64_t>(0, int64_t(b.flow[f].size - b.qp[f].snd_nxt) - unit));
+        p.credit = credits(p, p.t_end - p.t0);
+        p.dt = kOpenEnded;
+        ++report.completion_skips;
+        start_skip(p, id, from_memo);
+        return true;
+    }
+
+    void start_skip(PartState& p, uint32_t id, bool from_memo) {
+        for (uint32_t f : p.flows) recording.drop(f);  // a tail being measured is no longer the packet level's
         apply_shift(p, id, p.dt, p.credit);
         frozen.push_back(id);
-        record_skip(p, id, transient > 0);
-        return true;
+        record_skip(p, id, from_memo);
     }
 
     // What flow `f` still has to get acknowledged after `base` bytes of a replayed transient. Its count
@@ -462,6 +497,7 @@ struct Skipper::State {
         apply_shift(p, id, dt - p.dt, delta);
         if (p.completes) --report.completion_skips;
         p.completes = false;
+        p.ends_in_tail = false;
         SkipRecord& r = report.skips[p.record];
         r.completes = false;
         report.bytes_credited -= r.bytes;
@@ -533,6 +569,79 @@ struct Skipper::State {
         return finished;
     }
 
+    // Whether partition `id` holds a tail being measured (tails.h): until the tail's last flow has finished it
+    // takes no memo replay and no steady skip, so that the tails measured are those the packet level plays, not
+    // only those no replay happened to interrupt. A memo miss still measures it at the packet level and
+    // identical partitions may follow it (they end their own measurements). (Letting replays and skips end
+    // measurements instead gave MoE 8x13B the same errors: engine/wormhole/README.md, "Tails to their completions".)
+    bool measuring_tail(uint32_t id) const {
+        for (uint32_t f : parts.get(id).flows)
+            if (recording.recording(x.flow_begin + f)) return true;
+        return false;
+    }
+
+    // Partition `id` thawed at `now` with its first flow in its tail and its membership unchanged since. Too
+    // large for a completion skip (kCompletionSkipMaxFlows), it finishes its flows at the times a measured
+    // tail of an isomorphic graph took, or its tail is measured now (tails.h).
+    void finish_tail(uint32_t id, int64_t now) {
+        const Partition& part = parts.get(id);
+        if (!tails_replayed || part.flows.size() <= kCompletionSkipMaxFlows || part.flows.size() > kTailMaxFlows || measuring_tail(id)) return;
+        if (touches_pfc(b, port_rows(id))) return;
+        std::vector<uint32_t> vertex_flows;
+        FlowConflictGraph g = conflict_graph(id, vertex_flows);
+        std::vector<uint32_t> mapping;
+        if (const MemoEntry* hit = tails.replayable.find(g, mapping)) {
+            replay_tail(id, now, *hit, vertex_flows, mapping);
+            return;
+        }
+        if (!tails.open(g)) return;
+        TailRecording r;
+        r.key = std::move(g);
+        r.flows = vertex_flows;
+        r.t0 = now;
+        for (uint32_t f : vertex_flows) r.remaining.push_back(b.flow[f].size - b.qp[f].snd_una);
+        recording.start(std::move(r));
+    }
+
+    // How far two measurements of one tail may finish apart, flow by flow, and count as the same tail: a
+    // round trip (the packets' own order) or 2 % of the tail, whichever is more.
+    int64_t tail_agreement_ps(int64_t tail_ps) const { return std::max<int64_t>(rtt, tail_ps / 50); }
+
+    // A completion skip finishing each flow of partition `id` when its counterpart in the measured tail `hit`
+    // finished, moved by the difference in bytes left at that flow's mean rate over the tail. Refused when
+    // the bytes left differ beyond tail_bytes_tolerance or a known start touches the partition before its end.
+    bool replay_tail(uint32_t id, int64_t now, const MemoEntry& hit, const std::vector<uint32_t>& vertex_flows, const std::vector<uint32_t>& mapping) {
+        const size_t n = mapping.size();
+        std::vector<uint32_t> flows(n);
+        std::vector<double> rate(n);
+        std::vector<int64_t> fin(n);
+        int64_t last = now;
+        for (size_t i = 0; i < n; ++i) {
+            const uint32_t f = vertex_flows[mapping[i]];
+            const double stored = double(hit.bytes[i]);
+            const double diff = double(b.flow[f].size - b.qp[f].snd_una) - stored;
+            if (hit.finish_ps[i] <= 0 || !(stored > 0) || std::abs(diff) > tail_bytes_tolerance(hit.bytes[i], unit)) return false;
+            flows[i] = f;
+            rate[i] = stored / double(hit.finish_ps[i]);
+            fin[i] = now + std::max<int64_t>(1, std::llround(double(hit.finish_ps[i]) + diff / rate[i]));
+            last = std::max(last, fin[i]);
+        }
+        const int64_t end = (last + 999) / 1000 * 1000;
+        int64_t limit = first_touching_start(id);
+        if (ep.stop_time != kNever) limit = std::min(limit, ep.stop_time);
+        if (limit != kNever && end >= limit) return false;
+        for (int64_t& t : fin) t = std::min(t, end);
+        PartState& p = state(id);
+        p.frozen = true;
+        p.t0 = now;
+        p.steady_from = now;
+        p.flows = std::move(flows);
+        p.rate = std::move(rate);
+        p.base_credit.assign(n, 0);
+        ++report.tail_replays;
+        return freeze_to_completion(id, std::move(fin), true);
+    }
+
     void thaw(int64_t now) {
         for (size_t i = 0; i < frozen.size();) {
             PartState& p = state(frozen[i]);
@@ -543,6 +652,7 @@ struct Skipper::State {
             const uint32_t id = frozen[i];
             p.frozen = false;
             frozen.erase(frozen.begin() + long(i));
+            if (p.ends_in_tail) thawed_in_tail.push_back(id);
             for (size_t k = 0; k < p.remainder.size(); ++k) carry[p.flows[k] - x.flow_begin] = p.remainder[k];
             if (p.ends_on_drift && keep_windows_after_drift) {
                 // The credited bytes are not a rate the flows had: the next sample counts from now.
@@ -618,8 +728,11 @@ struct Skipper::State {
         std::vector<uint32_t> vertex_flows;
         FlowConflictGraph g = conflict_graph(id, vertex_flows);
         std::vector<uint32_t> mapping;
-        const MemoEntry* hit = shared ? shared->find(g, mapping) : nullptr;
-        if (!hit) hit = own.find(g, mapping);
+        // A partition whose tail is being measured takes no replay (it would end the measurement); a miss
+        // measures it at the packet level as it would anyway, and identical partitions may follow it.
+        const bool tail = measuring_tail(id);
+        const MemoEntry* hit = shared && !tail ? shared->find(g, mapping) : nullptr;
+        if (!hit && !tail) hit = own.find(g, mapping);
         MemoRecord rec{now, id, uint32_t(part.flows.size()), MemoRecord::kMiss};
         if (hit) {
             // The stored flow i is our flow vertex_flows[mapping[i]]; every flow must outlast the transient.
@@ -727,6 +840,7 @@ struct Skipper::State {
         if (ep.stop_time != kNever) deadline = std::min(deadline, ep.stop_time);
         if (deadline != kNever && deadline - now < 2 * rtt) return false;  // it would be mirrored before anything was gained
         PartState& p = state(id);
+        for (uint32_t f : vertex_flows) recording.drop(f);  // frozen now: no longer a tail the packet level plays
         p.follower = true;
         p.leader = leader;
         p.deadline = deadline;
@@ -839,7 +953,7 @@ struct Skipper::State {
                 ahead[f] = 0;  // it has run at the packet level since: its pipeline is as full as it gets
             }
             if (p.pending) checkpoint(p, now);
-            if (++p.fresh < p.fresh_needed) continue;
+            if (++p.fresh < p.fresh_needed || measuring_tail(id)) continue;
             const uint32_t l = window_length(id);
             std::vector<uint32_t> flows;
             std::vector<double> rate;
@@ -992,6 +1106,7 @@ struct Skipper::State {
             thaw(end);
             window.open(local);
             const uint32_t id = parts.add_flow(local, flow_ports[local], merged);
+            for (uint32_t g : parts.get(id).flows) recording.drop(x.flow_begin + g);  // its tail is no longer the one keyed
             host_active[b.flow[f].src - x.node_begin].push_back(f);
             changed(id, end);
         }
@@ -1012,11 +1127,23 @@ struct Skipper::State {
                     active.pop_back();
                     const uint32_t local = f - x.flow_begin;
                     store_completion(parts.of_flow(local));
+                    if (std::optional<MemoEntry> tail = recording.finished(f, b.qp[f].finish)) {
+                        ++report.tails_measured;
+                        const int64_t tolerance = tail_agreement_ps(tail->transient_ps);
+                        tails.add(std::move(*tail), tolerance);
+                    }
                     for (uint32_t id : parts.remove_flow(local, flow_ports[local])) changed(id, end, true);
                     window.close(local);
                 }
             }
         }
+        for (uint32_t id : thawed_in_tail) {
+            PartState& p = state(id);
+            if (!parts.get(id).alive || p.frozen || !p.ends_in_tail) continue;
+            p.ends_in_tail = false;
+            finish_tail(id, end);
+        }
+        thawed_in_tail.clear();
         // Memo lookups of partitions whose membership has held for one round trip (flows of one collective
         // step start within a few microseconds of each other: the key is taken once they all have).
         for (size_t i = 0; i < to_probe.size();) {

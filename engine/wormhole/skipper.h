@@ -47,6 +47,8 @@ struct SkipReport {
     uint32_t memo_follows = 0;            // misses that waited on an identical partition's measurement instead of repeating it
     int64_t sample_interval_ps = 0;       // in force
     uint32_t completion_skips = 0;        // skips whose flows all finished at their end (drain.h)
+    uint32_t tails_measured = 0;          // tails of large partitions measured to their completions (tails.h)
+    uint32_t tail_replays = 0;            // completion skips that finished a tail at its measured times
 };
 
 // The part of every memo key an experiment fixes for the whole run: its congestion control and every

@@ -63,6 +63,14 @@ void record(Run& r, const Batch& b, const ExperimentResult& res) {
         if (f.finish != net::kNever) r.fct[f.flow] = double(f.finish - b.flow[f.flow].start);
 }
 
+// "(N skips, ...)": what a skip-on run's skipper did.
+std::string skip_counts(const wormhole::SkipReport& k) {
+    char text[256];
+    std::snprintf(text, sizeof text, "(%zu skips, %u finishing their flows, memo %u hits / %u misses / %u followed, tails %u measured / %u replayed)", k.skips.size(),
+                  k.completion_skips, k.memo_hits, k.memo_misses, k.memo_follows, k.tails_measured, k.tail_replays);
+    return text;
+}
+
 void compare(const char* label, const Run& off, const Run& on) {
     double sum = 0, worst = 0;
     size_t n = 0;
@@ -72,11 +80,11 @@ void compare(const char* label, const Run& off, const Run& on) {
         sum += e, worst = std::max(worst, e), ++n;
     }
     const double saved = double(on.result.skipping.events_saved);
-    std::printf("%-22s wall %8.3f s -> %7.3f s (%6.1fx)   FCT error mean %.3f%% max %.2f%%   events %llu -> %llu, skipped %.1f%% (%zu skips, %u finishing their flows, memo %u hits / %u misses / %u followed)"
+    std::printf("%-22s wall %8.3f s -> %7.3f s (%6.1fx)   FCT error mean %.3f%% max %.2f%%   events %llu -> %llu, skipped %.1f%% %s"
                 "   steps %llu (%llu split over threads) -> %llu (%llu)\n",
                 label, off.wall, on.wall, off.wall / on.wall, 100 * sum / double(std::max<size_t>(n, 1)), 100 * worst,
                 (unsigned long long)off.result.events, (unsigned long long)on.result.events, 100 * saved / (saved + double(on.result.events)),
-                on.result.skipping.skips.size(), on.result.skipping.completion_skips, on.result.skipping.memo_hits, on.result.skipping.memo_misses, on.result.skipping.memo_follows,
+                skip_counts(on.result.skipping).c_str(),
                 (unsigned long long)off.result.steps,
                 (unsigned long long)off.result.split_steps, (unsigned long long)on.result.steps, (unsigned long long)on.result.split_steps);
 }
@@ -221,9 +229,9 @@ void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTabl
     const double saved = double(k.events_saved);
     if (!with_off) {
         std::printf("%s, %s, one iteration, %d thread(s), best of %d runs, skipping on only: wall %.3f s, iteration %.3f ms, events %llu, "
-                    "skipped %.2f%% (%zu skips, %u finishing their flows, memo %u hits / %u misses / %u followed)\n",
+                    "skipped %.2f%% %s\n",
                     label, cc.c_str(), threads, repeats, on.wall, on.iteration_s * 1e3, (unsigned long long)on.result.events,
-                    100 * saved / (saved + double(on.result.events)), k.skips.size(), k.completion_skips, k.memo_hits, k.memo_misses, k.memo_follows);
+                    100 * saved / (saved + double(on.result.events)), skip_counts(k).c_str());
         return;
     }
     const Run off = run_llm(presets, tables, llm("roft-128", model, parallel, false, cc), threads, repeats);
@@ -253,12 +261,10 @@ void table1_row(const char* label, const PresetLibrary& presets, const WorkloadT
     const Run on = run_llm(presets, tables, doc(true), threads, 1);
     const auto& k = on.result.skipping;
     const double saved = double(k.events_saved);
-    std::printf("%s, %s, %d thread(s), one run%s, skipping on: wall %.1f s, %s, events %llu, skipped %.2f%% (%zu skips, %u finishing their flows, memo %u hits / %u misses / "
-                "%u followed)\n",
+    std::printf("%s, %s, %d thread(s), one run%s, skipping on: wall %.1f s, %s, events %llu, skipped %.2f%% %s\n",
                 label, cc.c_str(), threads, stop_ms > 0 ? (", stopped at " + std::to_string(stop_ms) + " ms simulated").c_str() : "", on.wall,
                 on.iteration_s > 0 ? ("iteration " + std::to_string(on.iteration_s * 1e3) + " ms").c_str() : "iteration unfinished at the stop",
-                (unsigned long long)on.result.events, 100 * saved / (saved + double(on.result.events)), k.skips.size(), k.completion_skips, k.memo_hits, k.memo_misses,
-                k.memo_follows);
+                (unsigned long long)on.result.events, 100 * saved / (saved + double(on.result.events)), skip_counts(k).c_str());
     if (stop_ms <= 0) return;
     const Run off = run_llm(presets, tables, doc(false), threads, 1);
     size_t both = 0;

@@ -22,7 +22,7 @@ int svg_height(const std::string& svg) {
 
 // Which way is better, for colouring differences: -1 lower, +1 higher, 0 neither (a count of work done).
 int better_direction(const std::string& metric) {
-    static const char* const higher[] = {"events_skipped_share", "events_skipped_estimate", "bytes_skipped", "memo_hits", "memo_follows", "flows_finished", "skips"};
+    static const char* const higher[] = {"events_skipped_share", "events_skipped_estimate", "bytes_skipped", "memo_hits", "memo_follows", "tail_replays", "flows_finished", "skips"};
     static const char* const neither[] = {"flows", "events", "packet_hops", "simulated_time"};
     for (const char* m : higher)
         if (metric == m) return 1;

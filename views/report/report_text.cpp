@@ -117,7 +117,8 @@ std::string metric_label(const std::string& name) {
         {"fct_max", "max FCT"},               {"slowdown_mean", "mean slowdown"}, {"slowdown_p99", "p99 slowdown"}, {"peak_queue", "peak switch queue"},
         {"pfc_pauses", "PFC pauses"},         {"events_skipped_share", "events skipped"}, {"lost_on_links", "lost on links"},
         {"flows_finished", "flows finished"}, {"engine_memory", "engine memory"}, {"memo_hits", "memo hits"}, {"memo_misses", "memo misses"},
-        {"memo_follows", "memo follows"},     {"bytes_skipped", "bytes skipped"}, {"events_skipped_estimate", "events skipped (estimate)"}};
+        {"memo_follows", "memo follows"},     {"bytes_skipped", "bytes skipped"}, {"events_skipped_estimate", "events skipped (estimate)"},
+        {"tails_measured", "tails measured"}, {"tail_replays", "tails replayed"}};
     for (const auto& [n, label] : known)
         if (n == name) return label;
     std::string base = name, tail;
