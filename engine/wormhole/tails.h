@@ -12,12 +12,14 @@
 // at the packet level, untouched, until every flow of it has finished: how many bytes each had left and when
 // it finished. Once two measurements of one graph agree (tails_agree), the next partition that thaws with an
 // isomorphic graph and the same bytes left (within tail_bytes_tolerance) finishes each flow at the measured
-// time instead, in a completion skip. Tails that do not repeat (DCQCN cutting some flows of a 192-flow
-// all-to-all in their tails and not others, at random) are never replayed: one such tail replayed wherever
-// its graph recurred took MoE 32x22B's iteration 1.3 % late.
+// time instead, in a completion skip. Two must agree so that a tail DCQCN happened to cut (some flows of an
+// all-to-all slowed in their tails and not others, at random) is not replayed wherever its graph recurs. That
+// alone did not make MoE 32x22B's 96-192-flow tails safe: the skipper takes tails of 33 to 64 flows only
+// (kTailMaxFlows) and none under HPCC (tails_replayed), both measured in engine/wormhole/README.md.
 //
-// A recording is dropped when a flow joins its partition (the tail is no longer the one keyed) or when any
-// of its flows is frozen. Recordings are per experiment and not written to the memo file.
+// While its tail is measured a partition takes no memo replay and no steady skip. A recording is dropped when
+// a flow joins its partition (the tail is no longer the one keyed) or when one of its flows is frozen all the
+// same (a follower's wait). Recordings are per experiment and not written to the memo file.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
