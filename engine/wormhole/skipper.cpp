@@ -315,6 +315,13 @@ struct Skipper::State {
         return first;
     }
 
+    // How far a skip of partition `id` starting now may go: to the first known start touching it or the stop
+    // time, whichever is sooner (kNever: neither).
+    int64_t skip_limit(uint32_t id) {
+        const int64_t limit = first_touching_start(id);
+        return ep.stop_time != kNever ? std::min(limit, ep.stop_time) : limit;
+    }
+
     void apply_shift(PartState& p, uint32_t id, int64_t dt, const std::vector<int64_t>& delta) {
         const std::vector<uint32_t> rows = port_rows(id);
         const ShiftPlan plan{&rows, &p.flows, &delta, dt};
@@ -361,8 +368,7 @@ struct Skipper::State {
             const double margin = double(q.snd_nxt - q.snd_una) + double(unit);
             steady_ps = std::min(steady_ps, remaining > margin ? (remaining - margin) / rate[i] : 0.0);
         }
-        int64_t limit = first_touching_start(id);
-        if (ep.stop_time != kNever) limit = std::min(limit, ep.stop_time);
+        const int64_t limit = skip_limit(id);
         // A rate still drifting is extrapolated only as far as its drift stays within θ of it.
         double total = double(transient) + std::min(steady_ps, horizon);
         if (limit != kNever) total = std::min(total, double(limit - now));
@@ -378,7 +384,10 @@ struct Skipper::State {
         p.flows = flows;
         p.rate = rate;
         p.base_credit = base;
-        if (completes) return freeze_to_completion(id, std::move(fin), transient > 0);
+        if (completes) {
+            freeze_to_completion(id, std::move(fin), transient > 0);
+            return true;
+        }
         p.completes = false;
         p.room.clear();
         p.ends_on_drift = horizon < steady_ps && (limit == kNever || double(limit - now) > total);
@@ -392,7 +401,7 @@ struct Skipper::State {
 
     // The rest of a completion skip of partition `id`, whose PartState has its flows, rates, base credits, t0
     // and steady_from: each flow finishes at its `fin` (ps), the partition's packets leave at the last.
-    bool freeze_to_completion(uint32_t id, std::vector<int64_t> fin, bool from_memo) {
+    void freeze_to_completion(uint32_t id, std::vector<int64_t> fin, bool from_memo) {
         PartState& p = state(id);
         p.completes = true;
         p.ends_on_drift = false;
@@ -405,7 +414,6 @@ struct Skipper::State {
         p.dt = kOpenEnded;
         ++report.completion_skips;
         start_skip(p, id, from_memo);
-        return true;
     }
 
     void start_skip(PartState& p, uint32_t id, bool from_memo) {
@@ -576,6 +584,7 @@ struct Skipper::State {
     // identical partitions may follow it (they end their own measurements). (Letting replays and skips end
     // measurements instead gave MoE 8x13B the same errors: engine/wormhole/README.md, "Tails to their completions".)
     bool measuring_tail(uint32_t id) const {
+        if (!tails_replayed) return false;
         for (uint32_t f : parts.get(id).flows)
             if (recording.recording(x.flow_begin + f)) return true;
         return false;
@@ -628,8 +637,7 @@ struct Skipper::State {
             last = std::max(last, fin[i]);
         }
         const int64_t end = (last + 999) / 1000 * 1000;
-        int64_t limit = first_touching_start(id);
-        if (ep.stop_time != kNever) limit = std::min(limit, ep.stop_time);
+        const int64_t limit = skip_limit(id);
         if (limit != kNever && end >= limit) return false;
         for (int64_t& t : fin) t = std::min(t, end);
         PartState& p = state(id);
@@ -640,7 +648,8 @@ struct Skipper::State {
         p.rate = std::move(rate);
         p.base_credit.assign(n, 0);
         ++report.tail_replays;
-        return freeze_to_completion(id, std::move(fin), true);
+        freeze_to_completion(id, std::move(fin), true);
+        return true;
     }
 
     void thaw(int64_t now) {
@@ -837,8 +846,7 @@ struct Skipper::State {
         if (!match) return false;
         const uint32_t leader = probing_leader.at(match);
         const PartState& l = state(leader);
-        int64_t deadline = first_touching_start(id);
-        if (ep.stop_time != kNever) deadline = std::min(deadline, ep.stop_time);
+        const int64_t deadline = skip_limit(id);
         if (deadline != kNever && deadline - now < 2 * rtt) return false;  // it would be mirrored before anything was gained
         PartState& p = state(id);
         for (uint32_t f : vertex_flows) recording.drop(f);  // frozen now: no longer a tail the packet level plays

@@ -102,9 +102,7 @@ public:
     // The recording flow `f` is in, if any, is dropped.
     void drop(uint32_t f) {
         const uint32_t id = of_flow_[f - begin_];
-        if (id == kNone) return;
-        for (uint32_t g : open_.at(id).flows) of_flow_[g - begin_] = kNone;
-        open_.erase(id);
+        if (id != kNone) close(id);
     }
 
     // Flow `f` finished at `at`: when it was the last of its recording, the finished tail as a memo entry.
@@ -121,12 +119,16 @@ public:
         entry.finish_ps = std::move(r.finish);
         for (int64_t t : entry.finish_ps) entry.transient_ps = std::max(entry.transient_ps, t);
         entry.ends_steady = false;
-        for (uint32_t g : r.flows) of_flow_[g - begin_] = kNone;
-        open_.erase(id);
+        close(id);
         return entry;
     }
 
 private:
+    void close(uint32_t id) {
+        for (uint32_t g : open_.at(id).flows) of_flow_[g - begin_] = kNone;
+        open_.erase(id);
+    }
+
     static constexpr uint32_t kNone = ~uint32_t(0);
     uint32_t begin_;
     std::vector<uint32_t> of_flow_;  // by local flow: its open recording
