@@ -8,6 +8,7 @@
 
 #include "net/state.h"
 #include "runtime/block_arena.h"
+#include "runtime/huge_page_table.h"
 #include "runtime/zeroed_counts.h"
 #include "scenario/scenario.h"
 #include "topology/fabric.h"
@@ -40,46 +41,46 @@ struct ExperimentSlice {
 struct Batch {
     std::vector<ExperimentSlice> experiments;
     // experiments
-    std::vector<net::ExperimentParams> params;
+    Table<net::ExperimentParams> params;
     // nodes
-    std::vector<uint32_t> node_experiment;
-    std::vector<uint8_t> node_role;
-    std::vector<uint32_t> node_fabric_id;      // the node's id inside its experiment's fabric
-    std::vector<uint32_t> node_port_begin;     // size nodes + 1
-    std::vector<net::NicState> nic;
-    std::vector<net::SwitchMmu> sw;
-    std::vector<net::NodeOutput> out;
+    Table<uint32_t> node_experiment;
+    Table<uint8_t> node_role;
+    Table<uint32_t> node_fabric_id;      // the node's id inside its experiment's fabric
+    Table<uint32_t> node_port_begin;     // size nodes + 1
+    Table<net::NicState> nic;
+    Table<net::SwitchMmu> sw;
+    Table<net::NodeOutput> out;
     // Every packet in a ring or a queue: blocks of one arena (net/blocks.h), taken and given back by the step.
     std::unique_ptr<BlockArena> arena;
     // ports
-    std::vector<net::PortInfo> port;
-    std::vector<double> port_loss;       // per port: loss probability of what arrives at it (link error rate)
-    std::vector<net::RingTail> ring_tail;  // per port: its receive ring
-    std::vector<net::RingHead> ring_head;
-    std::vector<net::PortTx> tx;
-    std::vector<net::PortTimes> times;   // by port: the event times of node.h
-    std::vector<net::PortEvent> port_tree;       // per node: the tournament tree over its ports (port_events.h)
-    std::vector<uint32_t> node_tree_begin;       // size nodes + 1
-    std::vector<net::PortQueues> queues;
-    std::vector<net::PortMmu> mmu;
+    Table<net::PortInfo> port;
+    Table<double> port_loss;       // per port: loss probability of what arrives at it (link error rate)
+    Table<net::RingTail> ring_tail;  // per port: its receive ring
+    Table<net::RingHead> ring_head;
+    Table<net::PortTx> tx;
+    Table<net::PortTimes> times;   // by port: the event times of node.h
+    Table<net::PortEvent> port_tree;       // per node: the tournament tree over its ports (port_events.h)
+    Table<uint32_t> node_tree_begin;       // size nodes + 1
+    Table<net::PortQueues> queues;
+    Table<net::PortMmu> mmu;
     std::vector<ZeroedCounts> qlen_hist;  // per experiment, allocated when its monitor starts (zeroed_counts.h)
     std::vector<uint32_t*> qlen_ptr;
-    std::vector<uint32_t> qlen_offset, qlen_buckets;
+    Table<uint32_t> qlen_offset, qlen_buckets;
 
     // spraying: routing tables of the experiments that spray
-    std::vector<uint32_t> node_forwarder, node_dest_group, spray_set, set_begin{0};
-    std::vector<uint16_t> set_ports;
+    Table<uint32_t> node_forwarder, node_dest_group, spray_set, set_begin{0};
+    Table<uint16_t> set_ports;
     // flows
-    std::vector<net::FlowInfo> flow;
-    std::vector<net::FlowPaths> flow_paths;     // the path offsets of each flow, apart for the switches
-    std::vector<uint16_t> path_ports;
-    std::vector<net::QpState> qp;
-    std::vector<net::RxState> rx;
-    std::vector<net::DcqcnState> dcqcn;
-    std::vector<net::HpccState> hpcc;
-    std::vector<net::TimelyState> timely;
-    std::vector<net::DctcpState> dctcp;
-    std::vector<uint32_t> nic_qps, nic_starts;
+    Table<net::FlowInfo> flow;
+    Table<net::FlowPaths> flow_paths;     // the path offsets of each flow, apart for the switches
+    Table<uint16_t> path_ports;
+    Table<net::QpState> qp;
+    Table<net::RxState> rx;
+    Table<net::DcqcnState> dcqcn;
+    Table<net::HpccState> hpcc;
+    Table<net::TimelyState> timely;
+    Table<net::DctcpState> dctcp;
+    Table<uint32_t> nic_qps, nic_starts;
     // per experiment with skipping on: flows released since its skipper last looked (release_flow appends)
     std::vector<std::vector<uint32_t>> released;
 

@@ -153,6 +153,27 @@ private slots:
             QVERIFY2(what.contains("packet storage exhausted at node") && what.contains("of experiment e0000") && what.contains("MiB"), qPrintable(what));
         }
     }
+
+    // The batch's tables of 2 MiB or more start on a 2 MiB boundary, the precondition for the kernel to back
+    // them with huge pages (runtime/huge_page_table.h); smaller ones come from the heap. Copies, growth and
+    // the compiled batch keep every row.
+    void large_tables_start_on_a_huge_page_boundary() {
+        Table<net::PortQueues> big(kHugePageBytes / sizeof(net::PortQueues) + 1);
+        QCOMPARE(reinterpret_cast<uintptr_t>(big.data()) % kHugePageBytes, uintptr_t(0));
+        Table<uint32_t> small(100);
+        for (uint32_t i = 0; i < small.size(); ++i) small[i] = i * 7;
+        for (uint32_t i = 0; i < kHugePageBytes; ++i) small.push_back(i);  // grows past 2 MiB: moved into a huge-page table
+        QCOMPARE(reinterpret_cast<uintptr_t>(small.data()) % kHugePageBytes, uintptr_t(0));
+        QCOMPARE(small[99], uint32_t(693));
+        QCOMPARE(small.back(), uint32_t(kHugePageBytes - 1));
+        const Table<uint32_t> copy = small;
+        QVERIFY(copy == small);
+        const LoadedScenario s = permutation(24, 64);
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        const Batch b = compile_batch({{"e0000", &s.scenarios[0], &f, workload_flows(s.scenarios[0])}});
+        QVERIFY(b.queues.size() * sizeof(net::PortQueues) >= kHugePageBytes);  // k = 24: 20,736 ports
+        QCOMPARE(reinterpret_cast<uintptr_t>(b.queues.data()) % kHugePageBytes, uintptr_t(0));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestBlocks)

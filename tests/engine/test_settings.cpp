@@ -57,8 +57,8 @@ std::string without_indices(const std::string& path) {
 }
 
 // Bytes of a column of plain rows; structs holding pointers are copied with the pointers cleared first.
-template <class T>
-void feed(std::string& out, const std::vector<T>& rows) {
+template <class T, class Alloc>
+void feed(std::string& out, const std::vector<T, Alloc>& rows) {
     static_assert(std::is_trivially_copyable_v<T>);
     out.append(reinterpret_cast<const char*>(rows.data()), rows.size() * sizeof(T));
 }

@@ -138,8 +138,8 @@ struct DeviceSteps final : StepBackend {
     bool nodes_changed = true;
     uint64_t passes = 0, steps = 0;
 
-    template <class T>
-    void add(const std::vector<T>& v, size_t view_offset, Dim d, bool hooks) {
+    template <class T, class Alloc>
+    void add(const std::vector<T, Alloc>& v, size_t view_offset, Dim d, bool hooks) {
         const RowRange r = rows_of.of(b, d, e0, e1, v.size());
         columns.push_back({const_cast<T*>(v.data()), sizeof(T), r.first, r.count, view_offset});
         dims.push_back({d, hooks});
