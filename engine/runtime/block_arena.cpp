@@ -1,5 +1,7 @@
 #include "runtime/block_arena.h"
 
+#include "runtime/huge_page_table.h"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -27,12 +29,15 @@ void* reserve(uint64_t bytes) {
 
 BlockArena::BlockArena(uint64_t max_blocks) {
     max_blocks_ = std::max<uint64_t>(kCommitBlocks, std::min<uint64_t>(max_blocks, uint64_t(net::kNoBlock) - kCommitBlocks) / kCommitBlocks * kCommitBlocks);
-    blocks_ = static_cast<net::PacketBlock*>(reserve(max_blocks_ * sizeof(net::PacketBlock)));
+    // The blocks start on a huge-page boundary, so that every commit (a multiple of 4 MiB) is whole huge pages.
+    blocks_mapping_ = reserve(max_blocks_ * sizeof(net::PacketBlock) + kHugePageBytes);
+    const uintptr_t at = (reinterpret_cast<uintptr_t>(blocks_mapping_) + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    blocks_ = reinterpret_cast<net::PacketBlock*>(at);
     next_ = static_cast<uint32_t*>(reserve(max_blocks_ * sizeof(uint32_t)));
 }
 
 BlockArena::~BlockArena() {
-    munmap(blocks_, max_blocks_ * sizeof(net::PacketBlock));
+    munmap(blocks_mapping_, max_blocks_ * sizeof(net::PacketBlock) + kHugePageBytes);
     munmap(next_, max_blocks_ * sizeof(uint32_t));
 }
 
@@ -43,6 +48,8 @@ bool BlockArena::commit_more() {
     if (mprotect(reinterpret_cast<char*>(blocks_) + committed_ * sizeof(net::PacketBlock), add * sizeof(net::PacketBlock), PROT_READ | PROT_WRITE) != 0 ||
         mprotect(reinterpret_cast<char*>(next_) + committed_ * sizeof(uint32_t), add * sizeof(uint32_t), PROT_READ | PROT_WRITE) != 0)
         return false;
+    if ((committed_ + add) * sizeof(net::PacketBlock) > kHugePagesFromBytes)  // advice only: the blocks are the same without it
+        madvise(reinterpret_cast<char*>(blocks_) + committed_ * sizeof(net::PacketBlock), add * sizeof(net::PacketBlock), MADV_HUGEPAGE);
     committed_ += add;
     return true;
 }

@@ -174,6 +174,42 @@ private slots:
         QVERIFY(b.queues.size() * sizeof(net::PortQueues) >= kHugePageBytes);  // k = 24: 20,736 ports
         QCOMPARE(reinterpret_cast<uintptr_t>(b.queues.data()) % kHugePageBytes, uintptr_t(0));
     }
+
+    // The arena's blocks start on a 2 MiB boundary; commits that reach past BlockArena::kHugePagesFromBytes are
+    // marked for huge pages (the kernel's VM_HUGEPAGE, "hg" in /proc/self/smaps), the first GiB is not, and both
+    // hold what is written into them.
+    void only_a_large_arena_asks_for_huge_pages() {
+        if (!QFile::exists("/sys/kernel/mm/transparent_hugepage/enabled")) QSKIP("this kernel has no transparent huge pages");
+        const uint64_t block_bytes = sizeof(net::PacketBlock);
+        BlockArena arena(2 * BlockArena::kHugePagesFromBytes / block_bytes);
+        QCOMPARE(reinterpret_cast<uintptr_t>(arena.blocks()) % kHugePageBytes, uintptr_t(0));
+        const uint64_t low = BlockArena::kHugePagesFromBytes / block_bytes / 4, high = 5 * low;  // 0.25 and 1.25 GiB in
+        QVERIFY(arena.commit_at_least(high + 1));
+        for (const uint64_t i : {low, high}) {
+            arena.blocks()[i].slot[3].seq = uint32_t(i);
+            QCOMPARE(arena.blocks()[i].slot[3].seq, uint32_t(i));
+        }
+        // The flags of the mapping that holds an address: smaps lists each mapping's range, then its fields,
+        // VmFlags last.
+        const auto huge_page_flag = [](const void* address) {
+            QFile smaps("/proc/self/smaps");
+            if (!smaps.open(QIODevice::ReadOnly | QIODevice::Text)) return QString("unreadable");
+            const uintptr_t a = reinterpret_cast<uintptr_t>(address);
+            bool inside = false;
+            for (QByteArray line = smaps.readLine(); !line.isEmpty(); line = smaps.readLine()) {
+                const int dash = line.indexOf('-'), space = line.indexOf(' ');
+                bool ok_begin = false, ok_end = false;
+                if (dash > 0 && space > dash) {
+                    const uintptr_t begin = line.left(dash).toULongLong(&ok_begin, 16), end = line.mid(dash + 1, space - dash - 1).toULongLong(&ok_end, 16);
+                    if (ok_begin && ok_end) inside = begin <= a && a < end;
+                }
+                if (inside && line.startsWith("VmFlags:")) return QString(line.split(' ').contains("hg") ? "hg" : "no hg");
+            }
+            return QString("not found");
+        };
+        QCOMPARE(huge_page_flag(&arena.blocks()[high]), QString("hg"));
+        QCOMPARE(huge_page_flag(&arena.blocks()[low]), QString("no hg"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestBlocks)
