@@ -659,6 +659,28 @@ private slots:
         QVERIFY(memo.find(rate, mapping) == nullptr);
     }
 
+    void colour_classes_follow_the_graphs_symmetry() {
+        // A line of six flows, alike but for the ports they share: 0-1-2 and 3-4-5 share one port per pair, 2-3
+        // two. Reversing the line is its only symmetry, so the classes are {0, 5}, {1, 4}, {2, 3}, apart from each
+        // other, and listing the flows in another order moves no class.
+        wormhole::FlowConflictGraph g;
+        g.labels.assign(6, wormhole::vertex_label(0.5, 1'000'000, 100'000, 6000));
+        g.edges = {{0, 1, 1}, {1, 2, 1}, {2, 3, 2}, {3, 4, 1}, {4, 5, 1}};
+        const std::vector<uint64_t> c = wormhole::vertex_classes(g);
+        QCOMPARE(c[0], c[5]);
+        QCOMPARE(c[1], c[4]);
+        QCOMPARE(c[2], c[3]);
+        QCOMPARE(std::set<uint64_t>(c.begin(), c.end()).size(), size_t(3));
+        wormhole::FlowConflictGraph shuffled = g;  // flow v listed as 5 - v
+        for (auto& e : shuffled.edges) e = {5 - e.b, 5 - e.a, e.shared};
+        const std::vector<uint64_t> d = wormhole::vertex_classes(shuffled);
+        for (uint32_t v = 0; v < 6; ++v) QCOMPARE(d[5 - v], c[v]);
+        // One label changed at an end splits the pairs down the line: six classes.
+        g.labels[0] = wormhole::vertex_label(0.25, 1'000'000, 100'000, 6000);
+        const std::vector<uint64_t> e = wormhole::vertex_classes(g);
+        QCOMPARE(std::set<uint64_t>(e.begin(), e.end()).size(), size_t(6));
+    }
+
     void a_key_in_its_stored_order_maps_each_flow_to_itself() {
         // A 128-flow all-to-all's conflict graph: flows of one source share its uplink (2 ports), flows of one
         // destination its downlink (1). Looked up as stored, every flow maps to itself; VF2's first
