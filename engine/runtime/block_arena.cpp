@@ -31,8 +31,7 @@ BlockArena::BlockArena(uint64_t max_blocks) {
     max_blocks_ = std::max<uint64_t>(kCommitBlocks, std::min<uint64_t>(max_blocks, uint64_t(net::kNoBlock) - kCommitBlocks) / kCommitBlocks * kCommitBlocks);
     // The blocks start on a huge-page boundary, so that every commit (a multiple of 4 MiB) is whole huge pages.
     blocks_mapping_ = reserve(max_blocks_ * sizeof(net::PacketBlock) + kHugePageBytes);
-    const uintptr_t at = (reinterpret_cast<uintptr_t>(blocks_mapping_) + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-    blocks_ = reinterpret_cast<net::PacketBlock*>(at);
+    blocks_ = reinterpret_cast<net::PacketBlock*>(round_up_to_huge_page(reinterpret_cast<uintptr_t>(blocks_mapping_)));
     next_ = static_cast<uint32_t*>(reserve(max_blocks_ * sizeof(uint32_t)));
 }
 

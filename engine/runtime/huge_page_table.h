@@ -6,8 +6,8 @@
 // and marked MADV_HUGEPAGE before anything touches it; smaller ones come from the ordinary heap. Where the
 // kernel has huge pages off, the mark is ignored and nothing changes. Results never depend on it.
 // bench_scale --k 60 --threads 2, alternating in one session: 57.1-58.8 s with 4 KiB pages, 53.8-54.6 s with
-// these tables; k <= 32 the same within noise. The packet arena is left in 4 KiB pages: marking it too gave
-// k = 60 52.6-53.8 s but made k = 32 3-4 % slower (engine/runtime/README.md, 2026-11-29).
+// these tables; k <= 32 the same within noise. The packet arena is marked only past its first GiB
+// (block_arena.h, kHugePagesFromBytes): marking all of it made k = 32 3-4 % slower (engine/runtime/README.md).
 #include <sys/mman.h>
 
 #include <cstddef>
@@ -18,6 +18,9 @@
 namespace orrery {
 
 inline constexpr size_t kHugePageBytes = size_t(2) << 20;
+
+// `bytes` rounded up to a whole number of huge pages (an address: up to the next huge-page boundary).
+inline constexpr size_t round_up_to_huge_page(size_t bytes) { return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes; }
 
 template <class T>
 struct HugePageAllocator {
@@ -30,7 +33,7 @@ struct HugePageAllocator {
         if (n > size_t(-1) / sizeof(T)) throw std::bad_array_new_length();
         const size_t bytes = n * sizeof(T);
         if (bytes < kHugePageBytes) return static_cast<T*>(::operator new(bytes, std::align_val_t(alignof(T))));
-        const size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+        const size_t rounded = round_up_to_huge_page(bytes);
         void* p = std::aligned_alloc(kHugePageBytes, rounded);
         if (!p) throw std::bad_alloc();
         madvise(p, rounded, MADV_HUGEPAGE);  // advice only: refused or ignored, the table is the same
