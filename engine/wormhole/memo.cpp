@@ -4,13 +4,12 @@
 #include <cmath>
 #include <numeric>
 
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/vf2_sub_graph_iso.hpp>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include "common/diagnostics.h"
 #include "net/ns3_arith.h"
+#include "wormhole/graph_match.h"
 
 namespace orrery::wormhole {
 namespace {
@@ -21,76 +20,6 @@ uint64_t hash_string(const std::string& s) {
     uint64_t h = 1469598103934665603ull;
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
     return mix64(h);
-}
-
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::property<boost::vertex_name_t, uint64_t>,
-                                    boost::property<boost::edge_weight_t, uint32_t>>;
-
-Graph to_boost(const FlowConflictGraph& g) {
-    Graph out(g.labels.size());
-    for (size_t v = 0; v < g.labels.size(); ++v) boost::put(boost::vertex_name, out, v, g.labels[v]);
-    for (const auto& e : g.edges) boost::add_edge(e.a, e.b, e.shared, out);
-    return out;
-}
-
-// VF2 is exponential in the worst case, and highly symmetric conflict graphs (a ring of 1,000 identical flows)
-// come close to it, above all when the Weisfeiler-Lehman hashes of two different graphs agree. A search that
-// compares more than this many vertex or edge pairs gives up and counts as "not the same" (a memo miss): a
-// deterministic bound, so every thread count and backend gives the same answer.
-constexpr uint64_t kVf2Budget = 200'000;
-struct Vf2BudgetSpent {};
-
-// Whether `stored` and `query` are the same labelled graph; fills mapping stored vertex → query vertex.
-bool isomorphic(const FlowConflictGraph& stored, const FlowConflictGraph& query, std::vector<uint32_t>& mapping) {
-    if (stored.context != query.context || stored.labels.size() != query.labels.size() || stored.edges.size() != query.edges.size()) return false;
-    // A query that lists its flows as the stored key does maps each flow to itself. Partitions of one
-    // collective step in different groups (a leader and its followers, or the same step in a later
-    // micro-batch) are translations of each other and list their flows in the same order, so this is the
-    // translation, and it keeps what the graph does not encode: each flow's path and hop count, and which
-    // rank waits on it. VF2's first isomorphism of a 128-flow all-to-all moved 104 of its 128 flows even on
-    // the stored graph itself (test_wormhole: a_key_in_its_stored_order_maps_each_flow_to_itself), so
-    // followers copied flows onto other ranks' flows: MoE 32x22B's 20 ms prefix had start times moved by
-    // 291 us at p90 (4.6 us with this), and its 60 ms prefix 1.141 % mean per-flow FCT error (0.892 %).
-    if (stored.labels == query.labels && std::equal(stored.edges.begin(), stored.edges.end(), query.edges.begin(), [](const auto& l, const auto& r) {
-            return l.a == r.a && l.b == r.b && l.shared == r.shared;
-        })) {
-        mapping.resize(stored.labels.size());
-        std::iota(mapping.begin(), mapping.end(), 0u);
-        return true;
-    }
-    std::vector<uint64_t> a = stored.labels, b = query.labels;
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    if (a != b) return false;
-    const Graph g1 = to_boost(stored), g2 = to_boost(query);
-    bool found = false;
-    auto callback = [&](const auto& f, const auto&) {
-        mapping.assign(stored.labels.size(), 0);
-        for (size_t v = 0; v < stored.labels.size(); ++v) mapping[v] = uint32_t(boost::get(f, v));
-        found = true;
-        return false;  // the first isomorphism is enough
-    };
-    const auto name1 = boost::get(boost::vertex_name, g1), name2 = boost::get(boost::vertex_name, g2);
-    const auto weight1 = boost::get(boost::edge_weight, g1), weight2 = boost::get(boost::edge_weight, g2);
-    uint64_t compared = 0;
-    auto spend = [&] {
-        if (++compared > kVf2Budget) throw Vf2BudgetSpent{};
-    };
-    auto same_vertex = [&](auto v1, auto v2) {
-        spend();
-        return name1[v1] == name2[v2];
-    };
-    auto same_edge = [&](auto e1, auto e2) {
-        spend();
-        return weight1[e1] == weight2[e2];
-    };
-    try {
-        boost::vf2_graph_iso(g1, g2, callback, boost::get(boost::vertex_index, g1), boost::get(boost::vertex_index, g2),
-                             boost::vertex_order_by_mult(g1), same_edge, same_vertex);
-    } catch (const Vf2BudgetSpent&) {
-        return false;
-    }
-    return found;
 }
 
 std::string json_text(const nlohmann::json& j) { return j.dump(); }
@@ -106,34 +35,6 @@ uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint6
 }
 
 uint32_t edge_weight(uint32_t shared_ports, uint32_t shared_data_ports) { return (std::min<uint32_t>(shared_data_ports, 0xffff) << 16) | std::min<uint32_t>(shared_ports, 0xffff); }
-
-std::vector<uint64_t> vertex_classes(const FlowConflictGraph& g) {
-    // Three rounds of Weisfeiler-Lehman refinement over the graph in compressed rows (one allocation, not one
-    // per vertex). A vertex's neighbourhood is a multiset, hashed as the sum of its members' mixes: no sort of
-    // each neighbourhood per round, which made this 14 % of a MoE 8x13B skip-on run (64-flow all-to-alls,
-    // nearly complete graphs of 2,016 edges, hashed at every probe, tail and freeze).
-    const size_t n = g.labels.size();
-    std::vector<uint32_t> begin(n + 1, 0);
-    for (const auto& e : g.edges) ++begin[e.a + 1], ++begin[e.b + 1];
-    for (size_t v = 0; v < n; ++v) begin[v + 1] += begin[v];
-    std::vector<std::pair<uint32_t, uint64_t>> around(begin[n]);  // neighbour, its edge's weight moved to the high word
-    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
-    for (const auto& e : g.edges) {
-        around[fill[e.a]++] = {e.b, uint64_t(e.shared) << 32};
-        around[fill[e.b]++] = {e.a, uint64_t(e.shared) << 32};
-    }
-    std::vector<uint64_t> color(n), next(n);
-    for (size_t v = 0; v < n; ++v) color[v] = mix64(g.labels[v]);
-    for (int round = 0; round < 3; ++round) {
-        for (size_t v = 0; v < n; ++v) {
-            uint64_t sum = 0;
-            for (uint32_t i = begin[v]; i < begin[v + 1]; ++i) sum += mix64(color[around[i].first] ^ around[i].second);
-            next[v] = mix64(mix64(color[v] + 0x9e3779b97f4a7c15ull) ^ sum);
-        }
-        color.swap(next);
-    }
-    return color;
-}
 
 void finish_graph(FlowConflictGraph& g) {
     std::sort(g.edges.begin(), g.edges.end(), [](const auto& x, const auto& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });

@@ -68,9 +68,6 @@ constexpr uint64_t kAwaitingFirstFeedbackBit = uint64_t(1) << 62;
 // cause was the pipeline refill; measured, it leaves DCQCN rows as they were and takes MoE 8x13B under HPCC
 // from 110.1 M to 103.8 M events: engine/wormhole/README.md.)
 uint32_t edge_weight(uint32_t shared_ports, uint32_t shared_data_ports);
-// Per vertex, its Weisfeiler-Lehman colour (3 rounds): vertices of one colour have the same label and the
-// same labelled neighbourhood, as far as 3 rounds tell.
-std::vector<uint64_t> vertex_classes(const FlowConflictGraph& g);
 // Computes the hash of a graph whose context, labels and edges are set.
 void finish_graph(FlowConflictGraph& g);
 

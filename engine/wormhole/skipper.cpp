@@ -10,6 +10,7 @@
 
 #include "wormhole/cc_snapshot.h"
 #include "wormhole/drain.h"
+#include "wormhole/graph_match.h"
 #include "wormhole/rate_windows.h"
 #include "wormhole/shift.h"
 #include "wormhole/tails.h"

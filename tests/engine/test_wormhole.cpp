@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 
@@ -20,6 +21,7 @@
 #include "runtime/hpcc_job.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
+#include "wormhole/graph_match.h"
 #include "wormhole/memo.h"
 #include "wormhole/tails.h"
 #include "wormhole/steady.h"
@@ -681,6 +683,91 @@ private slots:
         QCOMPARE(std::set<uint64_t>(e.begin(), e.end()).size(), size_t(6));
     }
 
+    void shuffled_all_to_alls_match_and_lookalikes_do_not() {
+        // A conflict graph captured from MoE 8x13B (DCQCN): one rail's partition of two 24-flow all-to-alls, 48
+        // flows in three states (labels a, b, f: quarter-octaves 58, 59 and 63 of bytes left), every flow sharing
+        // ports with 39 others (shares[i][j]: 0 none, 1 one data port and an ACK port, 2 two ports, 3 four
+        // ports, 4 two data ports and two ACK ports). Looked up with its flows in another order, VF2 gave up after
+        // 200,000 comparisons (72 such lookups in one iteration, each a memo miss). Colour refinement with
+        // individualization finds an isomorphism, checked here edge by edge and label by label.
+        const char* const shares[48] = {
+            "011223021210411223021210411322210210411322210210", "101102232201141102232201141210322201141210322201",
+            "110012120322114012120322114201201322114201201322", "210011223021210411223021210141232021210141232021",
+            "201101102232201141102232201114021232201114021232", "322110012120322114012120322411120120322411120120",
+            "021210011223021210411223021021114223021021114223", "232201101102232201141102232120411102232120411102",
+            "120322110012120322114012120232141012120232141012", "223021210011223021210411223102102411223102102411",
+            "102232201101102232201141102223012141102223012141", "012120322110012120322114012012223114012012223114",
+            "411223021210011223021210411322210210411322210210", "141102232201101102232201141210322201141210322201",
+            "114012120322110012120322114201201322114201201322", "210411223021210011223021210141232021210141232021",
+            "201141102232201101102232201114021232201114021232", "322114012120322110012120322411120120322411120120",
+            "021210411223021210011223021021114223021021114223", "232201141102232201101102232120411102232120411102",
+            "120322114012120322110012120232141012120232141012", "223021210411223021210011223102102411223102102411",
+            "102232201141102232201101102223012141102223012141", "012120322114012120322110012012223114012012223114",
+            "411223021210411223021210011322210210411322210210", "141102232201141102232201101210322201141210322201",
+            "114012120322114012120322110201201322114201201322", "322114012120322114012120322011120120322411120120",
+            "210411223021210411223021210101232021210141232021", "201141102232201141102232201110021232201114021232",
+            "232201141102232201141102232120011102232120411102", "120322114012120322114012120232101012120232141012",
+            "021210411223021210411223021021110223021021114223", "223021210411223021210411223102102011223102102411",
+            "102232201141102232201141102223012101102223012141", "012120322114012120322114012012223110012012223114",
+            "411223021210411223021210411322210210011322210210", "141102232201141102232201141210322201101210322201",
+            "114012120322114012120322114201201322110201201322", "322114012120322114012120322411120120322011120120",
+            "210411223021210411223021210141232021210101232021", "201141102232201141102232201114021232201110021232",
+            "232201141102232201141102232120411102232120011102", "120322114012120322114012120232141012120232101012",
+            "021210411223021210411223021021114223021021110223", "223021210411223021210411223102102411223102102011",
+            "102232201141102232201141102223012141102223012101", "012120322114012120322114012012223114012012223110",
+        };
+        const char* const states = "aaaaaaaaaaaaaabaabaabaabffffffffffffffffffffffff";
+        const uint32_t n = 48;
+        const uint32_t weight[5] = {0, wormhole::edge_weight(2, 1), wormhole::edge_weight(2, 0), wormhole::edge_weight(4, 0), wormhole::edge_weight(4, 2)};
+        wormhole::FlowConflictGraph g;
+        g.context = "moe rail";
+        for (uint32_t v = 0; v < n; ++v)
+            g.labels.push_back(wormhole::vertex_label(1.0, states[v] == 'a' ? 24'000 : states[v] == 'b' ? 28'000 : 56'000, 0, 8000));
+        for (uint32_t a = 0; a < n; ++a)
+            for (uint32_t b = a + 1; b < n; ++b)
+                if (shares[a][b] != '0') g.edges.push_back({a, b, weight[shares[a][b] - '0']});
+        QCOMPARE(g.edges.size(), size_t(936));
+        wormhole::finish_graph(g);
+        std::vector<uint32_t> place(n);  // flow v of g is flow place[v] of the query
+        std::iota(place.begin(), place.end(), 0u);
+        std::mt19937_64 random(7);
+        for (uint32_t i = n - 1; i > 0; --i) std::swap(place[i], place[random() % (i + 1)]);
+        wormhole::FlowConflictGraph query = g;
+        for (uint32_t v = 0; v < n; ++v) query.labels[place[v]] = g.labels[v];
+        for (auto& e : query.edges) e = {std::min(place[e.a], place[e.b]), std::max(place[e.a], place[e.b]), e.shared};
+        wormhole::finish_graph(query);
+        QCOMPARE(query.hash, g.hash);
+        std::vector<uint32_t> mapping;
+        wormhole::MatchCounts counts;
+        QVERIFY(wormhole::isomorphic(g, query, mapping, &counts));
+        QCOMPARE(counts.refined, 1u);
+        QCOMPARE(std::set<uint32_t>(mapping.begin(), mapping.end()).size(), size_t(n));
+        std::map<std::pair<uint32_t, uint32_t>, uint32_t> query_edges;
+        for (const auto& e : query.edges) query_edges[{e.a, e.b}] = e.shared;
+        for (const auto& e : g.edges) QCOMPARE((query_edges[{std::min(mapping[e.a], mapping[e.b]), std::max(mapping[e.a], mapping[e.b])}]), e.shared);
+        for (uint32_t v = 0; v < n; ++v) QCOMPARE(query.labels[mapping[v]], g.labels[v]);
+        // Two triangles against a hexagon: every vertex alike to Weisfeiler-Lehman (same hash), no isomorphism;
+        // both answered "different" by exhausting the search, not by giving up.
+        wormhole::FlowConflictGraph triangles, hexagon;
+        triangles.context = hexagon.context = "ring";
+        triangles.labels = hexagon.labels = std::vector<uint64_t>(6, wormhole::vertex_label(0.5, 1'000'000, 100'000, 6000));
+        triangles.edges = {{0, 1, 1}, {0, 2, 1}, {1, 2, 1}, {3, 4, 1}, {3, 5, 1}, {4, 5, 1}};
+        hexagon.edges = {{0, 1, 1}, {0, 5, 1}, {1, 2, 1}, {2, 3, 1}, {3, 4, 1}, {4, 5, 1}};
+        wormhole::finish_graph(triangles);
+        wormhole::finish_graph(hexagon);
+        QCOMPARE(triangles.hash, hexagon.hash);
+        wormhole::MatchCounts lookalike;
+        QVERIFY(!wormhole::isomorphic(triangles, hexagon, mapping, &lookalike));
+        QCOMPARE(lookalike.different, 1u);
+        QCOMPARE(lookalike.gave_up, 0u);
+        // The hexagon against itself listed backwards: an isomorphism that reverses it.
+        wormhole::FlowConflictGraph backwards = hexagon;
+        for (auto& e : backwards.edges) e = {std::min(5 - e.a, 5 - e.b), std::max(5 - e.a, 5 - e.b), e.shared};
+        std::sort(backwards.edges.begin(), backwards.edges.end(), [](const auto& l, const auto& r) { return std::tie(l.a, l.b) < std::tie(r.a, r.b); });
+        wormhole::finish_graph(backwards);
+        QVERIFY(wormhole::isomorphic(hexagon, backwards, mapping, &lookalike));
+    }
+
     void a_key_in_its_stored_order_maps_each_flow_to_itself() {
         // A 128-flow all-to-all's conflict graph: flows of one source share its uplink (2 ports), flows of one
         // destination its downlink (1). Looked up as stored, every flow maps to itself; VF2's first
@@ -702,8 +789,9 @@ private slots:
         QVERIFY(memo.find(g, mapping) != nullptr);
         QCOMPARE(mapping.size(), size_t(n));
         for (uint32_t v = 0; v < n; ++v) QCOMPARE(mapping[v], v);
-        // The same graph with its flows listed in another order still matches (through VF2), and the mapping
-        // is an isomorphism: every stored edge lands on a query edge of the same weight.
+        // The same graph with its flows listed in another order still matches (by colour refinement,
+        // graph_match.cpp), and the mapping is an isomorphism: every stored edge lands on a query edge of the same
+        // weight.
         wormhole::FlowConflictGraph rotated = g;
         auto to = [&](uint32_t v) { return (v + 8) % n; };
         for (auto& e : rotated.edges) {
