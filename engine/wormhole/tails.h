@@ -32,9 +32,12 @@
 namespace orrery::wormhole {
 
 // The most a hitting flow's bytes left may differ from the stored flow's: its finish moves by the difference at
-// the stored flow's mean rate over its tail, which holds for a few packets, not for a different tail.
+// the stored flow's mean rate over its tail. MoE 8x13B's refused replays (441 in one DCQCN iteration at 2 %, each
+// leaving its 48 flows to the packet level, since a replayable graph is not measured again) differed by 7.9 % on
+// average at the first flow out of bounds; at 10 % its events fell from 61.2 M to 55.4 M (TIMELY 62.5 M -> 58.3 M)
+// and the per-flow FCT error stayed where it was (0.719 -> 0.724 % mean; TIMELY 0.721 -> 0.695 %).
 inline double tail_bytes_tolerance(uint64_t stored_remaining, int64_t unit) {
-    return 2.0 * double(unit) + 0.02 * double(stored_remaining);
+    return 2.0 * double(unit) + 0.10 * double(stored_remaining);
 }
 
 struct TailRecording {
