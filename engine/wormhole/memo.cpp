@@ -37,7 +37,10 @@ uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint6
 uint32_t edge_weight(uint32_t shared_ports, uint32_t shared_data_ports) { return (std::min<uint32_t>(shared_data_ports, 0xffff) << 16) | std::min<uint32_t>(shared_ports, 0xffff); }
 
 void finish_graph(FlowConflictGraph& g) {
-    std::sort(g.edges.begin(), g.edges.end(), [](const auto& x, const auto& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
+    // The skipper builds its edges in (a, b) order already (conflict_structure); sorting them again anyway was 2 % of a
+    // MoE 8x13B skip-on run.
+    const auto by_ends = [](const auto& x, const auto& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; };
+    if (!std::is_sorted(g.edges.begin(), g.edges.end(), by_ends)) std::sort(g.edges.begin(), g.edges.end(), by_ends);
     const size_t n = g.labels.size();
     std::vector<uint64_t> color = vertex_classes(g);
     std::sort(color.begin(), color.end());
