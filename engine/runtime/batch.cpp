@@ -147,7 +147,27 @@ size_t Batch::memory_bytes() const {
            bytes(nic) + bytes(sw) + bytes(out) + bytes(port) + bytes(ring_tail) + bytes(ring_head) +
            bytes(tx) + bytes(times) + bytes(port_tree) + bytes(node_tree_begin) + bytes(queues) + bytes(mmu) + bytes(qlen_offset) + bytes(qlen_buckets) +
            bytes(flow) + bytes(flow_paths) + bytes(path_ports) + bytes(qp) + bytes(rx) +
-           bytes(dcqcn) + bytes(hpcc) + bytes(timely) + bytes(dctcp) + bytes(nic_qps) + bytes(nic_starts);
+           cc_state_bytes() + bytes(nic_qps) + bytes(nic_starts);
+}
+
+// The per-CC flow state in use: each flow's own CC's row. The other three tables' rows are mapped but never
+// written (CcTable), so they hold no memory.
+size_t Batch::cc_state_bytes(uint32_t e) const {
+    const ExperimentSlice& x = experiments.at(e);
+    size_t row = 0;
+    switch (params[e].cc_mode) {
+        case net::kDcqcn: row = sizeof(net::DcqcnState); break;
+        case net::kHpcc: row = sizeof(net::HpccState); break;
+        case net::kTimely: row = sizeof(net::TimelyState); break;
+        case net::kDctcp: row = sizeof(net::DctcpState); break;
+    }
+    return size_t(x.flow_end - x.flow_begin) * row;
+}
+
+size_t Batch::cc_state_bytes() const {
+    size_t total = 0;
+    for (uint32_t e = 0; e < experiments.size(); ++e) total += cc_state_bytes(e);
+    return total;
 }
 
 size_t Batch::experiment_memory_bytes(uint32_t e) const {
@@ -176,8 +196,7 @@ size_t Batch::experiment_memory_bytes(uint32_t e) const {
              share(ring_head, ports, all_ports) + share(tx, ports, all_ports) + share(times, ports, all_ports) + share(queues, ports, all_ports) +
              share(mmu, ports, all_ports) + share(qlen_offset, ports, all_ports) + share(qlen_buckets, ports, all_ports);
     total += share(flow, flows, all_flows) + share(flow_paths, flows, all_flows) + share(path_ports, flows, all_flows) + share(qp, flows, all_flows) + share(rx, flows, all_flows) +
-             share(dcqcn, flows, all_flows) + share(hpcc, flows, all_flows) + share(timely, flows, all_flows) + share(dctcp, flows, all_flows) +
-             share(nic_qps, flows, all_flows) + share(nic_starts, flows, all_flows);
+             double(cc_state_bytes(e)) + share(nic_qps, flows, all_flows) + share(nic_starts, flows, all_flows);
     const size_t grown = (e < qlen_hist.size() ? qlen_hist[e].capacity() * sizeof(uint32_t) : 0) + size_t(x.peak_blocks) * BlockArena::kBytesPerBlock;
     return size_t(total) + grown;
 }
@@ -465,10 +484,16 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<
             RxState rx{};
             rx.milestone = ep.ack_interval;  // RdmaHw::GetRxQp: the first ACK is due after one interval
             b.rx.push_back(rx);
-            b.dcqcn.push_back(DcqcnState{});
-            b.hpcc.push_back(HpccState{});
-            b.timely.push_back(TimelyState{});
-            b.dctcp.push_back(DctcpState{});
+            // The flow's own CC's row is written; the other three are grown untouched (CcTable: never read).
+            auto own_row = [&](auto& table, CcMode mode) {
+                using Row = typename std::decay_t<decltype(table)>::value_type;
+                if (ep.cc_mode == mode) table.push_back(Row{});
+                else table.resize(table.size() + 1);
+            };
+            own_row(b.dcqcn, kDcqcn);
+            own_row(b.hpcc, kHpcc);
+            own_row(b.timely, kTimely);
+            own_row(b.dctcp, kDctcp);
             flows_of[fs.src].push_back(row);
         }
         for (NodeId n = 0; n < f.node_count(); ++n) {

@@ -76,10 +76,10 @@ struct Batch {
     Table<uint16_t> path_ports;
     Table<net::QpState> qp;
     Table<net::RxState> rx;
-    Table<net::DcqcnState> dcqcn;
-    Table<net::HpccState> hpcc;
-    Table<net::TimelyState> timely;
-    Table<net::DctcpState> dctcp;
+    CcTable<net::DcqcnState> dcqcn;
+    CcTable<net::HpccState> hpcc;
+    CcTable<net::TimelyState> timely;
+    CcTable<net::DctcpState> dctcp;
     Table<uint32_t> nic_qps, nic_starts;
     // per experiment with skipping on: flows released since its skipper last looked (release_flow appends)
     std::vector<std::vector<uint32_t>> released;
@@ -89,6 +89,8 @@ struct Batch {
     net::NetView view();
     // The tables and the packet storage committed so far.
     size_t memory_bytes() const;
+    size_t cc_state_bytes() const;            // every experiment's flows' own-CC rows (CcTable)
+    size_t cc_state_bytes(uint32_t e) const;  // experiment e's
     // Experiment e's share: its rows of every per-node, per-port and per-flow column (routing sets and paths
     // by its share of nodes and flows), the most packet blocks it held at once, its queue histogram.
     size_t experiment_memory_bytes(uint32_t e) const;

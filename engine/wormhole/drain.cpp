@@ -70,7 +70,7 @@ void finish_flow(Batch& b, uint32_t f, int64_t finish) {
     q.finish = finish;
     q.completion_order = b.nic[sender].completions++;
     ++b.out[sender].completions;
-    dcqcn_cancel(b.dcqcn[f]);
+    if (b.params[b.node_experiment[sender]].cc_mode == kDcqcn) dcqcn_cancel(b.dcqcn[f]);  // other CCs have no DCQCN row (CcTable)
 }
 
 }  // namespace orrery::wormhole

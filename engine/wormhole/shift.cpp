@@ -87,20 +87,31 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
         rx.milestone = uint64_t(int64_t(rx.milestone) + c);  // ACKs stay as many packets apart
         shift_seq(rx.last_nack, c);
         if (rx.nack_timer != 0) rx.nack_timer += dt;
-        DcqcnState& d = b.dcqcn[f];
-        shift_time(d.t_alpha, dt);
-        shift_time(d.t_decrease, dt);
-        shift_time(d.t_rp, dt);
-        d.s_alpha += dt, d.s_decrease += dt, d.s_rp += dt;
-        HpccState& h = b.hpcc[f];
-        shift_seq(h.last_update_seq, c);
-        for (IntHop& hop : h.hop) {
-            const uint64_t t = (hop.time() + uint64_t(dt / 1000)) & kIntTimeMask;
-            hop.bits = (hop.bits & ~(kIntTimeMask << 3)) | (t << 3);
+        // Only the flow's own CC has state (CcTable: the other tables' rows are never written).
+        switch (b.params[b.node_experiment[b.flow[f].src]].cc_mode) {
+            case kDcqcn: {
+                DcqcnState& d = b.dcqcn[f];
+                shift_time(d.t_alpha, dt);
+                shift_time(d.t_decrease, dt);
+                shift_time(d.t_rp, dt);
+                d.s_alpha += dt, d.s_decrease += dt, d.s_rp += dt;
+                break;
+            }
+            case kHpcc: {
+                HpccState& h = b.hpcc[f];
+                shift_seq(h.last_update_seq, c);
+                for (IntHop& hop : h.hop) {
+                    const uint64_t t = (hop.time() + uint64_t(dt / 1000)) & kIntTimeMask;
+                    hop.bits = (hop.bits & ~(kIntTimeMask << 3)) | (t << 3);
+                }
+                break;
+            }
+            case kTimely: shift_seq(b.timely[f].last_update_seq, c); break;
+            case kDctcp:
+                shift_seq(b.dctcp[f].last_update_seq, c);
+                shift_seq(b.dctcp[f].high_seq, c);
+                break;
         }
-        shift_seq(b.timely[f].last_update_seq, c);
-        shift_seq(b.dctcp[f].last_update_seq, c);
-        shift_seq(b.dctcp[f].high_seq, c);
     }
     for (uint32_t f : *plan.flows) scratch[f - x.flow_begin] = 0;
 }

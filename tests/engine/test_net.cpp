@@ -1,6 +1,8 @@
 // engine/net + engine/runtime: the packet engine against the HPCC reference simulator's results
 // (tests/reference/ns3-hpcc), analytic cases, and determinism across threads and batch composition.
 #include <QtTest>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -825,6 +827,37 @@ private slots:
         QVERIFY(committed >= double(largest_peak) * block_bytes);
         const double in_batch = double(together.experiment_memory_bytes(1)), by_itself = double(alone.experiment_memory_bytes(0));
         QVERIFY2(std::abs(in_batch / by_itself - 1) < 0.01, qPrintable(QString("%1 B in the batch, %2 B alone").arg(in_batch).arg(by_itself)));
+    }
+
+    void only_a_flows_own_cc_state_is_written() {
+        // A batch holds HPCC, DCQCN, TIMELY and DCTCP state for every flow (runtime/huge_page_table.h: CcTable), but a
+        // flow only ever touches its own CC's: the other tables' pages stay unwritten, so they hold no memory, and
+        // an experiment's memory share counts its own CC's rows alone. Six DCQCN incasts, run; an HPCC ring beside one.
+        Diagnostics w;
+        auto dcqcn = load_hpcc_job(kRef / "config_incast_dcqcn.txt", kRef, PresetLibrary(), w);
+        auto hpcc = load_hpcc_job(kRef / "config_ring_hpcc.txt", kRef, PresetLibrary(), w);
+        Batch b = compile_batch({dcqcn->input, dcqcn->input, dcqcn->input, dcqcn->input, dcqcn->input, dcqcn->input});
+        const auto results = run_cpu(b, RunOptions{});
+        QCOMPARE(results.size(), size_t(6));
+        QVERIFY(!results[0].flows.empty());
+        const long page = sysconf(_SC_PAGESIZE);
+        auto resident_pages = [&](const void* data, size_t bytes) {
+            const uintptr_t first = reinterpret_cast<uintptr_t>(data) / uintptr_t(page) * uintptr_t(page);
+            const size_t length = reinterpret_cast<uintptr_t>(data) + bytes - first;
+            std::vector<unsigned char> in_core((length + size_t(page) - 1) / size_t(page));
+            if (mincore(reinterpret_cast<void*>(first), length, in_core.data()) != 0) return size_t(-1);
+            return size_t(std::count_if(in_core.begin(), in_core.end(), [](unsigned char c) { return c & 1; }));
+        };
+        QVERIFY(b.hpcc.size() * sizeof(net::HpccState) >= 4 * size_t(page));
+        QCOMPARE(resident_pages(b.hpcc.data(), b.hpcc.size() * sizeof(net::HpccState)), size_t(0));
+        QCOMPARE(resident_pages(b.timely.data(), b.timely.size() * sizeof(net::TimelyState)), size_t(0));
+        QCOMPARE(resident_pages(b.dctcp.data(), b.dctcp.size() * sizeof(net::DctcpState)), size_t(0));
+        QVERIFY(resident_pages(b.dcqcn.data(), b.dcqcn.size() * sizeof(net::DcqcnState)) > 0);
+        // In a mixed batch each experiment's share holds its own CC's rows: the ring's flows cost HPCC's 256 bytes
+        // each, the incast's DCQCN's 64 (identical_alone_or_in_a_batch: the shares add up to the batch's tables).
+        Batch mixed = compile_batch({hpcc->input, dcqcn->input});
+        QCOMPARE(mixed.cc_state_bytes(0), size_t(mixed.experiments[0].flow_end - mixed.experiments[0].flow_begin) * sizeof(net::HpccState));
+        QCOMPARE(mixed.cc_state_bytes(1), size_t(mixed.experiments[1].flow_end - mixed.experiments[1].flow_begin) * sizeof(net::DcqcnState));
     }
 };
 
