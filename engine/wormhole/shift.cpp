@@ -8,16 +8,15 @@ using namespace net;
 constexpr uint64_t kIntTimeMask = (1ull << IntHop::kTimeWidth) - 1;
 
 struct Mover {
-    const Batch& b;
     uint32_t flow_begin;
     const std::vector<int64_t>& credit_by_flow;  // local flow index → bytes
     int64_t dt_ps;
+    uint8_t cc;                                  // the experiment's CC mode: what a packet carries beside its seq
 
     void packet(Packet& p) const {
         if (p.kind == kPfc) return;
         const int64_t c = credit_by_flow[p.flow - flow_begin];
         p.seq = uint32_t(int64_t(p.seq) + c);
-        const uint8_t cc = b.params[b.node_experiment[b.flow[p.flow].src]].cc_mode;
         const uint64_t dt_ns = uint64_t(dt_ps / 1000);
         if (cc == kHpcc) {
             const int hops = p.nhop < kMaxIntHops ? p.nhop : kMaxIntHops;
@@ -44,7 +43,8 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
     const ExperimentSlice& x = b.experiments[e];
     const int64_t dt = plan.dt_ps;
     for (size_t i = 0; i < plan.flows->size(); ++i) scratch[(*plan.flows)[i] - x.flow_begin] = (*plan.credit)[i];
-    const Mover move{b, x.flow_begin, scratch, dt};
+    const uint8_t cc = b.params[e].cc_mode;  // every flow and packet of the partition is experiment e's
+    const Mover move{x.flow_begin, scratch, dt, cc};
     for (uint32_t row : *plan.ports) {
         // What the port sends: its transmission under way and the packets on the link to its peer.
         PortTx& tx = b.tx[row];
@@ -88,7 +88,7 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
         shift_seq(rx.last_nack, c);
         if (rx.nack_timer != 0) rx.nack_timer += dt;
         // Only the flow's own CC has state (CcTable: the other tables' rows are never written).
-        switch (b.params[b.node_experiment[b.flow[f].src]].cc_mode) {
+        switch (cc) {
             case kDcqcn: {
                 DcqcnState& d = b.dcqcn[f];
                 shift_time(d.t_alpha, dt);
