@@ -214,7 +214,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
     const wormhole::MemoTable memo = memo_file.empty() ? wormhole::MemoTable{} : wormhole::load_memo(memo_file);
     if (!memo_file.empty()) say(progress, "memo: %zu transients read from %s\n", memo.size(), memo_file.string().c_str());
     if (memo.outdated)
-        say(progress, "memo: %zu transients in %s were written before each flow's congestion-control state was kept: set aside, measured again\n",
+        say(progress, "memo: %zu transients in %s were written by an older Orrery (without each flow's congestion-control state or its bytes in flight at the key): set aside, measured again\n",
             memo.outdated, memo_file.string().c_str());
     RunOptions options;
     options.threads = backend.threads;

@@ -85,7 +85,7 @@ void exec(sqlite3* db, const std::string& sql, const std::filesystem::path& file
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS wormhole_memo(hash INTEGER NOT NULL, context TEXT NOT NULL, labels TEXT NOT NULL, edges TEXT NOT NULL, "
     "transient_ps INTEGER NOT NULL, bytes TEXT NOT NULL, end_rate_bytes_per_ps TEXT NOT NULL, end_inflight TEXT NOT NULL, ends TEXT NOT NULL, "
-    "end_cc_state TEXT)";
+    "end_cc_state TEXT, key_acked TEXT, key_inflight TEXT)";
 constexpr const char* kColumns = "context, labels, edges, transient_ps, bytes, end_rate_bytes_per_ps, end_inflight, ends";
 
 std::vector<CcSnapshot> cc_states_from_json(const std::string& text) {
@@ -110,10 +110,18 @@ MemoTable load_memo(const std::filesystem::path& file) {
     if (sqlite3_open_v2(file.string().c_str(), &d.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
         throw InputError(file.string(), std::string("cannot open the memo file: ") + sqlite3_errmsg(d.db));
     sqlite3_stmt* st = nullptr;
-    // Files written before the CC states were kept lack their column: every row is outdated.
-    const bool with_cc_states = sqlite3_prepare_v2(d.db, (std::string("SELECT ") + kColumns + ", end_cc_state FROM wormhole_memo ORDER BY rowid").c_str(), -1, &st, nullptr) == SQLITE_OK;
-    if (!with_cc_states && sqlite3_prepare_v2(d.db, (std::string("SELECT ") + kColumns + " FROM wormhole_memo ORDER BY rowid").c_str(), -1, &st, nullptr) != SQLITE_OK)
-        throw InputError(file.string(), "not an Orrery memo file (no wormhole_memo table): " + std::string(sqlite3_errmsg(d.db)));
+    // Files written before the CC states or the bytes in flight at the key were kept lack those columns: their
+    // rows read NULL there and are outdated.
+    bool prepared = false;
+    for (const char* later : {", end_cc_state, key_acked, key_inflight", ", end_cc_state, NULL, NULL", ", NULL, NULL, NULL"}) {
+        if (sqlite3_prepare_v2(d.db, (std::string("SELECT ") + kColumns + later + " FROM wormhole_memo ORDER BY rowid").c_str(), -1, &st, nullptr) == SQLITE_OK) {
+            prepared = true;
+            break;
+        }
+        sqlite3_finalize(st);
+        st = nullptr;
+    }
+    if (!prepared) throw InputError(file.string(), "not an Orrery memo file (no wormhole_memo table): " + std::string(sqlite3_errmsg(d.db)));
     int row = 0;
     try {
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -130,14 +138,16 @@ MemoTable load_memo(const std::filesystem::path& file) {
             const std::string ends = text(7);
             if (ends != "steady" && ends != "completion") throw std::runtime_error("column ends is \"" + ends + "\", expected \"steady\" or \"completion\"");
             e.ends_steady = ends == "steady";
-            if (!with_cc_states || sqlite3_column_type(st, 8) == SQLITE_NULL) {
+            if (sqlite3_column_type(st, 8) == SQLITE_NULL || sqlite3_column_type(st, 9) == SQLITE_NULL || sqlite3_column_type(st, 10) == SQLITE_NULL) {
                 ++table.outdated;
                 continue;
             }
             e.end_cc = cc_states_from_json(text(8));
+            e.key_acked = nlohmann::json::parse(text(9)).get<std::vector<uint64_t>>();
+            e.key_inflight = nlohmann::json::parse(text(10)).get<std::vector<uint64_t>>();
             const size_t n = e.key.labels.size();
             if (e.end_cc.size() != n) throw std::runtime_error("end_cc_state does not match the graph's " + std::to_string(n) + " flows");
-            if (e.bytes.size() != n || e.end_rate.size() != n || e.end_inflight.size() != n) throw std::runtime_error("per-flow lists do not match the graph's " + std::to_string(n) + " flows");
+            if (e.bytes.size() != n || e.end_rate.size() != n || e.end_inflight.size() != n || e.key_acked.size() != n || e.key_inflight.size() != n) throw std::runtime_error("per-flow lists do not match the graph's " + std::to_string(n) + " flows");
             for (const auto& edge : e.key.edges)
                 if (edge.a >= n || edge.b >= n) throw std::runtime_error("an edge names a flow beyond the graph's " + std::to_string(n));
             finish_graph(e.key);
@@ -158,11 +168,14 @@ size_t save_memo(const std::filesystem::path& file, const std::vector<MemoEntry>
         throw InputError(file.string(), std::string("cannot write the memo file: ") + sqlite3_errmsg(d.db));
     sqlite3_busy_timeout(d.db, 5000);
     exec(d.db, kSchema, file);
-    // A file from before the CC states were kept gains their column; its rows keep NULL there.
+    // A file from before the CC states or the bytes in flight at the key were kept gains their columns; its
+    // rows keep NULL there.
     sqlite3_exec(d.db, "ALTER TABLE wormhole_memo ADD COLUMN end_cc_state TEXT", nullptr, nullptr, nullptr);
+    sqlite3_exec(d.db, "ALTER TABLE wormhole_memo ADD COLUMN key_acked TEXT", nullptr, nullptr, nullptr);
+    sqlite3_exec(d.db, "ALTER TABLE wormhole_memo ADD COLUMN key_inflight TEXT", nullptr, nullptr, nullptr);
     exec(d.db, "BEGIN", file);
     sqlite3_stmt* st = nullptr;
-    sqlite3_prepare_v2(d.db, "INSERT INTO wormhole_memo(hash, context, labels, edges, transient_ps, bytes, end_rate_bytes_per_ps, end_inflight, ends, end_cc_state) VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &st, nullptr);
+    sqlite3_prepare_v2(d.db, "INSERT INTO wormhole_memo(hash, context, labels, edges, transient_ps, bytes, end_rate_bytes_per_ps, end_inflight, ends, end_cc_state, key_acked, key_inflight) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st, nullptr);
     size_t count = 0;
     for (const MemoEntry& e : added) {
         if (!existing.add(e)) continue;
@@ -181,6 +194,9 @@ size_t save_memo(const std::filesystem::path& file, const std::vector<MemoEntry>
         sqlite3_bind_text(st, 9, e.ends_steady ? "steady" : "completion", -1, SQLITE_STATIC);
         const std::string cc_states = cc_states_json(e.end_cc);
         sqlite3_bind_text(st, 10, cc_states.c_str(), -1, SQLITE_TRANSIENT);
+        const std::string key_acked = json_text(e.key_acked), key_inflight = json_text(e.key_inflight);
+        sqlite3_bind_text(st, 11, key_acked.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 12, key_inflight.c_str(), -1, SQLITE_TRANSIENT);
         if (sqlite3_step(st) != SQLITE_DONE) {
             sqlite3_finalize(st);
             throw InputError(file.string(), std::string("cannot write the memo file: ") + sqlite3_errmsg(d.db));

@@ -77,6 +77,9 @@ struct MemoEntry {
     std::vector<uint64_t> bytes;                  // per vertex: bytes acknowledged during the transient
     std::vector<double> end_rate;                 // per vertex: rate at its end, bytes per ps (the steady rate when it ended steady)
     std::vector<uint64_t> end_inflight;           // per vertex: bytes sent and not yet acknowledged at its end
+    // Per vertex: bytes acknowledged and bytes in flight at the key. A replay moves a flow keyed with other
+    // bytes in flight than the original had by the difference too (key_inflight_credit in skipper.cpp).
+    std::vector<uint64_t> key_acked, key_inflight;
     std::vector<CcSnapshot> end_cc;               // per vertex: its congestion control's state at its end
     bool ends_steady = true;                      // false: it ended with the first completion of a flow (Wormhole §4.3)
     // A tail measured to its completions (tails.h), not a transient: per vertex, ps from the key until the
@@ -91,13 +94,14 @@ struct MemoTable {
     // Adds `entry` unless an isomorphic key is already there; returns whether it was added.
     bool add(MemoEntry entry);
     size_t size() const { return entries.size(); }
-    size_t outdated = 0;                          // rows of the file read that lack the CC state at their end: not replayed
+    size_t outdated = 0;                          // rows of the file read that lack the CC state at their end or the counts at the key: not replayed
 };
 
 // The memo file: a SQLite database with one table, `wormhole_memo`. A missing file reads as empty. Rows
-// written before each flow's CC state was kept (column end_cc_state) are counted in `outdated` and left
-// out: replayed with their rates alone they held flows at a cut DCQCN rate for milliseconds. Their transients
-// are measured again and saved beside them.
+// written before each flow's CC state was kept (column end_cc_state) or before its counts at the key were
+// (key_acked, key_inflight) are counted in `outdated` and left out: replayed with their rates alone they held
+// flows at a cut DCQCN rate for milliseconds, and without the counts a replay cannot tell how far a flow's
+// pipeline differed from the original's. Their transients are measured again and saved beside them.
 // Throws InputError naming the file when it exists but is not a memo.
 MemoTable load_memo(const std::filesystem::path& file);
 // Appends the entries of `added` (created if missing); returns how many were new to the file.

@@ -1049,6 +1049,48 @@ private slots:
         }
     }
 
+    void a_replay_keyed_later_in_its_first_round_trip_keeps_its_lag() {
+        // An incast of two 1 MB flows into host 0, alone, is keyed 1 us after its start and stored. Replayed into
+        // the same incast in another pod whose key comes 1.3-1.9 us after its start (the steps end elsewhere
+        // once the first pod's flows run too): at the key each flow has sent that much longer at the line rate
+        // and has more bytes in flight than the original had, none yet acknowledged. Credited only what the
+        // original got acknowledged, its flows finished 0.19-0.57 % late, by more the later the key; credited
+        // the whole difference in flight, 0.15-0.53 % early; credited it at the original's end rate
+        // (key_inflight_credit in skipper.cpp), within 0.07 %, as close as the stored original's own replay.
+        auto run = [&](const nlohmann::json& flows, bool on, const wormhole::MemoTable* memo) {
+            LoadedScenario sc = scenario(flows, {{"skipping", {{"enabled", on}}}});
+            const Fabric f = build_fabric(sc.scenarios[0].topology);
+            Batch b = compile_batch({{"e0000", &sc.scenarios[0], &f, workload_flows(sc.scenarios[0])}});
+            RunOptions o;
+            o.memo = memo;
+            return outcome(b, run_cpu(b, o)[0]);
+        };
+        auto incast = [](int dst, int64_t start_ns) {
+            nlohmann::json flows = nlohmann::json::array();
+            for (int sender : {dst + 2, dst + 3}) flows.push_back({{"src", sender}, {"dst", dst}, {"size", "1MB"}, {"start", std::to_string(start_ns) + "ns"}});
+            return flows;
+        };
+        const Outcome alone = run(incast(0, 0), true, nullptr);
+        QCOMPARE(alone.result.skipping.learned.size(), size_t(1));
+        wormhole::MemoTable memo;
+        memo.add(alone.result.skipping.learned[0]);
+        for (int64_t start : {100, 300, 500, 700}) {
+            nlohmann::json flows = incast(0, 0);
+            for (const auto& f : incast(4, start)) flows.push_back(f);
+            const Outcome packets = run(flows, false, nullptr);
+            const Outcome again = run(flows, true, &memo);
+            const auto& k = again.result.skipping;
+            QCOMPARE(k.memo_hits, 2u);
+            // The second pod's key: later after its start than the stored one's 1 us.
+            QCOMPARE(k.memo.size(), size_t(2));
+            const double key_after_start_us = double(k.memo[1].time_ps) / 1e6 - double(start) / 1e3;
+            QVERIFY2(key_after_start_us > 1.3, qPrintable(QString("keyed %1 us after its start").arg(key_after_start_us)));
+            for (size_t i = 2; i < 4; ++i)
+                QVERIFY2(relative(again.fct_us[i], packets.fct_us[i]) < 0.001,
+                         qPrintable(QString("start %1 ns, flow %2: %3 us replayed, %4 us packet level").arg(start).arg(i).arg(again.fct_us[i]).arg(packets.fct_us[i])));
+        }
+    }
+
     void identical_partitions_wait_on_one_measurement() {
         // Four incasts of two 20 MB flows, one inside each pod (intra-pod traffic never reaches a core switch, so
         // the four are disjoint partitions), all starting at once: those with the same conflict graph (ECMP
@@ -1112,7 +1154,24 @@ private slots:
         QCOMPARE(e->transient_ps, first.result.skipping.learned[0].transient_ps);
         QCOMPARE(e->bytes, first.result.skipping.learned[0].bytes);
         QCOMPARE(cc_states(*e), cc_states(first.result.skipping.learned[0]));
+        QCOMPARE(e->key_acked, first.result.skipping.learned[0].key_acked);
+        QCOMPARE(e->key_inflight, first.result.skipping.learned[0].key_inflight);
+        QCOMPARE(e->key_inflight.size(), e->key.labels.size());
         QCOMPARE(loaded.outdated, size_t(0));
+        // A file written before the counts at the key were kept (end_cc_state but no key_acked or key_inflight)
+        // sets its rows aside too: a replay could not tell how far each flow's pipeline differed.
+        {
+            const auto no_counts = dir / "no_counts.sqlite";
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(no_counts.string().c_str(), &db), SQLITE_OK);
+            const std::string sql = "ATTACH '" + file.string() + "' AS cur; CREATE TABLE wormhole_memo AS SELECT hash, context, labels, edges, transient_ps, bytes, "
+                                    "end_rate_bytes_per_ps, end_inflight, ends, end_cc_state FROM cur.wormhole_memo; DETACH cur;";
+            QCOMPARE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+            const wormhole::MemoTable without = wormhole::load_memo(no_counts);
+            QCOMPARE(without.size(), size_t(0));
+            QCOMPARE(without.outdated, loaded.size());
+        }
         // A file written before the CC states were kept (no end_cc_state column) loads with its rows counted
         // as outdated and none replayed; new entries go in beside them, and the old rows stay.
         const auto old = dir / "old.sqlite";
