@@ -1158,20 +1158,21 @@ private slots:
         QCOMPARE(e->key_inflight, first.result.skipping.learned[0].key_inflight);
         QCOMPARE(e->key_inflight.size(), e->key.labels.size());
         QCOMPARE(loaded.outdated, size_t(0));
-        // A file written before the counts at the key were kept (end_cc_state but no key_acked or key_inflight)
-        // sets its rows aside too: a replay could not tell how far each flow's pipeline differed.
-        {
-            const auto no_counts = dir / "no_counts.sqlite";
+        // An older file: the current one's rows with only the columns `columns`.
+        auto write_older = [&](const std::filesystem::path& older, const std::string& columns) {
             sqlite3* db = nullptr;
-            QCOMPARE(sqlite3_open(no_counts.string().c_str(), &db), SQLITE_OK);
-            const std::string sql = "ATTACH '" + file.string() + "' AS cur; CREATE TABLE wormhole_memo AS SELECT hash, context, labels, edges, transient_ps, bytes, "
-                                    "end_rate_bytes_per_ps, end_inflight, ends, end_cc_state FROM cur.wormhole_memo; DETACH cur;";
+            QCOMPARE(sqlite3_open(older.string().c_str(), &db), SQLITE_OK);
+            const std::string sql = "ATTACH '" + file.string() + "' AS cur; CREATE TABLE wormhole_memo AS SELECT " + columns + " FROM cur.wormhole_memo; DETACH cur;";
             QCOMPARE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
             sqlite3_close(db);
-            const wormhole::MemoTable without = wormhole::load_memo(no_counts);
-            QCOMPARE(without.size(), size_t(0));
-            QCOMPARE(without.outdated, loaded.size());
-        }
+        };
+        const std::string first_columns = "hash, context, labels, edges, transient_ps, bytes, end_rate_bytes_per_ps, end_inflight, ends";
+        // A file written before the counts at the key were kept (end_cc_state but no key_acked or key_inflight)
+        // sets its rows aside too: a replay could not tell how far each flow's pipeline differed.
+        write_older(dir / "no_counts.sqlite", first_columns + ", end_cc_state");
+        const wormhole::MemoTable without = wormhole::load_memo(dir / "no_counts.sqlite");
+        QCOMPARE(without.size(), size_t(0));
+        QCOMPARE(without.outdated, loaded.size());
         // A file written before the CC states were kept (no end_cc_state column) loads with its rows counted
         // as outdated and none replayed; new entries go in beside them, and the old rows stay.
         const auto old = dir / "old.sqlite";
@@ -1186,14 +1187,7 @@ private slots:
             sqlite3_close(db);
             return size_t(rows);
         };
-        {
-            sqlite3* db = nullptr;
-            QCOMPARE(sqlite3_open(old.string().c_str(), &db), SQLITE_OK);
-            const std::string sql = "ATTACH '" + file.string() + "' AS cur; CREATE TABLE wormhole_memo AS SELECT hash, context, labels, edges, transient_ps, bytes, "
-                                    "end_rate_bytes_per_ps, end_inflight, ends FROM cur.wormhole_memo; DETACH cur;";
-            QCOMPARE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
-            sqlite3_close(db);
-        }
+        write_older(old, first_columns);
         const wormhole::MemoTable old_loaded = wormhole::load_memo(old);
         QCOMPARE(old_loaded.size(), size_t(0));
         QCOMPARE(old_loaded.outdated, loaded.size());
