@@ -204,7 +204,8 @@ struct Skipper::State {
     // flows joining 7 us apart on one NIC), and the partitions their first finishes left behind had pulled that
     // back. With tails, MoE 8x13B HPCC handled 67-71 M events instead of 104 M but its mean per-flow FCT error
     // went from 0.975 % to 1.06 %, over the 1 % bound; DCQCN and TIMELY got both faster and more accurate
-    // (engine/wormhole/README.md, "Tails to their completions").
+    // (engine/wormhole/README.md, "Tails to their completions"). With the credit of the bytes in flight at the
+    // key (key_inflight_credit): 39.6 M events instead of 84.4 M, but 0.96 % instead of 0.70 %, too near the bound.
     bool tails_replayed = false;
     std::vector<std::string> port_facts;  // by local port, filled as first needed (port_fact)
     TailMemo tails;                       // tails measured to their completions (tails.h)
