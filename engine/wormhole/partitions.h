@@ -33,6 +33,7 @@ public:
     uint32_t of_flow(uint32_t flow) const { return flow_part_[flow]; }
     uint32_t of_port(uint32_t port) const { return port_part_[port]; }
     uint32_t flows_on_port(uint32_t port) const { return uint32_t(port_flows_[port].size()); }
+    const std::vector<uint32_t>& flows_crossing(uint32_t port) const { return port_flows_[port]; }
     const Partition& get(uint32_t id) const { return parts_[id]; }
     uint32_t id_limit() const { return uint32_t(parts_.size()); }
     // Largest number of flows sharing one port of the partition (the N of Wormhole appendix F).
@@ -47,6 +48,7 @@ private:
     std::vector<uint32_t> flow_part_, port_part_;
     std::vector<std::vector<uint32_t>> port_flows_;  // active flows per port
     std::vector<const std::vector<uint32_t>*> flow_ports_;  // while active: the caller's list of the flow's ports
+    std::vector<uint32_t> rest_, stack_;             // remove_flow's scratch
 };
 
 }  // namespace orrery::wormhole
