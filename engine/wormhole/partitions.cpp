@@ -15,13 +15,16 @@ uint32_t Partitions::allocate() {
         return uint32_t(parts_.size() - 1);
     }
     const uint32_t id = free_ids_.take();
-    parts_[id] = Partition{};
-    parts_[id].alive = true;
+    parts_[id].alive = true;  // emptied by release, its lists' capacity kept
     return id;
 }
 
+// A released partition keeps its lists' capacity for the next one allocated in its place: freeing and
+// growing them again was most of remove_flow's allocations (MoE 8x13B: 2.6 M per iteration).
 void Partitions::release(uint32_t id) {
-    parts_[id] = Partition{};
+    parts_[id].flows.clear();
+    parts_[id].ports.clear();
+    parts_[id].alive = false;
     free_ids_.give(id);
 }
 

@@ -710,6 +710,8 @@ struct Skipper::State {
     FlowConflictGraph conflict_structure(uint32_t id, std::vector<uint32_t>& vertex_flows) {
         const Partition& part = parts.get(id);
         FlowConflictGraph g;
+        g.labels.reserve(part.flows.size());
+        vertex_flows.reserve(part.flows.size());
         for (uint32_t f : part.flows) {
             const uint32_t row = x.flow_begin + f;
             const QpState& q = b.qp[row];
