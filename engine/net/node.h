@@ -91,10 +91,10 @@ ORRERY_HD inline PortEvent earliest_dcqcn_timer(const NetView& v, uint32_t node)
 // The node's next event: the root of its ports' tree, then its own timers. Without `samples`, the queue
 // monitor's samples are left out: what remains is the node's next busy event (the host jumps idle time to it).
 // `dcqcn_timer`: a host's earliest DCQCN timer as earliest_dcqcn_timer found it since the last event that
-// could move one (run_events keeps it), instead of scanning every queue pair at every event.
+// could move one (run_events keeps it), instead of scanning every queue pair at every event; switches ignore it.
 template <uint8_t Role>
-ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32_t node, const ExperimentParams& ep, bool samples = true,
-                                                       const PortEvent* dcqcn_timer = nullptr) {
+ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32_t node, const ExperimentParams& ep, bool samples,
+                                                       const PortEvent& dcqcn_timer) {
     PortEvent best = port_events_first(v, node);
     if constexpr (Role == kRoleSwitch) {
         const SwitchMmu& s = v.sw[node];
@@ -107,8 +107,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32
             consider(best, v.flow[f].start, v.flow[f].start, kSrcFlowStart, f);
         }
         if (ep.cc_mode == kDcqcn) {
-            const PortEvent timer = dcqcn_timer ? *dcqcn_timer : earliest_dcqcn_timer(v, node);
-            if (timer.time != kNever && earlier(timer, best)) best = timer;
+            if (dcqcn_timer.time != kNever && earlier(dcqcn_timer, best)) best = dcqcn_timer;
         }
     }
     return best;
@@ -134,10 +133,10 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
                 dcqcn_timer_known = true;
             }
         }
-        const PortEvent e = next_event<Role>(v, node, ep, true, &dcqcn_timer);
+        const PortEvent e = next_event<Role>(v, node, ep, true, dcqcn_timer);
         if (e.time >= clock.window_end) {
             out.next_event = e.time;
-            out.next_busy_event = e.source == kSrcSample ? next_event<Role>(v, node, ep, false, &dcqcn_timer).time : e.time;
+            out.next_busy_event = e.source == kSrcSample ? next_event<Role>(v, node, ep, false, dcqcn_timer).time : e.time;
             return true;
         }
         if (device_stock && !block_stock_ready(*v.store.cache)) return false;

@@ -13,35 +13,66 @@ namespace {
 
 using net::mix64;
 
-// A graph in compressed rows: vertex v's neighbours are around[begin[v] .. begin[v + 1]), each with its edge's
-// weight moved to the high word, ready to be mixed with the neighbour's colour.
+// A graph in compressed rows: vertex v's neighbours are slot[begin[v] .. begin[v + 1]), each as neighbour x
+// weights.size() + the index of its edge's weight in `weights` (the distinct weights, each moved to the high word,
+// ready to be mixed with the neighbour's colour): its place in refine_once's table.
 struct Rows {
     std::vector<uint32_t> begin;
-    std::vector<std::pair<uint32_t, uint64_t>> around;
+    std::vector<uint32_t> slot;
+    std::vector<uint64_t> weights;
+    std::vector<uint64_t> mixed;  // refine_once's scratch: mix64(colour ^ weight) per vertex and weight
 };
 
 Rows compressed_rows(const FlowConflictGraph& g) {
     const size_t n = g.labels.size();
     Rows r;
     r.begin.assign(n + 1, 0);
-    for (const auto& e : g.edges) ++r.begin[e.a + 1], ++r.begin[e.b + 1];
+    std::vector<uint32_t> weight_of(g.edges.size());
+    uint32_t k = 0;
+    for (size_t i = 0; i < g.edges.size(); ++i) {
+        const auto& e = g.edges[i];
+        ++r.begin[e.a + 1], ++r.begin[e.b + 1];
+        const uint64_t w = uint64_t(e.shared) << 32;
+        if (k >= r.weights.size() || r.weights[k] != w) {  // runs of edges share a weight
+            k = 0;
+            while (k < r.weights.size() && r.weights[k] != w) ++k;
+            if (k == r.weights.size()) r.weights.push_back(w);
+        }
+        weight_of[i] = k;
+    }
     for (size_t v = 0; v < n; ++v) r.begin[v + 1] += r.begin[v];
-    r.around.resize(r.begin[n]);
+    r.slot.resize(r.begin[n]);
+    const uint32_t nw = uint32_t(r.weights.size());
     std::vector<uint32_t> fill(r.begin.begin(), r.begin.end() - 1);
-    for (const auto& e : g.edges) {
-        r.around[fill[e.a]++] = {e.b, uint64_t(e.shared) << 32};
-        r.around[fill[e.b]++] = {e.a, uint64_t(e.shared) << 32};
+    for (size_t i = 0; i < g.edges.size(); ++i) {
+        const auto& e = g.edges[i];
+        r.slot[fill[e.a]++] = e.b * nw + weight_of[i];
+        r.slot[fill[e.b]++] = e.a * nw + weight_of[i];
     }
     return r;
 }
 
 // One Weisfeiler-Lehman round. A vertex's neighbourhood is a multiset, hashed as the sum of its members' mixes:
 // no sort of each neighbourhood per round, which made the sorted form 14 % of a MoE 8x13B skip-on run (64-flow
-// all-to-alls, nearly complete graphs of 2,016 edges, hashed at every probe, tail and freeze).
-void refine_once(const Rows& r, const std::vector<uint64_t>& color, std::vector<uint64_t>& next) {
-    for (size_t v = 0; v + 1 < r.begin.size(); ++v) {
+// all-to-alls, nearly complete graphs of 2,016 edges, hashed at every probe, tail and freeze). A conflict graph
+// has a handful of distinct edge weights, so each neighbour's mix is taken from a table made once per round
+// (vertices x weights) instead of being computed at each of the 2 x edges visits: the same sums, the mixing
+// done 2,016 x 2 / (64 x a few) times less often on such a graph (engine/wormhole/README.md, last section).
+void refine_once(Rows& r, const std::vector<uint64_t>& color, std::vector<uint64_t>& next) {
+    const size_t n = color.size(), nw = r.weights.size();
+    const bool tabled = n * nw < r.slot.size();  // a sparse graph, or one of many weights, mixes at each visit
+    if (tabled) {
+        r.mixed.resize(n * nw);
+        for (size_t u = 0; u < n; ++u)
+            for (size_t k = 0; k < nw; ++k) r.mixed[u * nw + k] = mix64(color[u] ^ r.weights[k]);
+    }
+    const uint64_t* mixed = r.mixed.data();
+    for (size_t v = 0; v < n; ++v) {
         uint64_t sum = 0;
-        for (uint32_t i = r.begin[v]; i < r.begin[v + 1]; ++i) sum += mix64(color[r.around[i].first] ^ r.around[i].second);
+        if (tabled)
+            for (uint32_t i = r.begin[v]; i < r.begin[v + 1]; ++i) sum += mixed[r.slot[i]];
+        else
+            for (uint32_t i = r.begin[v]; i < r.begin[v + 1]; ++i) sum += mix64(color[r.slot[i] / nw] ^ r.weights[r.slot[i] % nw]);
         next[v] = mix64(mix64(color[v] + 0x9e3779b97f4a7c15ull) ^ sum);
     }
 }
@@ -78,7 +109,7 @@ struct Refinement {
         std::vector<uint64_t> ns(cs.size()), nq(cq.size());
         size_t classes = class_count(cs);
         for (;;) {
-            work += 2 * stored_rows.around.size() + 2 * cs.size();
+            work += 2 * stored_rows.slot.size() + 2 * cs.size();
             if (work > kRefinementBudget) throw Spent{};
             refine_once(stored_rows, cs, ns);
             refine_once(query_rows, cq, nq);
@@ -193,7 +224,7 @@ Vf2 vf2_match(const FlowConflictGraph& stored, const FlowConflictGraph& query, s
 }  // namespace
 
 std::vector<uint64_t> vertex_classes(const FlowConflictGraph& g) {
-    const Rows rows = compressed_rows(g);
+    Rows rows = compressed_rows(g);
     std::vector<uint64_t> color(g.labels.size()), next(g.labels.size());
     for (size_t v = 0; v < color.size(); ++v) color[v] = mix64(g.labels[v]);
     for (int round = 0; round < 3; ++round) {

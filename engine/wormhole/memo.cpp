@@ -34,7 +34,6 @@ uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint6
     return (awaiting_first_feedback ? kAwaitingFirstFeedbackBit : 0) | (rate_q << 56) | (size_q << 40) | (rtt_q & 0xffffffffffull);
 }
 
-uint32_t edge_weight(uint32_t shared_ports, uint32_t shared_data_ports) { return (std::min<uint32_t>(shared_data_ports, 0xffff) << 16) | std::min<uint32_t>(shared_ports, 0xffff); }
 
 void finish_graph(FlowConflictGraph& g) {
     // The skipper builds its edges in (a, b) order already (conflict_structure); sorting them again anyway was 2 % of a

@@ -18,6 +18,7 @@
 // plus the entries it made itself; what every experiment learned is merged when the run ends, in experiment
 // order. So a sweep's results do not depend on the thread count or on which experiment ran first, and the
 // next run of the sweep reuses all of it.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -67,7 +68,9 @@ constexpr uint64_t kAwaitingFirstFeedbackBit = uint64_t(1) << 62;
 // do, and the graph could not tell them apart. (Suspected, wrongly, of MoE 32x22B's over-line replays, whose
 // cause was the pipeline refill; measured, it leaves DCQCN rows as they were and takes MoE 8x13B under HPCC
 // from 110.1 M to 103.8 M events: engine/wormhole/README.md.)
-uint32_t edge_weight(uint32_t shared_ports, uint32_t shared_data_ports);
+inline uint32_t edge_weight(uint32_t shared_ports, uint32_t shared_data_ports) {  // inline: once per pair of flows
+    return (std::min<uint32_t>(shared_data_ports, 0xffff) << 16) | std::min<uint32_t>(shared_ports, 0xffff);
+}
 // Computes the hash of a graph whose context, labels and edges are set.
 void finish_graph(FlowConflictGraph& g);
 
