@@ -75,16 +75,16 @@ ORRERY_HD inline bool link_loses(NetView& v, uint32_t node, uint32_t row) {
 
 // The earliest DCQCN timer of a host's queue pairs (time kNever when none). `earlier` is a strict order, so
 // this is the timer the scan in next_event would pick whatever the list's order.
+ORRERY_HD inline void consider_dcqcn_timers(const NetView& v, uint32_t f, PortEvent& best) {
+    const DcqcnState& d = v.dcqcn[f];
+    if (d.t_alpha != kNever) consider(best, d.t_alpha, d.s_alpha, kSrcAlpha, f);
+    if (d.t_decrease != kNever) consider(best, d.t_decrease, d.s_decrease, kSrcDecrease, f);
+    if (d.t_rp != kNever) consider(best, d.t_rp, d.s_rp, kSrcRateIncrease, f);
+}
 ORRERY_HD inline PortEvent earliest_dcqcn_timer(const NetView& v, uint32_t node) {
     const NicState& nic = v.nic[node];
     PortEvent best{kNever, kNever, 0, kSrcNone};
-    for (uint32_t i = 0; i < nic.qp_count; ++i) {
-        const uint32_t f = v.nic_qps[nic.qp_offset + i];
-        const DcqcnState& d = v.dcqcn[f];
-        if (d.t_alpha != kNever) consider(best, d.t_alpha, d.s_alpha, kSrcAlpha, f);
-        if (d.t_decrease != kNever) consider(best, d.t_decrease, d.s_decrease, kSrcDecrease, f);
-        if (d.t_rp != kNever) consider(best, d.t_rp, d.s_rp, kSrcRateIncrease, f);
-    }
+    for (uint32_t i = 0; i < nic.qp_count; ++i) consider_dcqcn_timers(v, v.nic_qps[nic.qp_offset + i], best);
     return best;
 }
 
@@ -123,7 +123,9 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
     // flow starting, or an arriving ACK or NACK (a CNP, a completion). Data arriving and packets leaving change
     // no sender's timers. Scanning every queue pair at every event was 9 % of a MoE 8x13B skip-on run's
     // instructions (tens of queue pairs per NIC). The host's hooks between steps may move timers too (memo
-    // replays, completion skips): each step starts with a scan.
+    // replays, completion skips): each step starts with a scan. An ACK or NACK moves only its own flow's
+    // timers: unless the earliest was that flow's (it may have moved later), the earliest of the two is the
+    // earliest of all, without a scan (the order is strict, so the same event the scan would find).
     PortEvent dcqcn_timer{kNever, kNever, 0, kSrcNone};
     bool dcqcn_timer_known = false;
     for (;;) {
@@ -145,8 +147,9 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
         if (e.source == kSrcArrival) {
             Packet& p = ring_pop(v, node, e.row);
             if (p.kind == kPfc) ++out.pfc_received;
+            uint32_t acked_flow = kNoRow;  // the flow whose DCQCN timers this ACK or NACK may move
             if constexpr (Role != kRoleSwitch) {
-                if (p.kind != kData) dcqcn_timer_known = false;
+                if (p.kind == kAck || p.kind == kNack) acked_flow = p.flow;
             }
             refresh_arrival(v, e.row, clock);
             port_event_changed(v, node, e.row);
@@ -154,8 +157,15 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
                 ++out.lost;
                 continue;
             }
-            if constexpr (Role == kRoleSwitch) switch_receive(v, node, ep, e.row, p, e);
-            else nic_receive(v, node, ep, e.row, p, now);
+            if constexpr (Role == kRoleSwitch) {
+                switch_receive(v, node, ep, e.row, p, e);
+            } else {
+                nic_receive(v, node, ep, e.row, p, now);
+                if (ep.cc_mode == kDcqcn && acked_flow != kNoRow && dcqcn_timer_known) {
+                    if (dcqcn_timer.time != kNever && dcqcn_timer.row == acked_flow) dcqcn_timer_known = false;
+                    else consider_dcqcn_timers(v, acked_flow, dcqcn_timer);
+                }
+            }
         } else if (e.source == kSrcTxDone) {
             v.tx[e.row].busy = 0;
             v.times[e.row].tx_done = kNever;
