@@ -69,6 +69,10 @@ struct PartState {
     std::vector<uint64_t> leader_acked;  // their bytes acknowledged at t0
     std::vector<uint64_t> leader_inflight;  // and in flight at t0
     int64_t deadline = 0;                // the follower must be mirrored before this (a known start touching it, the stop time)
+    // The conflict graph's edges as conflict_structure last found them: they depend on the partition's
+    // membership alone, and every change of it resets this state (changed()).
+    std::vector<FlowConflictGraph::Edge> edges;
+    bool edges_known = false;
 };
 
 // Partitions of more flows than this end their skips a round trip early, never by a completion skip. Every
@@ -720,6 +724,11 @@ struct Skipper::State {
                                             awaiting_first_feedback(row)));
             vertex_flows.push_back(row);
         }
+        PartState& p = state(id);
+        if (p.edges_known) {  // a probe, a tail or a steady verdict since the last change found them already
+            g.edges = p.edges;
+            return g;
+        }
         // Vertex i is the partition's i-th flow; an edge per pair sharing ports, in (a, b) order. The pairs are
         // counted port by port (each port's flows are all in this partition): comparing every pair's port lists
         // was 5 % of a MoE 8x13B skip-on run (48-flow rail partitions, 1,128 pairs at every probe and tail).
@@ -747,6 +756,8 @@ struct Skipper::State {
         for (size_t i = 0; i < n; ++i)
             for (size_t j = i + 1; j < n; ++j)
                 if (const uint16_t common = pair_ports[i * n + j]) g.edges.push_back({uint32_t(i), uint32_t(j), edge_weight(common, pair_data_ports[i * n + j])});
+        p.edges = g.edges;
+        p.edges_known = true;
         return g;
     }
 
