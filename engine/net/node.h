@@ -73,14 +73,15 @@ ORRERY_HD inline bool link_loses(NetView& v, uint32_t node, uint32_t row) {
     return uniform01(ep.seed ^ kLossStreamSalt, row - ep.port_base, v.tx[row].loss_draws++) < p;
 }
 
-// The earliest DCQCN timer of a host's queue pairs (time kNever when none). `earlier` is a strict order, so
-// this is the timer the scan in next_event would pick whatever the list's order.
+// Flow f's DCQCN timers into `best`, the earliest so far.
 ORRERY_HD inline void consider_dcqcn_timers(const NetView& v, uint32_t f, PortEvent& best) {
     const DcqcnState& d = v.dcqcn[f];
     if (d.t_alpha != kNever) consider(best, d.t_alpha, d.s_alpha, kSrcAlpha, f);
     if (d.t_decrease != kNever) consider(best, d.t_decrease, d.s_decrease, kSrcDecrease, f);
     if (d.t_rp != kNever) consider(best, d.t_rp, d.s_rp, kSrcRateIncrease, f);
 }
+// The earliest DCQCN timer of a host's queue pairs (time kNever when none). `earlier` is a strict order, so
+// this is the same timer whatever the list's order.
 ORRERY_HD inline PortEvent earliest_dcqcn_timer(const NetView& v, uint32_t node) {
     const NicState& nic = v.nic[node];
     PortEvent best{kNever, kNever, 0, kSrcNone};

@@ -34,7 +34,6 @@ uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint6
     return (awaiting_first_feedback ? kAwaitingFirstFeedbackBit : 0) | (rate_q << 56) | (size_q << 40) | (rtt_q & 0xffffffffffull);
 }
 
-
 void finish_graph(FlowConflictGraph& g) {
     // The skipper builds its edges in (a, b) order already (conflict_structure); sorting them again anyway was 2 % of a
     // MoE 8x13B skip-on run.
