@@ -16,8 +16,9 @@
 //     PP8 DP16, roft-1024), skipping on, one run each. Without skipping a whole iteration takes hours here, so
 //     with --stop-ms T both runs stop at T ms of simulated time and are compared on the flows that finished
 //     in both (the same collectives of the same prefix of the iteration); a stop past the iteration's end
-//     compares the whole iteration, its time too. --noise 1 adds the same prefix
-//     without skipping under seed 2, compared with seed 1: how far the packet level moves its own flows.
+//     compares the whole iteration, its time too. --seed N runs them under seed N (default 1); --noise 1 adds
+//     the same prefix without skipping under seed N + 1, compared with seed N: how far the packet level moves
+//     its own flows.
 // --cc runs the LLM rows under each listed CC (the 400 Gb/s presets); --off 0 leaves out their skip-off runs.
 // Each LLM run is repeated --llm-repeats times (default 3; identical results every time) and its best wall
 // time kept, as for the flow scenarios: this VM's wall times vary by up to 1.7x from one run to the next.
@@ -187,6 +188,26 @@ void spread(const Run& off, const Run& on) {
     std::sort(shift.begin(), shift.end());
     std::printf("   start times moved by skipping: median %.3f us, p90 %.3f us, max %.3f us\n", shift[shift.size() / 2], shift[shift.size() * 9 / 10],
                 shift.back());
+    // Where along the run they moved: the flows in tenths by their start in the first run (`off`), each tenth's
+    // median signed start shift and mean per-flow error (an early shift that later ones inherit shows as a step).
+    std::vector<size_t> by_start;
+    for (const auto& [e, f] : by_error) by_start.push_back(f);
+    std::sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) { return off.start[a] != off.start[b] ? off.start[a] < off.start[b] : a < b; });
+    std::printf("   by start time in the first run, tenths of the flows (first start: median signed start shift, mean per-flow error):\n  ");
+    for (size_t t = 0; t < 10; ++t) {
+        const size_t begin = by_start.size() * t / 10, end = by_start.size() * (t + 1) / 10;
+        if (begin == end) continue;
+        std::vector<double> moved;
+        double error_sum = 0;
+        for (size_t i = begin; i < end; ++i) {
+            const size_t f = by_start[i];
+            moved.push_back(double(on.start[f] - off.start[f]) / 1e6);
+            error_sum += std::abs(on.fct[f] - off.fct[f]) / off.fct[f];
+        }
+        std::nth_element(moved.begin(), moved.begin() + moved.size() / 2, moved.end());
+        std::printf(" [%.1f ms: %+.1f us, %.2f%%]", double(off.start[by_start[begin]]) / 1e9, moved[moved.size() / 2], 100 * error_sum / double(end - begin));
+    }
+    std::printf("\n");
     auto show = [&](const char* what, size_t i) {
         const auto [e, f] = by_error[i];
         std::printf("%s flow %zu %+.1f%% (%.1f -> %.1f us, started %+.3f us)", what, f, 100 * e, off.fct[f] / 1e6, on.fct[f] / 1e6,
@@ -251,22 +272,22 @@ void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTabl
 
 // Row 6: a 1,024-GPU row of Wormhole's Table 1, skipping on; with `stop_ms`, on and off up to that simulated time.
 void table1_row(const char* label, const PresetLibrary& presets, const WorkloadTables& tables, const std::string& model, const nlohmann::json& parallel,
-                const std::string& cc, int threads, int stop_ms, bool noise) {
-    auto doc = [&](bool skipping, int seed = 1) {
+                const std::string& cc, int threads, int stop_ms, bool noise, int seed) {
+    auto doc = [&](bool skipping, int run_seed) {
         nlohmann::json d = llm("roft-1024", model, parallel, skipping, cc);
         if (stop_ms > 0) d["workload"]["stop_time"] = std::to_string(stop_ms) + "ms";
-        d["seed"] = seed;
+        d["seed"] = run_seed;
         return d;
     };
-    const Run on = run_llm(presets, tables, doc(true), threads, 1);
+    const Run on = run_llm(presets, tables, doc(true, seed), threads, 1);
     const auto& k = on.result.skipping;
     const double saved = double(k.events_saved);
-    std::printf("%s, %s, %d thread(s), one run%s, skipping on: wall %.1f s, %s, events %llu, skipped %.2f%% %s\n",
-                label, cc.c_str(), threads, stop_ms > 0 ? (", stopped at " + std::to_string(stop_ms) + " ms simulated").c_str() : "", on.wall,
+    std::printf("%s, %s, seed %d, %d thread(s), one run%s, skipping on: wall %.1f s, %s, events %llu, skipped %.2f%% %s\n",
+                label, cc.c_str(), seed, threads, stop_ms > 0 ? (", stopped at " + std::to_string(stop_ms) + " ms simulated").c_str() : "", on.wall,
                 on.iteration_s > 0 ? ("iteration " + std::to_string(on.iteration_s * 1e3) + " ms").c_str() : "iteration unfinished at the stop",
                 (unsigned long long)on.result.events, 100 * saved / (saved + double(on.result.events)), skip_counts(k).c_str());
     if (stop_ms <= 0) return;
-    const Run off = run_llm(presets, tables, doc(false), threads, 1);
+    const Run off = run_llm(presets, tables, doc(false, seed), threads, 1);
     size_t both = 0;
     for (size_t f = 0; f < off.fct.size(); ++f) both += off.fct[f] > 0 && on.fct[f] > 0;
     std::printf("   the same %d ms without skipping: %zu flows finished in both runs\n", stop_ms, both);
@@ -279,9 +300,12 @@ void table1_row(const char* label, const PresetLibrary& presets, const WorkloadT
     // The packet level against itself: the same prefix without skipping under another seed (DCQCN marks at
     // random, so which flows of an all-to-all are cut and held back is a sample). A per-flow error the model
     // shows against its own reseeding is not skipping's.
-    const Run reseeded = run_llm(presets, tables, doc(false, 2), threads, 1);
-    std::printf("   the same %d ms without skipping, seed 2 against seed 1 (the packet level's own per-flow spread):\n", stop_ms);
-    compare(("   " + model + " " + cc + " seed 2").c_str(), off, reseeded);
+    const Run reseeded = run_llm(presets, tables, doc(false, seed + 1), threads, 1);
+    std::printf("   the same %d ms without skipping, seed %d against seed %d (the packet level's own per-flow spread):\n", stop_ms, seed + 1, seed);
+    if (off.iteration_s > 0 && reseeded.iteration_s > 0)
+        std::printf("   iteration %.6f ms under seed %d, %.6f ms under seed %d (%+.3f%%)\n", off.iteration_s * 1e3, seed, reseeded.iteration_s * 1e3, seed + 1,
+                    100 * (reseeded.iteration_s / off.iteration_s - 1));
+    compare(("   " + model + " " + cc + " seed " + std::to_string(seed + 1)).c_str(), off, reseeded);
     spread(off, reseeded);
 }
 
@@ -371,7 +395,8 @@ int main(int argc, char** argv) {
                                                {"--table1", "gpt175b and/or moe32x22b, comma-separated: Wormhole Table 1's 1,024-GPU rows, skipping on (default none)"},
                                                {"--stop-ms", "T: the --table1 rows stop at T ms simulated, also run without skipping and compared (default: whole iteration, skipping on only)"},
                                                {"--sweep", "N: add the GPT-3 13B sweep, N seeds under each --cc, share_memo off and on (default 0)"},
-                                               {"--noise", "1: with --stop-ms, also run without skipping under seed 2 and compare it with seed 1 (default 0)"},
+                                               {"--noise", "1: with --stop-ms, also run without skipping under the next seed and compare it with --seed's (default 0)"},
+                                               {"--seed", "N: the --table1 rows' seed (default 1; DCQCN marks at random)"},
                                                {"--pxn", "0: the MoE rows send cross-rail all-to-all data over the spines (default 1: NCCL's PXN, as the wormhole-moe scenario)"}});
     const int llm_repeats = int(bench::bench_number(args, "--llm-repeats", 3));
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;
@@ -385,6 +410,7 @@ int main(int argc, char** argv) {
     g_moe_pxn = !(args.count("--pxn") && args.at("--pxn") == "0");
     const int stop_ms = int(bench::bench_number(args, "--stop-ms", 0));
     const bool noise = args.count("--noise") && args.at("--noise") == "1";
+    const int table1_seed = int(bench::bench_number(args, "--seed", 1));
     const std::vector<std::string> table1 = bench::bench_choices(args, "--table1", "", {"gpt175b", "moe32x22b"});
     const std::vector<std::string> ccs = bench::bench_choices(args, "--cc", "dcqcn", {"dcqcn", "hpcc", "timely", "dctcp"});
     const PresetLibrary presets({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"});
@@ -427,11 +453,11 @@ int main(int argc, char** argv) {
                 if (row == "gpt175b")
                     table1_row("6. GPT-3 175B TP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt3-175b",
                                {{"tp", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}}, cc, threads,
-                               stop_ms, noise);
+                               stop_ms, noise, table1_seed);
                 else
                     table1_row("6. MoE 32x22B TP8 EP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt-moe-32x22b",
                                {{"tp", 8}, {"ep", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}},
-                               cc, threads, stop_ms, noise);
+                               cc, threads, stop_ms, noise, table1_seed);
             }
     }
     return 0;
