@@ -190,9 +190,10 @@ void spread(const Run& off, const Run& on) {
                 shift.back());
     // Where along the run they moved: the flows in tenths by their start in the first run (`off`), each tenth's
     // median signed start shift and mean per-flow error (an early shift that later ones inherit shows as a step).
-    std::vector<size_t> by_start;
-    for (const auto& [e, f] : by_error) by_start.push_back(f);
-    std::sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) { return off.start[a] != off.start[b] ? off.start[a] < off.start[b] : a < b; });
+    std::vector<std::pair<double, size_t>> by_start = by_error;  // the same (error, flow) pairs, in start order
+    std::sort(by_start.begin(), by_start.end(), [&](const auto& a, const auto& b) {
+        return off.start[a.second] != off.start[b.second] ? off.start[a.second] < off.start[b.second] : a.second < b.second;
+    });
     std::printf("   by start time in the first run, tenths of the flows (first start: median signed start shift, mean per-flow error):\n  ");
     for (size_t t = 0; t < 10; ++t) {
         const size_t begin = by_start.size() * t / 10, end = by_start.size() * (t + 1) / 10;
@@ -200,12 +201,12 @@ void spread(const Run& off, const Run& on) {
         std::vector<double> moved;
         double error_sum = 0;
         for (size_t i = begin; i < end; ++i) {
-            const size_t f = by_start[i];
+            const auto [e, f] = by_start[i];
             moved.push_back(double(on.start[f] - off.start[f]) / 1e6);
-            error_sum += std::abs(on.fct[f] - off.fct[f]) / off.fct[f];
+            error_sum += std::abs(e);
         }
         std::nth_element(moved.begin(), moved.begin() + moved.size() / 2, moved.end());
-        std::printf(" [%.1f ms: %+.1f us, %.2f%%]", double(off.start[by_start[begin]]) / 1e9, moved[moved.size() / 2], 100 * error_sum / double(end - begin));
+        std::printf(" [%.1f ms: %+.1f us, %.2f%%]", double(off.start[by_start[begin].second]) / 1e9, moved[moved.size() / 2], 100 * error_sum / double(end - begin));
     }
     std::printf("\n");
     auto show = [&](const char* what, size_t i) {
