@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,7 @@ struct Run {
     double wall = 0;
     std::vector<double> fct;  // ps per flow row, -1 unfinished
     std::vector<int64_t> start;  // ps per flow row: when the job released it (LLM flows start as their dependencies finish)
+    std::vector<uint64_t> size;  // bytes per flow row
     ExperimentResult result;
     double iteration_s = 0;
     double prepare = 0;  // s of `wall` spent building the LLM job (its task graph), before any step
@@ -59,7 +61,8 @@ void record(Run& r, const Batch& b, const ExperimentResult& res) {
     r.result = res;
     r.fct.assign(b.flow.size(), -1);
     r.start.assign(b.flow.size(), 0);
-    for (size_t f = 0; f < b.flow.size(); ++f) r.start[f] = b.flow[f].start;
+    r.size.assign(b.flow.size(), 0);
+    for (size_t f = 0; f < b.flow.size(); ++f) r.start[f] = b.flow[f].start, r.size[f] = b.flow[f].size;
     for (const FlowResult& f : res.flows)
         if (f.finish != net::kNever) r.fct[f.flow] = double(f.finish - b.flow[f.flow].start);
 }
@@ -207,6 +210,29 @@ void spread(const Run& off, const Run& on) {
         }
         std::nth_element(moved.begin(), moved.begin() + moved.size() / 2, moved.end());
         std::printf(" [%.1f ms: %+.1f us, %.2f%%]", double(off.start[by_start[begin].second]) / 1e9, moved[moved.size() / 2], 100 * error_sum / double(end - begin));
+    }
+    std::printf("\n");
+    // Which kinds of transfer carry the mean: an LLM job's flows come in a few sizes (all-to-all pieces, pipeline
+    // transfers, ring steps), each with its own exposure to congestion. Per size: flows, mean and signed mean
+    // per-flow error, and its points of the overall mean.
+    struct SizeClass {
+        size_t flows = 0;
+        double error = 0, signed_error = 0;
+    };
+    std::map<uint64_t, SizeClass> by_size;
+    for (const auto& [e, f] : by_error) {
+        SizeClass& c = by_size[off.size[f]];
+        ++c.flows, c.error += std::abs(e), c.signed_error += e;
+    }
+    std::vector<std::pair<double, uint64_t>> heaviest;  // points of the mean, size
+    for (const auto& [size, c] : by_size) heaviest.push_back({100 * c.error / double(by_error.size()), size});
+    std::sort(heaviest.rbegin(), heaviest.rend());
+    if (heaviest.size() > 8) heaviest.resize(8);
+    std::printf("   by flow size (the %zu carrying most of the mean; flows, mean / signed mean per-flow error, points of the mean):\n  ", heaviest.size());
+    for (const auto& [points, size] : heaviest) {
+        const SizeClass& c = by_size[size];
+        std::printf(" [%llu B: %zu, %.3f%% / %+.3f%%, %.3f]", (unsigned long long)size, c.flows, 100 * c.error / double(c.flows), 100 * c.signed_error / double(c.flows),
+                    points);
     }
     std::printf("\n");
     auto show = [&](const char* what, size_t i) {
