@@ -228,10 +228,10 @@ void spread(const Run& off, const Run& on) {
     for (const auto& [size, c] : by_size) heaviest.push_back({100 * c.error / double(by_error.size()), size});
     std::sort(heaviest.rbegin(), heaviest.rend());
     if (heaviest.size() > 8) heaviest.resize(8);
-    std::printf("   by flow size (the %zu carrying most of the mean; flows, mean / signed mean per-flow error, points of the mean):\n  ", heaviest.size());
+    std::printf("   by flow size (the %zu carrying most of the mean; flows, mean / signed mean per-flow error, percentage points of the mean):\n  ", heaviest.size());
     for (const auto& [points, size] : heaviest) {
         const SizeClass& c = by_size[size];
-        std::printf(" [%llu B: %zu, %.3f%% / %+.3f%%, %.3f]", (unsigned long long)size, c.flows, 100 * c.error / double(c.flows), 100 * c.signed_error / double(c.flows),
+        std::printf(" [%llu B: %zu, %.3f%% / %+.3f%%, %.3f pt]", (unsigned long long)size, c.flows, 100 * c.error / double(c.flows), 100 * c.signed_error / double(c.flows),
                     points);
     }
     std::printf("\n");
