@@ -18,7 +18,9 @@
 //     in both (the same collectives of the same prefix of the iteration); a stop past the iteration's end
 //     compares the whole iteration, its time too. --seed N runs them under seed N (default 1); --noise 1 adds
 //     the same prefix without skipping under seed N + 1, compared with seed N: how far the packet level moves
-//     its own flows.
+//     its own flows. --seeds K runs both under seeds N..N+K-1 and sets skipping's error against the packet
+//     level's own spread over them: iterations and their range, per-flow error against the same seed beside
+//     the packet level's under one seed against another, each by flow size.
 // --cc runs the LLM rows under each listed CC (the 400 Gb/s presets); --off 0 leaves out their skip-off runs.
 // Each LLM run is repeated --llm-repeats times (default 3; identical results every time) and its best wall
 // time kept, as for the flow scenarios: this VM's wall times vary by up to 1.7x from one run to the next.
@@ -27,6 +29,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -161,6 +164,39 @@ wormhole::MemoTable through_memo_file(const std::vector<wormhole::MemoEntry>& le
 
 double hit_rate(const wormhole::SkipReport& k) { return 100.0 * k.memo_hits / std::max(1u, k.memo_hits + k.memo_misses); }
 
+// Per-flow FCT error of `on` against `off` over the flows finished in both, whole and by flow size: an LLM job's
+// flows come in a few sizes (all-to-all pieces, pipeline transfers, ring steps), each with its own exposure to
+// congestion.
+struct SizeClass {
+    size_t flows = 0;
+    double error = 0, signed_error = 0;  // sums of |relative error| and relative error
+};
+struct FlowErrors {
+    size_t flows = 0;
+    double error = 0;  // sum of |relative error|
+    std::map<uint64_t, SizeClass> by_size;
+    double mean() const { return flows ? error / double(flows) : 0; }
+};
+FlowErrors flow_errors(const Run& off, const Run& on) {
+    FlowErrors out;
+    for (size_t f = 0; f < off.fct.size(); ++f)
+        if (off.fct[f] > 0 && on.fct[f] > 0) {
+            const double e = (on.fct[f] - off.fct[f]) / off.fct[f];
+            SizeClass& c = out.by_size[off.size[f]];
+            ++c.flows, c.error += std::abs(e), c.signed_error += e;
+            ++out.flows, out.error += std::abs(e);
+        }
+    return out;
+}
+// The `count` sizes carrying most of the mean: (percentage points of the mean, size), heaviest first.
+std::vector<std::pair<double, uint64_t>> heaviest_sizes(const FlowErrors& errors, size_t count) {
+    std::vector<std::pair<double, uint64_t>> heaviest;
+    for (const auto& [size, c] : errors.by_size) heaviest.push_back({100 * c.error / double(std::max<size_t>(errors.flows, 1)), size});
+    std::sort(heaviest.rbegin(), heaviest.rend());
+    if (heaviest.size() > count) heaviest.resize(count);
+    return heaviest;
+}
+
 // How the per-flow errors spread (a mean can hide a few flows held back for milliseconds), and the outliers
 // by flow row, to trace (engine/wormhole/README.md explains the ones found so far).
 void spread(const Run& off, const Run& on) {
@@ -215,22 +251,11 @@ void spread(const Run& off, const Run& on) {
     // Which kinds of transfer carry the mean: an LLM job's flows come in a few sizes (all-to-all pieces, pipeline
     // transfers, ring steps), each with its own exposure to congestion. Per size: flows, mean and signed mean
     // per-flow error, and its points of the overall mean.
-    struct SizeClass {
-        size_t flows = 0;
-        double error = 0, signed_error = 0;
-    };
-    std::map<uint64_t, SizeClass> by_size;
-    for (const auto& [e, f] : by_error) {
-        SizeClass& c = by_size[off.size[f]];
-        ++c.flows, c.error += std::abs(e), c.signed_error += e;
-    }
-    std::vector<std::pair<double, uint64_t>> heaviest;  // points of the mean, size
-    for (const auto& [size, c] : by_size) heaviest.push_back({100 * c.error / double(by_error.size()), size});
-    std::sort(heaviest.rbegin(), heaviest.rend());
-    if (heaviest.size() > 8) heaviest.resize(8);
+    const FlowErrors sizes = flow_errors(off, on);
+    const std::vector<std::pair<double, uint64_t>> heaviest = heaviest_sizes(sizes, 8);
     std::printf("   by flow size (the %zu carrying most of the mean; flows, mean / signed mean per-flow error, percentage points of the mean):\n  ", heaviest.size());
     for (const auto& [points, size] : heaviest) {
-        const SizeClass& c = by_size[size];
+        const SizeClass& c = sizes.by_size.at(size);
         std::printf(" [%llu B: %zu, %.3f%% / %+.3f%%, %.3f pt]", (unsigned long long)size, c.flows, 100 * c.error / double(c.flows), 100 * c.signed_error / double(c.flows),
                     points);
     }
@@ -297,24 +322,36 @@ void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTabl
     spread(off, again);
 }
 
-// Row 6: a 1,024-GPU row of Wormhole's Table 1, skipping on; with `stop_ms`, on and off up to that simulated time.
-void table1_row(const char* label, const PresetLibrary& presets, const WorkloadTables& tables, const std::string& model, const nlohmann::json& parallel,
-                const std::string& cc, int threads, int stop_ms, bool noise, int seed) {
-    auto doc = [&](bool skipping, int run_seed) {
-        nlohmann::json d = llm("roft-1024", model, parallel, skipping, cc);
-        if (stop_ms > 0) d["workload"]["stop_time"] = std::to_string(stop_ms) + "ms";
-        d["seed"] = run_seed;
-        return d;
-    };
-    const Run on = run_llm(presets, tables, doc(true, seed), threads, 1);
+// A --table1 row's scenario: roft-1024, stopped at `stop_ms` of simulated time when positive.
+nlohmann::json table1_document(const std::string& model, const nlohmann::json& parallel, const std::string& cc, int stop_ms, bool skipping, int seed) {
+    nlohmann::json d = llm("roft-1024", model, parallel, skipping, cc);
+    if (stop_ms > 0) d["workload"]["stop_time"] = std::to_string(stop_ms) + "ms";
+    d["seed"] = seed;
+    return d;
+}
+
+// Row 6: a 1,024-GPU row of Wormhole's Table 1 under one seed, skipping on; with `stop_ms`, on and off up to that
+// simulated time (`off` is left empty without it).
+struct SeedRuns {
+    int seed = 0;
+    Run on, off;
+};
+
+SeedRuns table1_seed(const char* label, const PresetLibrary& presets, const WorkloadTables& tables, const std::string& model,
+                     const nlohmann::json& parallel, const std::string& cc, int threads, int stop_ms, int seed) {
+    SeedRuns runs;
+    runs.seed = seed;
+    runs.on = run_llm(presets, tables, table1_document(model, parallel, cc, stop_ms, true, seed), threads, 1);
+    const Run& on = runs.on;
     const auto& k = on.result.skipping;
     const double saved = double(k.events_saved);
     std::printf("%s, %s, seed %d, %d thread(s), one run%s, skipping on: wall %.1f s, %s, events %llu, skipped %.2f%% %s\n",
                 label, cc.c_str(), seed, threads, stop_ms > 0 ? (", stopped at " + std::to_string(stop_ms) + " ms simulated").c_str() : "", on.wall,
                 on.iteration_s > 0 ? ("iteration " + std::to_string(on.iteration_s * 1e3) + " ms").c_str() : "iteration unfinished at the stop",
                 (unsigned long long)on.result.events, 100 * saved / (saved + double(on.result.events)), skip_counts(k).c_str());
-    if (stop_ms <= 0) return;
-    const Run off = run_llm(presets, tables, doc(false, seed), threads, 1);
+    if (stop_ms <= 0) return runs;
+    runs.off = run_llm(presets, tables, table1_document(model, parallel, cc, stop_ms, false, seed), threads, 1);
+    const Run& off = runs.off;
     size_t both = 0;
     for (size_t f = 0; f < off.fct.size(); ++f) both += off.fct[f] > 0 && on.fct[f] > 0;
     std::printf("   the same %d ms without skipping: %zu flows finished in both runs\n", stop_ms, both);
@@ -323,11 +360,75 @@ void table1_row(const char* label, const PresetLibrary& presets, const WorkloadT
                     100 * (on.iteration_s / off.iteration_s - 1));
     compare(("   " + model + " " + cc + " to " + std::to_string(stop_ms) + " ms").c_str(), off, on);
     spread(off, on);
+    return runs;
+}
+
+// Skipping against the packet level's own spread over several seeds (DCQCN marks at random, so one packet-level
+// run is one draw): each seed's iteration with and without skipping, and the mean per-flow error of skipping
+// against the packet level under the same seed beside that of the packet level under one seed against another.
+void across_seeds(const std::vector<SeedRuns>& runs) {
+    std::printf("   across seeds %d-%d, skipping against the packet level's own spread:\n", runs.front().seed, runs.back().seed);
+    std::vector<double> off_ms, on_ms;
+    for (const SeedRuns& r : runs) off_ms.push_back(r.off.iteration_s * 1e3), on_ms.push_back(r.on.iteration_s * 1e3);
+    const bool whole = std::all_of(off_ms.begin(), off_ms.end(), [](double t) { return t > 0; }) &&
+                       std::all_of(on_ms.begin(), on_ms.end(), [](double t) { return t > 0; });
+    if (whole) {
+        auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); };
+        const auto [off_min, off_max] = std::minmax_element(off_ms.begin(), off_ms.end());
+        std::printf("   iteration without skipping:");
+        for (double t : off_ms) std::printf(" %.6f", t);
+        std::printf(" ms (mean %.6f ms, range %.6f-%.6f ms: %.3f%% of the mean)\n", mean(off_ms), *off_min, *off_max, 100 * (*off_max - *off_min) / mean(off_ms));
+        std::printf("   iteration with skipping:   ");
+        for (double t : on_ms) std::printf(" %.6f", t);
+        std::printf(" ms (mean %.6f ms: %+.3f%% against the mean without); against the same seed:", mean(on_ms), 100 * (mean(on_ms) / mean(off_ms) - 1));
+        for (size_t i = 0; i < runs.size(); ++i) std::printf(" %+.3f%%", 100 * (on_ms[i] / off_ms[i] - 1));
+        std::printf("; outside the range without skipping by:");
+        for (double t : on_ms) std::printf(" %.3f%%", 100 * std::max({0.0, *off_min - t, t - *off_max}) / mean(off_ms));
+        std::printf("\n");
+    }
+    // The sizes carrying most of skipping's error under the first seed, followed through every comparison.
+    const FlowErrors first = flow_errors(runs[0].off, runs[0].on);
+    const std::vector<std::pair<double, uint64_t>> sizes = heaviest_sizes(first, 4);
+    auto line = [&](const std::string& what, const FlowErrors& e) {
+        std::printf("   %-40s %.3f%% mean;", what.c_str(), 100 * e.mean());
+        for (const auto& [points, size] : sizes) {
+            const auto c = e.by_size.find(size);
+            if (c != e.by_size.end()) std::printf(" %llu B %.3f%% (%.3f pt)", (unsigned long long)size, 100 * c->second.error / double(c->second.flows),
+                                                  100 * c->second.error / double(e.flows));
+        }
+        std::printf("\n");
+    };
+    std::printf("   per-flow FCT error, mean and by flow size (its mean, percentage points of the whole mean):\n");
+    double skipping = 0, reseeded = 0;
+    for (const SeedRuns& r : runs) {
+        const FlowErrors e = flow_errors(r.off, r.on);
+        skipping += e.mean() / double(runs.size());
+        line("skipping against seed " + std::to_string(r.seed) + ":", e);
+    }
+    const size_t pairs = runs.size() * (runs.size() - 1) / 2;
+    for (size_t i = 0; i < runs.size(); ++i)
+        for (size_t j = i + 1; j < runs.size(); ++j) {
+            const FlowErrors e = flow_errors(runs[i].off, runs[j].off);
+            reseeded += e.mean() / double(pairs);
+            line("without skipping, seed " + std::to_string(runs[j].seed) + " against " + std::to_string(runs[i].seed) + ":", e);
+        }
+    std::printf("   mean per-flow error: skipping against the same seed %.3f%% (mean over %zu seeds), the packet level against another seed %.3f%% "
+                "(mean over %zu pair(s) of seeds)\n",
+                100 * skipping, runs.size(), 100 * reseeded, pairs);
+}
+
+void table1_row(const char* label, const PresetLibrary& presets, const WorkloadTables& tables, const std::string& model, const nlohmann::json& parallel,
+                const std::string& cc, int threads, int stop_ms, bool noise, int seed, int seeds) {
+    std::vector<SeedRuns> runs;
+    for (int s = seed; s < seed + seeds; ++s) runs.push_back(table1_seed(label, presets, tables, model, parallel, cc, threads, stop_ms, s));
+    if (stop_ms <= 0) return;
+    if (runs.size() > 1) return across_seeds(runs);
     if (!noise) return;
     // The packet level against itself: the same prefix without skipping under another seed (DCQCN marks at
     // random, so which flows of an all-to-all are cut and held back is a sample). A per-flow error the model
     // shows against its own reseeding is not skipping's.
-    const Run reseeded = run_llm(presets, tables, doc(false, seed + 1), threads, 1);
+    const Run& off = runs[0].off;
+    const Run reseeded = run_llm(presets, tables, table1_document(model, parallel, cc, stop_ms, false, seed + 1), threads, 1);
     std::printf("   the same %d ms without skipping, seed %d against seed %d (the packet level's own per-flow spread):\n", stop_ms, seed + 1, seed);
     if (off.iteration_s > 0 && reseeded.iteration_s > 0)
         std::printf("   iteration %.6f ms under seed %d, %.6f ms under seed %d (%+.3f%%)\n", off.iteration_s * 1e3, seed, reseeded.iteration_s * 1e3, seed + 1,
@@ -424,6 +525,7 @@ int main(int argc, char** argv) {
                                                {"--sweep", "N: add the GPT-3 13B sweep, N seeds under each --cc, share_memo off and on (default 0)"},
                                                {"--noise", "1: with --stop-ms, also run without skipping under the next seed and compare it with --seed's (default 0)"},
                                                {"--seed", "N: the --table1 rows' seed (default 1; DCQCN marks at random)"},
+                                               {"--seeds", "K: with --stop-ms, run the --table1 rows under seeds N..N+K-1 with and without skipping and compare skipping with the packet level's spread over them (default 1)"},
                                                {"--pxn", "0: the MoE rows send cross-rail all-to-all data over the spines (default 1: NCCL's PXN, as the wormhole-moe scenario)"}});
     const int llm_repeats = int(bench::bench_number(args, "--llm-repeats", 3));
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;
@@ -438,6 +540,12 @@ int main(int argc, char** argv) {
     const int stop_ms = int(bench::bench_number(args, "--stop-ms", 0));
     const bool noise = args.count("--noise") && args.at("--noise") == "1";
     const int table1_seed = int(bench::bench_number(args, "--seed", 1));
+    const int table1_seeds = int(bench::bench_number(args, "--seeds", 1));
+    if (table1_seeds < 1 || (table1_seeds > 1 && noise)) {
+        std::fprintf(stderr, "%s: --seeds must be at least 1, and --noise 1 goes with one seed only (with --seeds N > 1 every pair of seeds is compared)\n",
+                     argv[0]);
+        return 2;
+    }
     const std::vector<std::string> table1 = bench::bench_choices(args, "--table1", "", {"gpt175b", "moe32x22b"});
     const std::vector<std::string> ccs = bench::bench_choices(args, "--cc", "dcqcn", {"dcqcn", "hpcc", "timely", "dctcp"});
     const PresetLibrary presets({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"});
@@ -480,11 +588,11 @@ int main(int argc, char** argv) {
                 if (row == "gpt175b")
                     table1_row("6. GPT-3 175B TP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt3-175b",
                                {{"tp", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}}, cc, threads,
-                               stop_ms, noise, table1_seed);
+                               stop_ms, noise, table1_seed, table1_seeds);
                 else
                     table1_row("6. MoE 32x22B TP8 EP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt-moe-32x22b",
                                {{"tp", 8}, {"ep", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}},
-                               cc, threads, stop_ms, noise, table1_seed);
+                               cc, threads, stop_ms, noise, table1_seed, table1_seeds);
             }
     }
     return 0;
