@@ -20,7 +20,9 @@
 //     the same prefix without skipping under seed N + 1, compared with seed N: how far the packet level moves
 //     its own flows. --seeds K runs both under seeds N..N+K-1 and sets skipping's error against the packet
 //     level's own spread over them: iterations and their range, per-flow error against the same seed beside
-//     the packet level's under one seed against another, each by flow size.
+//     the packet level's under one seed against another, each by flow size. --packet-cache DIR keeps their runs
+//     without skipping there and reuses them (packet_run_cache.h): a change to the skipper is then measured
+//     against several seeds at the cost of its skip-on runs.
 // --cc runs the LLM rows under each listed CC (the 400 Gb/s presets); --off 0 leaves out their skip-off runs.
 // Each LLM run is repeated --llm-repeats times (default 3; identical results every time) and its best wall
 // time kept, as for the flow scenarios: this VM's wall times vary by up to 1.7x from one run to the next.
@@ -35,6 +37,7 @@
 
 #include "bench_args.h"
 #include "llm_packet_run.h"
+#include "packet_run_cache.h"
 
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
@@ -43,6 +46,8 @@
 #include "scenario/presets.h"
 #include "workload/llm_job.h"
 #include "wormhole/memo.h"
+#include "common/sha256.h"
+#include "common/version.h"
 
 using namespace orrery;
 
@@ -293,6 +298,29 @@ Run run_llm(const PresetLibrary& presets, const WorkloadTables& tables, const nl
     return r;
 }
 
+std::filesystem::path g_packet_cache;  // --packet-cache: where the --table1 rows keep their packet-level runs (empty: nowhere), set once by main
+
+// A --table1 row without skipping: from --packet-cache when that folder has this very document's run, else run and
+// stored there. A run taken from the folder says so, with the revision that made it (packet_run_cache.h).
+Run packet_level_run(const PresetLibrary& presets, const WorkloadTables& tables, const nlohmann::json& doc, int threads) {
+    if (g_packet_cache.empty()) return run_llm(presets, tables, doc, threads, 1);
+    const std::string document = doc.dump();
+    const std::filesystem::path file = g_packet_cache / (sha256_hex(document) + ".pktrun");
+    if (const auto stored = bench::load_packet_run(file, document)) {
+        std::printf("   (the run without skipping read from %s, made by revision %s; its wall is that run's)\n", file.c_str(), stored->revision.c_str());
+        Run r;
+        r.wall = stored->wall, r.prepare = stored->prepare, r.iteration_s = stored->iteration_s;
+        r.result.events = stored->events, r.result.steps = stored->steps, r.result.split_steps = stored->split_steps;
+        r.fct = stored->fct, r.start = stored->start, r.size = stored->size;
+        return r;
+    }
+    Run r = run_llm(presets, tables, doc, threads, 1);
+    std::filesystem::create_directories(g_packet_cache);
+    bench::save_packet_run(file, {git_revision(), document, r.wall, r.prepare, r.iteration_s, r.result.events, r.result.steps, r.result.split_steps,
+                                  r.fct, r.start, r.size});
+    return r;
+}
+
 // Skipping off against on for one LLM row under `cc`, then on again with the memo file of the first skip-on
 // run. Without `with_off` only the skip-on figures are printed (the run without skipping takes 30-130 s).
 void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTables& tables, const std::string& model,
@@ -350,7 +378,7 @@ SeedRuns table1_seed(const char* label, const PresetLibrary& presets, const Work
                 on.iteration_s > 0 ? ("iteration " + std::to_string(on.iteration_s * 1e3) + " ms").c_str() : "iteration unfinished at the stop",
                 (unsigned long long)on.result.events, 100 * saved / (saved + double(on.result.events)), skip_counts(k).c_str());
     if (stop_ms <= 0) return runs;
-    runs.off = run_llm(presets, tables, table1_document(model, parallel, cc, stop_ms, false, seed), threads, 1);
+    runs.off = packet_level_run(presets, tables, table1_document(model, parallel, cc, stop_ms, false, seed), threads);
     const Run& off = runs.off;
     size_t both = 0;
     for (size_t f = 0; f < off.fct.size(); ++f) both += off.fct[f] > 0 && on.fct[f] > 0;
@@ -428,7 +456,7 @@ void table1_row(const char* label, const PresetLibrary& presets, const WorkloadT
     // random, so which flows of an all-to-all are cut and held back is a sample). A per-flow error the model
     // shows against its own reseeding is not skipping's.
     const Run& off = runs[0].off;
-    const Run reseeded = run_llm(presets, tables, table1_document(model, parallel, cc, stop_ms, false, seed + 1), threads, 1);
+    const Run reseeded = packet_level_run(presets, tables, table1_document(model, parallel, cc, stop_ms, false, seed + 1), threads);
     std::printf("   the same %d ms without skipping, seed %d against seed %d (the packet level's own per-flow spread):\n", stop_ms, seed + 1, seed);
     if (off.iteration_s > 0 && reseeded.iteration_s > 0)
         std::printf("   iteration %.6f ms under seed %d, %.6f ms under seed %d (%+.3f%%)\n", off.iteration_s * 1e3, seed, reseeded.iteration_s * 1e3, seed + 1,
@@ -526,6 +554,7 @@ int main(int argc, char** argv) {
                                                {"--noise", "1: with --stop-ms, also run without skipping under the next seed and compare it with --seed's (default 0)"},
                                                {"--seed", "N: the --table1 rows' seed (default 1; DCQCN marks at random)"},
                                                {"--seeds", "K: with --stop-ms, run the --table1 rows under seeds N..N+K-1 with and without skipping and compare skipping with the packet level's spread over them (default 1)"},
+                                               {"--packet-cache", "DIR: keep the --table1 rows' runs without skipping in DIR and reuse them (delete DIR after any change to the packet level)"},
                                                {"--pxn", "0: the MoE rows send cross-rail all-to-all data over the spines (default 1: NCCL's PXN, as the wormhole-moe scenario)"}});
     const int llm_repeats = int(bench::bench_number(args, "--llm-repeats", 3));
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;
@@ -537,6 +566,7 @@ int main(int argc, char** argv) {
     g_window = int(bench::bench_number(args, "--window", 0));
     g_sample_ns = int(bench::bench_number(args, "--sample-ns", 0));
     g_moe_pxn = !(args.count("--pxn") && args.at("--pxn") == "0");
+    if (args.count("--packet-cache")) g_packet_cache = args.at("--packet-cache");
     const int stop_ms = int(bench::bench_number(args, "--stop-ms", 0));
     const bool noise = args.count("--noise") && args.at("--noise") == "1";
     const int table1_seed = int(bench::bench_number(args, "--seed", 1));
@@ -583,17 +613,23 @@ int main(int argc, char** argv) {
                         {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"ep", 8}, {"sp", true}, {"micro_batches", 4}, {"zero", 1}}, cc, with_off, threads, llm_repeats);
         }
         if (sweep_seeds > 0) sweep_row(presets, tables, ccs, sweep_seeds, threads);
-        for (const std::string& row : table1)
-            for (const std::string& cc : ccs) {
-                if (row == "gpt175b")
-                    table1_row("6. GPT-3 175B TP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt3-175b",
-                               {{"tp", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}}, cc, threads,
-                               stop_ms, noise, table1_seed, table1_seeds);
-                else
-                    table1_row("6. MoE 32x22B TP8 EP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt-moe-32x22b",
-                               {{"tp", 8}, {"ep", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}},
-                               cc, threads, stop_ms, noise, table1_seed, table1_seeds);
-            }
+        try {
+            for (const std::string& row : table1)
+                for (const std::string& cc : ccs) {
+                    if (row == "gpt175b")
+                        table1_row("6. GPT-3 175B TP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt3-175b",
+                                   {{"tp", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}}, cc, threads,
+                                   stop_ms, noise, table1_seed, table1_seeds);
+                    else
+                        table1_row("6. MoE 32x22B TP8 EP8 PP8 DP16 on 1,024 GPUs", presets, tables, "gpt-moe-32x22b",
+                                   {{"tp", 8}, {"ep", 8}, {"pp", 8}, {"dp", 16}, {"sp", true}, {"micro_batches", 8}, {"micro_batch_size", 1}, {"zero", 1}},
+                                   cc, threads, stop_ms, noise, table1_seed, table1_seeds);
+                }
+        } catch (const std::exception& e) {  // a --packet-cache file that cannot be read or written
+            std::fflush(stdout);
+            std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+            return 1;
+        }
     }
     return 0;
 }
