@@ -2,7 +2,8 @@
 // Port-level network partitions (Wormhole §3.1.1, appendices A and B): flows that share a directed port,
 // with the ports they cross, form one partition. Kept up to date incrementally: a starting flow merges the
 // partitions it touches; a finishing flow splits its partition only when it was the link between parts,
-// found by a search over that partition alone.
+// found by a search over that partition alone, and only when its neighbours are not seen to stay joined
+// through its own ports (most finishes: then the partition is kept whole without the search).
 //
 // Ports are local indices inside one experiment (row − its port_begin); flows are local indices too.
 #include <cstdint>
@@ -42,6 +43,7 @@ public:
 private:
     uint32_t allocate();
     void release(uint32_t id);
+    bool neighbours_stay_joined(const std::vector<uint32_t>& ports);
 
     std::vector<Partition> parts_;
     FreeSlots free_ids_;                             // reused lowest-first, so ids are deterministic
@@ -49,6 +51,9 @@ private:
     std::vector<std::vector<uint32_t>> port_flows_;  // active flows per port
     std::vector<const std::vector<uint32_t>*> flow_ports_;  // while active: the caller's list of the flow's ports
     std::vector<uint32_t> rest_, stack_;             // remove_flow's scratch
+    std::vector<uint64_t> seen_on_;                  // by flow: epoch_ << 32 | the index of the port it was last seen on
+    std::vector<uint32_t> joined_;                   // neighbours_stay_joined's union-find over the leaving flow's ports
+    uint64_t epoch_ = 0;
 };
 
 }  // namespace orrery::wormhole

@@ -202,6 +202,37 @@ private slots:
         }
     }
 
+    void a_finish_whose_neighbours_stay_joined_keeps_the_partition_whole() {
+        // Flow 0 on port 9 alone (partition 0), flows 1-3 together (partition 1); flow 0's finish frees id 0.
+        wormhole::Partitions parts(10, 4);
+        const std::vector<std::vector<uint32_t>> ports = {{9}, {1, 2}, {1, 2, 3}, {3, 4}};
+        std::vector<uint32_t> merged;
+        for (uint32_t f = 0; f < 4; ++f) parts.add_flow(f, ports[f], merged);
+        QCOMPARE(parts.of_flow(1), 1u);
+        QVERIFY(parts.remove_flow(0, ports[0]).empty());
+        // Flow 1's ports both keep flow 2: nothing splits, and the partition is taken again at the lowest free
+        // id, as a search over it would have (ids decide the skipper's order of work: results must not move).
+        const std::vector<uint32_t> after = parts.remove_flow(1, ports[1]);
+        QCOMPARE(after, std::vector<uint32_t>{0});
+        QCOMPARE(parts.get(0).flows, (std::vector<uint32_t>{2, 3}));
+        std::set<uint32_t> kept(parts.get(0).ports.begin(), parts.get(0).ports.end());
+        QCOMPARE(kept, (std::set<uint32_t>{1, 2, 3, 4}));
+        QCOMPARE(parts.of_port(1), 0u);
+        QVERIFY(!parts.get(1).alive);
+        // Flow 2's finish leaves flow 3 alone on ports 3 and 4: ports 1 and 2, which only it still crossed, leave.
+        const std::vector<uint32_t> split = parts.remove_flow(2, ports[2]);
+        QCOMPARE(split, std::vector<uint32_t>{0});
+        QCOMPARE(parts.get(0).flows, std::vector<uint32_t>{3});
+        QCOMPARE(parts.of_port(1), wormhole::kNoPartition);
+        QCOMPARE(parts.of_port(3), 0u);
+        // A flow joining two flows that share nothing else: its finish leaves two partitions.
+        wormhole::Partitions bridge(10, 3);
+        const std::vector<std::vector<uint32_t>> bp = {{1}, {2}, {1, 2}};
+        for (uint32_t f = 0; f < 3; ++f) bridge.add_flow(f, bp[f], merged);
+        QCOMPARE(bridge.remove_flow(2, bp[2]).size(), size_t(2));
+        QVERIFY(bridge.of_flow(0) != bridge.of_flow(1));
+    }
+
     void rate_windows_are_held_only_by_running_flows() {
         // A million flows, at most four running at once: the table holds four windows, a freed slot is
         // taken again lowest-first and comes back cleared, and a flow that is not running has no window.
