@@ -220,8 +220,8 @@ private slots:
         QCOMPARE(parts.of_port(1), 0u);
         QVERIFY(!parts.get(1).alive);
         // Flow 2's finish leaves flow 3 alone on ports 3 and 4: ports 1 and 2, which only it still crossed, leave.
-        const std::vector<uint32_t> split = parts.remove_flow(2, ports[2]);
-        QCOMPARE(split, std::vector<uint32_t>{0});
+        const std::vector<uint32_t> alone = parts.remove_flow(2, ports[2]);
+        QCOMPARE(alone, std::vector<uint32_t>{0});
         QCOMPARE(parts.get(0).flows, std::vector<uint32_t>{3});
         QCOMPARE(parts.of_port(1), wormhole::kNoPartition);
         QCOMPARE(parts.of_port(3), 0u);
