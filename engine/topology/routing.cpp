@@ -118,9 +118,9 @@ size_t memory_bytes(const Routes& r) {
            r.set_begin.size() * 4 + r.set_ports.size() * 2;
 }
 
-std::vector<uint32_t> next_hops(const Fabric& f, const Routes& r, NodeId node, NodeId dst) {
-    std::vector<uint32_t> out;
-    if (node == dst || r.host_group[dst] == kNone) return out;
+void next_hops(const Fabric& f, const Routes& r, NodeId node, NodeId dst, std::vector<uint32_t>& out) {
+    out.clear();
+    if (node == dst || r.host_group[dst] == kNone) return;
     const uint32_t g = r.host_group[dst];
     const uint32_t first = f.port_begin[node];
     const uint32_t row = r.forwarder_row[node];
@@ -128,7 +128,10 @@ std::vector<uint32_t> next_hops(const Fabric& f, const Routes& r, NodeId node, N
         // A host that does not forward: a direct link to dst, else the uplinks nearest to dst's group.
         uint8_t best = Routes::kUnreachable;
         for (uint32_t p = first; p < f.port_begin[node + 1]; ++p)
-            if (f.port_peer[p] == dst) return {p - first};
+            if (f.port_peer[p] == dst) {
+                out.push_back(p - first);
+                return;
+            }
         for (uint32_t p = first; p < f.port_begin[node + 1]; ++p) {
             uint32_t peer_row = r.forwarder_row[f.port_peer[p]];
             if (peer_row == kNone || !network_peer(f, f.port_peer[p])) continue;
@@ -139,39 +142,57 @@ std::vector<uint32_t> next_hops(const Fabric& f, const Routes& r, NodeId node, N
             }
             if (h == best && h != Routes::kUnreachable) out.push_back(p - first);
         }
-        return out;
+        return;
     }
     const size_t cell = size_t(row) * r.group_count + g;
-    if (r.hops[cell] == Routes::kUnreachable) return out;
+    if (r.hops[cell] == Routes::kUnreachable) return;
     if (r.hop_set[cell] == Routes::kDeliver) {
         for (uint32_t p = first; p < f.port_begin[node + 1]; ++p)
             if (f.port_peer[p] == dst) out.push_back(p - first);
-        return out;
+        return;
     }
     const uint32_t s = r.hop_set[cell];
     for (uint32_t i = r.set_begin[s]; i < r.set_begin[s + 1]; ++i) out.push_back(r.set_ports[i]);
+}
+
+std::vector<uint32_t> next_hops(const Fabric& f, const Routes& r, NodeId node, NodeId dst) {
+    std::vector<uint32_t> out;
+    next_hops(f, r, node, dst, out);
     return out;
 }
 
-std::vector<Hop> flow_path(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint16_t sport, uint16_t dport) {
-    std::vector<Hop> path;
+bool flow_path(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint16_t sport, uint16_t dport, std::vector<Hop>& path,
+               std::vector<uint32_t>& candidates) {
+    path.clear();
     const uint32_t sip = node_ip(src), dip = node_ip(dst);
     NodeId at = src;
     while (at != dst) {
-        std::vector<uint32_t> c = next_hops(f, r, at, dst);
-        if (c.empty() || path.size() > f.node_count()) return {};
+        next_hops(f, r, at, dst, candidates);
+        if (candidates.empty() || path.size() > f.node_count()) {
+            path.clear();
+            return false;
+        }
+        const std::vector<uint32_t>& c = candidates;
         uint32_t port = c.size() == 1 ? c[0] : c[ecmp_hash(sip, dip, sport, dport, at) % c.size()];
         path.push_back({at, port});
         at = f.port_peer[f.port_begin[at] + port];
     }
+    return true;
+}
+
+std::vector<Hop> flow_path(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint16_t sport, uint16_t dport) {
+    std::vector<Hop> path;
+    std::vector<uint32_t> candidates;
+    flow_path(f, r, src, dst, sport, dport, path, candidates);
     return path;
 }
 
 int path_length(const Fabric& f, const Routes& r, NodeId src, NodeId dst) {
     if (src == dst) return 0;
     int length = 0;
+    std::vector<uint32_t> c;
     for (NodeId at = src; at != dst; ++length) {
-        std::vector<uint32_t> c = next_hops(f, r, at, dst);
+        next_hops(f, r, at, dst, c);
         if (c.empty() || length > static_cast<int>(f.node_count())) return -1;
         at = f.port_peer[f.port_begin[at] + c[0]];
     }
@@ -181,8 +202,9 @@ int path_length(const Fabric& f, const Routes& r, NodeId src, NodeId dst) {
 PathMetrics path_metrics(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint32_t mtu) {
     PathMetrics m;
     NodeId at = src;
+    std::vector<uint32_t> c;
     while (at != dst) {
-        std::vector<uint32_t> c = next_hops(f, r, at, dst);
+        next_hops(f, r, at, dst, c);
         if (c.empty() || m.hops > int(f.node_count())) return {0, 0, 0, -1};
         const uint32_t port = f.port_begin[at] + c[0];
         const LinkId l = f.port_link[port];
