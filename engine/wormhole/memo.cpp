@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include <nlohmann/json.hpp>
@@ -45,6 +46,36 @@ void finish_graph(FlowConflictGraph& g) {
     uint64_t h = hash_string(g.context) ^ mix64(n) ^ mix64(g.edges.size() << 20);
     for (uint64_t c : color) h = mix64(h ^ c);
     g.hash = h;
+}
+
+void finish_graph(FlowConflictGraph& g, GraphHashCache& cache) {
+    const auto by_ends = [](const auto& x, const auto& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; };
+    if (!std::is_sorted(g.edges.begin(), g.edges.end(), by_ends)) std::sort(g.edges.begin(), g.edges.end(), by_ends);
+    // A multiply-add per word, not a mix: this only picks candidates, each compared whole below (a mix64 per edge
+    // made the lookup a third of what it saved).
+    static_assert(sizeof(FlowConflictGraph::Edge) == 12, "edges are compared as bytes");
+    uint64_t content = hash_string(g.context) + g.labels.size();
+    for (uint64_t l : g.labels) content = (content + l) * 0x9e3779b97f4a7c15ull;
+    for (const FlowConflictGraph::Edge& e : g.edges) content = (content + (uint64_t(e.a) << 32 | e.b) + (uint64_t(e.shared) << 17)) * 0x9e3779b97f4a7c15ull;
+    content = mix64(content);
+    auto [lo, hi] = cache.graphs.equal_range(content);
+    for (auto it = lo; it != hi; ++it) {
+        const FlowConflictGraph& known = it->second;
+        if (known.labels == g.labels && known.edges.size() == g.edges.size() && known.context == g.context &&
+            std::memcmp(known.edges.data(), g.edges.data(), g.edges.size() * sizeof(FlowConflictGraph::Edge)) == 0) {
+            g.hash = known.hash;
+            ++cache.hits;
+            return;
+        }
+    }
+    finish_graph(g);
+    ++cache.misses;
+    if (cache.edges_held + g.edges.size() > GraphHashCache::kMaxEdgesHeld) {
+        cache.graphs.clear();
+        cache.edges_held = 0;
+    }
+    cache.edges_held += g.edges.size();
+    cache.graphs.emplace(content, g);
 }
 
 const MemoEntry* MemoTable::find(const FlowConflictGraph& g, std::vector<uint32_t>& mapping) const {

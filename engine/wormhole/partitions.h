@@ -37,6 +37,7 @@ public:
     const std::vector<uint32_t>& flows_crossing(uint32_t port) const { return port_flows_[port]; }
     const Partition& get(uint32_t id) const { return parts_[id]; }
     uint32_t id_limit() const { return uint32_t(parts_.size()); }
+    uint32_t port_count() const { return uint32_t(port_part_.size()); }
     // Largest number of flows sharing one port of the partition (the N of Wormhole appendix F).
     uint32_t max_flows_per_port(uint32_t id) const;
 

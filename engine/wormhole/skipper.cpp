@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "wormhole/cc_snapshot.h"
+#include "wormhole/conflict_edges.h"
 #include "wormhole/drain.h"
 #include "wormhole/graph_match.h"
 #include "wormhole/rate_windows.h"
@@ -152,6 +153,7 @@ struct Skipper::State {
     const ExperimentParams& ep;
     const MemoTable* shared;
     MemoTable own;
+    GraphHashCache graph_hashes;  // conflict graphs' hashes by their content: most graphs recur vertex for vertex
     Partitions parts;
     std::vector<PartState> ps;
     std::vector<std::vector<uint32_t>> flow_ports;   // by local flow: local egress ports of its data and ACK paths, sorted
@@ -161,9 +163,7 @@ struct Skipper::State {
     std::vector<uint32_t> completions_seen;          // by local node
     std::vector<std::pair<int64_t, uint32_t>> upcoming;  // min-heap (start, flow) of flows not yet started
     std::vector<int64_t> scratch;
-    std::vector<uint32_t> vertex_of;                 // by local flow: its vertex in the conflict graph being built
-    std::vector<uint16_t> pair_ports, pair_data_ports;  // conflict_structure's pair counts, n x n
-    std::vector<uint32_t> port_scratch;
+    ConflictEdges edges_by_shape;                    // conflict graphs' edges, counted once per partition shape
     std::vector<int64_t> carry;                      // by local flow: bytes owed by earlier skips, less than a credit unit
     // By local flow: bytes a memo replay or a mirror credited for a pipeline the flow has not filled (the
     // original's bytes in flight), to be earned back at the packet level while it fills; until the flow has
@@ -214,7 +214,7 @@ struct Skipper::State {
           parts(x.port_end - x.port_begin, x.flow_end - x.flow_begin), flow_ports(x.flow_end - x.flow_begin),
           flow_data_ports(x.flow_end - x.flow_begin),
           window(x.flow_end - x.flow_begin), host_active(x.node_end - x.node_begin), completions_seen(x.node_end - x.node_begin, 0),
-          scratch(x.flow_end - x.flow_begin, 0), vertex_of(x.flow_end - x.flow_begin, 0), carry(x.flow_end - x.flow_begin, 0),
+          scratch(x.flow_end - x.flow_begin, 0), carry(x.flow_end - x.flow_begin, 0),
           ahead(x.flow_end - x.flow_begin, 0), recording(x.flow_begin, x.flow_end - x.flow_begin) {
         port_facts.resize(x.port_end - x.port_begin);
         const SkippingSpec& k = x.skipping;
@@ -253,6 +253,7 @@ struct Skipper::State {
         std::vector<uint32_t>& out = flow_ports[f - x.flow_begin];
         if (!out.empty()) return out;
         const FlowInfo& info = b.flow[f];
+        out.reserve(12);  // both ways of a fat-tree's longest path: grown a port at a time it was 1 % of a MoE run
         auto walk = [&](uint32_t from, uint32_t to, uint32_t offset) {
             uint32_t node = from;
             for (uint32_t hop = 0; node != to && hop < 64; ++hop) {
@@ -729,33 +730,7 @@ struct Skipper::State {
             g.edges = p.edges;
             return g;
         }
-        // Vertex i is the partition's i-th flow; an edge per pair sharing ports, in (a, b) order. The pairs are
-        // counted port by port (each port's flows are all in this partition): comparing every pair's port lists
-        // was 5 % of a MoE 8x13B skip-on run (48-flow rail partitions, 1,128 pairs at every probe and tail).
-        const std::vector<uint32_t>& flows = part.flows;
-        const size_t n = flows.size();
-        for (size_t i = 0; i < n; ++i) vertex_of[flows[i]] = uint32_t(i);
-        pair_ports.assign(n * n, 0);
-        pair_data_ports.assign(n * n, 0);
-        auto count_pairs = [&](const std::vector<uint32_t>& on, std::vector<uint16_t>& into) {
-            for (size_t u = 0; u < on.size(); ++u)
-                for (size_t w = u + 1; w < on.size(); ++w) {
-                    const uint32_t a = std::min(vertex_of[on[u]], vertex_of[on[w]]), c = std::max(vertex_of[on[u]], vertex_of[on[w]]);
-                    ++into[a * n + c];
-                }
-        };
-        std::vector<uint32_t>& data_on = port_scratch;
-        for (uint32_t port : part.ports) {
-            const std::vector<uint32_t>& on = parts.flows_crossing(port);
-            count_pairs(on, pair_ports);
-            data_on.clear();
-            for (uint32_t f : on)
-                if (std::binary_search(flow_data_ports[f].begin(), flow_data_ports[f].end(), port)) data_on.push_back(f);
-            count_pairs(data_on, pair_data_ports);
-        }
-        for (size_t i = 0; i < n; ++i)
-            for (size_t j = i + 1; j < n; ++j)
-                if (const uint16_t common = pair_ports[i * n + j]) g.edges.push_back({uint32_t(i), uint32_t(j), edge_weight(common, pair_data_ports[i * n + j])});
+        g.edges = conflict_edges(edges_by_shape, parts, part, flow_ports, flow_data_ports);
         p.edges = g.edges;
         p.edges_known = true;
         return g;
@@ -769,7 +744,7 @@ struct Skipper::State {
         std::sort(facts.begin(), facts.end(), [](const std::string* l, const std::string* r) { return *l < *r; });
         g.context = cc_context + " ports";
         for (const std::string* f : facts) g.context += " " + *f;
-        finish_graph(g);
+        finish_graph(g, graph_hashes);
         return g;
     }
 

@@ -21,6 +21,7 @@
 #include "runtime/hpcc_job.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
+#include "wormhole/conflict_edges.h"
 #include "wormhole/graph_match.h"
 #include "wormhole/memo.h"
 #include "wormhole/tails.h"
@@ -231,6 +232,91 @@ private slots:
         for (uint32_t f = 0; f < 3; ++f) bridge.add_flow(f, bp[f], merged);
         QCOMPARE(bridge.remove_flow(2, bp[2]).size(), size_t(2));
         QVERIFY(bridge.of_flow(0) != bridge.of_flow(1));
+    }
+
+    void conflict_edges_are_counted_once_per_shape() {
+        // Two partitions of one shape (the second's ports are the first's moved by 15), then one whose flow 2
+        // sends no data through the port all its flows share. Each partition's edges must be what comparing its flows'
+        // port sets pair by pair gives; the second must come from the first's count.
+        std::mt19937 rng(11);
+        const uint32_t per = 6, span = 15;
+        std::vector<std::vector<uint32_t>> flow_ports(3 * per), flow_data_ports(3 * per);
+        for (uint32_t f = 0; f < per; ++f) {
+            std::set<uint32_t> all{0}, data{0};  // port 0 joins the partition's flows
+            for (int i = 0; i < 4; ++i) {
+                const uint32_t port = 1 + rng() % (span - 1);
+                all.insert(port);
+                if (rng() % 2) data.insert(port);
+            }
+            for (uint32_t copy = 0; copy < 3; ++copy)
+                for (uint32_t port : all) {
+                    flow_ports[copy * per + f].push_back(port + copy * span);
+                    if (data.count(port)) flow_data_ports[copy * per + f].push_back(port + copy * span);
+                }
+        }
+        // Copy 2's flow 2 crosses its first port (which every flow crosses) with its ACKs only.
+        std::vector<uint32_t>& changed_data = flow_data_ports[2 * per + 2];
+        QCOMPARE(changed_data.front(), 2 * span);
+        changed_data.erase(changed_data.begin());
+        wormhole::Partitions parts(3 * span, 3 * per);
+        std::vector<uint32_t> merged;
+        for (uint32_t f = 0; f < 3 * per; ++f) parts.add_flow(f, flow_ports[f], merged);
+        auto counted = [&](uint32_t id) {  // every pair's shared ports, compared set against set
+            const std::vector<uint32_t>& fl = parts.get(id).flows;
+            std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> out;
+            auto common = [](const std::vector<uint32_t>& l, const std::vector<uint32_t>& r) {
+                std::vector<uint32_t> both;
+                std::set_intersection(l.begin(), l.end(), r.begin(), r.end(), std::back_inserter(both));
+                return uint32_t(both.size());
+            };
+            for (uint32_t i = 0; i < fl.size(); ++i)
+                for (uint32_t j = i + 1; j < fl.size(); ++j)
+                    if (const uint32_t n = common(flow_ports[fl[i]], flow_ports[fl[j]]))
+                        out.push_back({i, j, wormhole::edge_weight(n, common(flow_data_ports[fl[i]], flow_data_ports[fl[j]]))});
+            return out;
+        };
+        auto as_tuples = [](const std::vector<wormhole::FlowConflictGraph::Edge>& edges) {
+            std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> out;
+            for (const auto& e : edges) out.push_back({e.a, e.b, e.shared});
+            return out;
+        };
+        wormhole::ConflictEdges cache;
+        std::vector<std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>> found;
+        for (uint32_t copy = 0; copy < 3; ++copy) {
+            const uint32_t id = parts.of_flow(copy * per);
+            QCOMPARE(parts.get(id).flows.size(), size_t(per));
+            found.push_back(as_tuples(wormhole::conflict_edges(cache, parts, parts.get(id), flow_ports, flow_data_ports)));
+            QCOMPARE(found.back(), counted(id));
+        }
+        QVERIFY(!found[0].empty());
+        QCOMPARE(cache.misses, uint64_t(2));  // the first and the third shape were counted
+        QCOMPARE(cache.hits, uint64_t(1));    // the second was the first's
+        QVERIFY(found[2] != found[0]);
+    }
+
+    void graph_hashes_are_finish_graphs_own() {
+        // Through the cache a graph gets the hash finish_graph computes, a graph met again is not refined again,
+        // and a graph differing in one label or one edge weight gets its own.
+        wormhole::GraphHashCache cache;
+        auto graph = [](uint64_t label, uint32_t weight) {
+            wormhole::FlowConflictGraph g;
+            g.context = "dcqcn ports 100000000000";
+            g.labels = {1, 1, label, 2};
+            g.edges = {{0, 1, 2}, {0, 2, weight}, {1, 3, 1}, {2, 3, 1}};
+            return g;
+        };
+        for (auto [label, weight] : {std::pair{2ull, 1u}, std::pair{2ull, 1u}, std::pair{3ull, 1u}, std::pair{2ull, 3u}}) {
+            wormhole::FlowConflictGraph direct = graph(label, weight), cached = graph(label, weight);
+            wormhole::finish_graph(direct);
+            wormhole::finish_graph(cached, cache);
+            QCOMPARE(cached.hash, direct.hash);
+        }
+        QCOMPARE(cache.hits, uint64_t(1));
+        QCOMPARE(cache.misses, uint64_t(3));
+        wormhole::FlowConflictGraph one = graph(2, 1), other = graph(3, 1);
+        wormhole::finish_graph(one, cache);
+        wormhole::finish_graph(other, cache);
+        QVERIFY(one.hash != other.hash);
     }
 
     void rate_windows_are_held_only_by_running_flows() {
