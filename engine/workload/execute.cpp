@@ -5,12 +5,17 @@
 namespace orrery {
 
 Executor::Executor(const TaskGraph& g, double overlap_slowdown, std::function<int64_t(uint32_t, int64_t)> start_transfer)
-    : graph_(g), slowdown_(overlap_slowdown), start_transfer_(std::move(start_transfer)), succ_(g.size()), waiting_(g.size()),
+    : graph_(g), slowdown_(overlap_slowdown), start_transfer_(std::move(start_transfer)), succ_begin_(g.size() + 1, 0), waiting_(g.size()),
       ready_(g.size(), 0), start_(g.size(), kNoTime), end_(g.size(), kNoTime), blocker_(g.size(), UINT32_MAX), comm_in_flight_(g.world, 0) {
     for (uint32_t op = 0; op < g.size(); ++op) {
         waiting_[op] = uint32_t(g.deps[op].size());
-        for (uint32_t d : g.deps[op]) succ_[d].push_back(op);
+        for (uint32_t d : g.deps[op]) ++succ_begin_[d + 1];
     }
+    for (size_t op = 0; op < g.size(); ++op) succ_begin_[op + 1] += succ_begin_[op];
+    succ_.resize(succ_begin_[g.size()]);
+    std::vector<uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+    for (uint32_t op = 0; op < g.size(); ++op)
+        for (uint32_t d : g.deps[op]) succ_[fill[d]++] = op;
 }
 
 void Executor::begin(int64_t t0) {
@@ -53,7 +58,8 @@ void Executor::finish(uint32_t id, int64_t t) {
         --comm_in_flight_[op.rank];
         if (op.peer != op.rank) --comm_in_flight_[op.peer];
     }
-    for (uint32_t s : succ_[id]) {
+    for (uint32_t i = succ_begin_[id]; i < succ_begin_[id + 1]; ++i) {
+        const uint32_t s = succ_[i];
         if (t >= ready_[s]) ready_[s] = t, blocker_[s] = id;
         if (--waiting_[s] == 0) launch(s, ready_[s]);
     }

@@ -44,7 +44,9 @@ private:
     double slowdown_;
     std::function<int64_t(uint32_t, int64_t)> start_transfer_;
     std::function<void(uint32_t, int64_t)> start_local_;
-    std::vector<std::vector<uint32_t>> succ_;
+    // Op d's successors, in op order: succ_[succ_begin_[d] .. succ_begin_[d + 1]) (one list per op was 0.4 % of a
+    // MoE 8x13B skip-on run in allocations alone: 580,000 ops).
+    std::vector<uint32_t> succ_begin_, succ_;
     std::vector<uint32_t> waiting_;
     std::vector<int64_t> ready_, start_, end_;
     std::vector<uint32_t> blocker_;
