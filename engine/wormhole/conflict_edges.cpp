@@ -41,7 +41,7 @@ void count_edges(ConflictEdges& c, const Partitions& parts, const Partition& par
 
 }  // namespace
 
-const std::vector<FlowConflictGraph::Edge>& conflict_edges(ConflictEdges& c, const Partitions& parts, const Partition& part,
+std::shared_ptr<const std::vector<FlowConflictGraph::Edge>> conflict_edges(ConflictEdges& c, const Partitions& parts, const Partition& part,
                                                            const std::vector<std::vector<uint32_t>>& flow_ports,
                                                            const std::vector<std::vector<uint32_t>>& flow_data_ports) {
     if (c.port_name.size() < parts.port_count()) c.port_name.resize(parts.port_count()), c.port_named_in.resize(parts.port_count(), 0);
@@ -71,14 +71,15 @@ const std::vector<FlowConflictGraph::Edge>& conflict_edges(ConflictEdges& c, con
             return it->second.edges;
         }
     ++c.misses;
-    ConflictEdges::Known known{c.shape, {}};
-    count_edges(c, parts, part, flow_data_ports, known.edges);
-    if (c.edges_held + known.edges.size() > ConflictEdges::kMaxEdgesHeld) {
-        c.by_shape.clear();
+    auto edges = std::make_shared<std::vector<FlowConflictGraph::Edge>>();
+    count_edges(c, parts, part, flow_data_ports, *edges);
+    if (c.edges_held + edges->size() > ConflictEdges::kMaxEdgesHeld) {
+        c.by_shape.clear();  // partitions keep the edges they were given
         c.edges_held = 0;
     }
-    c.edges_held += known.edges.size();
-    return c.by_shape.emplace(h, std::move(known))->second.edges;
+    c.edges_held += edges->size();
+    c.by_shape.emplace(h, ConflictEdges::Known{c.shape, edges});
+    return edges;
 }
 
 }  // namespace orrery::wormhole

@@ -4,6 +4,7 @@
 // through (edge_weight). Counted port by port, and kept by the partition's shape, so that a shape met again is
 // not counted again.
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -20,7 +21,7 @@ namespace orrery::wormhole {
 struct ConflictEdges {
     struct Known {
         std::vector<uint32_t> shape;
-        std::vector<FlowConflictGraph::Edge> edges;
+        std::shared_ptr<const std::vector<FlowConflictGraph::Edge>> edges;  // shared with the partitions that have this shape
     };
     std::unordered_multimap<uint64_t, Known> by_shape;  // by a hash of the shape; each compared whole
     size_t edges_held = 0;
@@ -35,9 +36,10 @@ struct ConflictEdges {
     std::vector<uint16_t> pair_ports, pair_data_ports;  // n x n
 };
 
-// The edges of partition `part` of `parts`, in (a, b) order. flow_ports[f] and flow_data_ports[f]: local flow f's
-// local ports, sorted: all it crosses (data and ACK paths) and those of its data path.
-const std::vector<FlowConflictGraph::Edge>& conflict_edges(ConflictEdges& cache, const Partitions& parts, const Partition& part,
+// The edges of partition `part` of `parts`, in (a, b) order, shared with every partition of its shape.
+// flow_ports[f] and flow_data_ports[f]: local flow f's local ports, sorted: all it crosses (data and ACK paths)
+// and those of its data path.
+std::shared_ptr<const std::vector<FlowConflictGraph::Edge>> conflict_edges(ConflictEdges& cache, const Partitions& parts, const Partition& part,
                                                            const std::vector<std::vector<uint32_t>>& flow_ports,
                                                            const std::vector<std::vector<uint32_t>>& flow_data_ports);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <sstream>
 
@@ -70,10 +71,9 @@ struct PartState {
     std::vector<uint64_t> leader_acked;  // their bytes acknowledged at t0
     std::vector<uint64_t> leader_inflight;  // and in flight at t0
     int64_t deadline = 0;                // the follower must be mirrored before this (a known start touching it, the stop time)
-    // The conflict graph's edges as conflict_structure last found them: they depend on the partition's
-    // membership alone, and every change of it resets this state (changed()).
-    std::vector<FlowConflictGraph::Edge> edges;
-    bool edges_known = false;
+    // The conflict graph's edges as conflict_structure last found them (null until then): they depend on the
+    // partition's membership alone, and every change of it resets this state (changed()).
+    std::shared_ptr<const std::vector<FlowConflictGraph::Edge>> edges;
 };
 
 // Partitions of more flows than this end their skips a round trip early, never by a completion skip. Every
@@ -726,13 +726,9 @@ struct Skipper::State {
             vertex_flows.push_back(row);
         }
         PartState& p = state(id);
-        if (p.edges_known) {  // a probe, a tail or a steady verdict since the last change found them already
-            g.edges = p.edges;
-            return g;
-        }
-        g.edges = conflict_edges(edges_by_shape, parts, part, flow_ports, flow_data_ports);
-        p.edges = g.edges;
-        p.edges_known = true;
+        // A probe, a tail or a steady verdict since the last change may have found them already.
+        if (!p.edges) p.edges = conflict_edges(edges_by_shape, parts, part, flow_ports, flow_data_ports);
+        g.edges = *p.edges;
         return g;
     }
 

@@ -285,7 +285,7 @@ private slots:
         for (uint32_t copy = 0; copy < 3; ++copy) {
             const uint32_t id = parts.of_flow(copy * per);
             QCOMPARE(parts.get(id).flows.size(), size_t(per));
-            found.push_back(as_tuples(wormhole::conflict_edges(cache, parts, parts.get(id), flow_ports, flow_data_ports)));
+            found.push_back(as_tuples(*wormhole::conflict_edges(cache, parts, parts.get(id), flow_ports, flow_data_ports)));
             QCOMPARE(found.back(), counted(id));
         }
         QVERIFY(!found[0].empty());
