@@ -4,8 +4,8 @@
 // GPUs has millions of flows per iteration, and zeroing their windows when the skipper was built took
 // longer than simulating the first millisecond (engine/wormhole/README.md, "MoE 32×22B on 1,024 GPUs").
 // Only flows that have started and not finished have a window, so a slot is taken when a flow starts and
-// given back when it finishes; a freed slot is reused lowest-first (free_slots.h), and a slot is cleared when
-// it is taken: results cannot depend on reuse.
+// given back when it finishes; a freed slot is reused lowest-first (free_slots.h), and a slot taken forgets its
+// samples (count 0: every reader reads only the last `count` samples), so results cannot depend on reuse.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -29,7 +29,7 @@ public:
             pool_.emplace_back();
         } else {
             s = free_.take();
-            pool_[s] = RateWindow{};
+            pool_[s].reset(0, 0, 0);  // as a new window; its rings are not zeroed (a kilobyte at every flow's start)
         }
         slot_[flow] = s;
     }

@@ -24,6 +24,7 @@
 #include "wormhole/conflict_edges.h"
 #include "wormhole/graph_match.h"
 #include "wormhole/memo.h"
+#include "wormhole/shift.h"
 #include "wormhole/tails.h"
 #include "wormhole/steady.h"
 #include "wormhole/partitions.h"
@@ -294,6 +295,41 @@ private slots:
         QVERIFY(found[2] != found[0]);
     }
 
+    void pfc_is_found_wherever_it_touches_a_partition() {
+        // The reference incast under TIMELY with a 100 KB static threshold pauses often. Stopped at 40 moments,
+        // touches_pfc on each port alone must say what reading the port directly says: a paused class, a frame
+        // queued at it, its peer's ingress paused, or a PFC frame in its ring or its peer's. With no frame on a
+        // link it reads no ring at all, so some moments must have frames on links and some none.
+        Diagnostics warnings;
+        int with_frames = 0, without_frames = 0, touched = 0;
+        for (int k = 1; k <= 40; ++k) {
+            auto job = load_hpcc_job(kRef / "config_incast_timely.txt", kRef, PresetLibrary(), warnings);
+            Scenario& s = job->loaded.scenarios[0];
+            s.network.pfc_dynamic_threshold = false;
+            s.network.pfc_static_threshold = Bytes(100000);
+            s.workload.stop_time = Picoseconds(2'000'000'000'000 + int64_t(k) * 7'300'000);  // the flows start at 2 s; 7.3 us apart
+            Batch b = compile_batch({job->input});
+            run_cpu(b, RunOptions{});
+            uint64_t sent = 0, taken = 0;
+            for (const net::NodeOutput& o : b.out) sent += o.pfc_sent, taken += o.pfc_received;
+            (sent != taken ? with_frames : without_frames) += 1;
+            auto ring_has_pfc = [&](uint32_t row) {
+                bool found = false;
+                for_each_ring_packet(b, row, [&](const net::Packet& p) { found |= p.kind == net::kPfc; });
+                return found;
+            };
+            for (uint32_t row = 0; row < b.port.size(); ++row) {
+                const uint32_t peer = b.port[row].peer_port;
+                const bool expected = b.tx[row].paused || (b.node_role[b.port[row].node] == net::kRoleSwitch && !net::fifo_empty(b.queues[row].fifo[0])) ||
+                                      ring_has_pfc(row) || ring_has_pfc(peer) || (b.node_role[b.port[peer].node] == net::kRoleSwitch && b.mmu[peer].ingress_paused);
+                QCOMPARE(wormhole::touches_pfc(b, {row}), expected);
+                touched += expected;
+            }
+        }
+        qInfo("%d moments with PFC frames on links, %d without; %d ports touched in all", with_frames, without_frames, touched);
+        QVERIFY2(with_frames > 0 && without_frames > 0 && touched > 0, "the moments do not cover both cases: this tests nothing");
+    }
+
     void graph_hashes_are_finish_graphs_own() {
         // Through the cache a graph gets the hash finish_graph computes, a graph met again is not refined again,
         // and a graph differing in one label or one edge weight gets its own.
@@ -321,7 +357,7 @@ private slots:
 
     void rate_windows_are_held_only_by_running_flows() {
         // A million flows, at most four running at once: the table holds four windows, a freed slot is
-        // taken again lowest-first and comes back cleared, and a flow that is not running has no window.
+        // taken again lowest-first and comes back as a new window, and a flow that is not running has no window.
         const uint32_t flows = 1'000'000;
         wormhole::RateWindows w(flows);
         w.open(10), w.open(999'999), w.open(500);
@@ -340,7 +376,20 @@ private slots:
         w.open(7);  // takes slot 0, the one flow 10 held
         QCOMPARE(w[7].count, 0u);
         QCOMPARE(w[7].last_acked, uint64_t(0));
-        QCOMPARE(w[7].rate[0], 0.0);
+        // Its rings are not zeroed, but nothing of flow 10's sample shows: after the same samples it reads as
+        // a new window does.
+        wormhole::RateWindow fresh;
+        QCOMPARE(w[7].steady_rate(1, 0.5), -1.0);
+        for (int64_t i = 1; i <= 3; ++i) {
+            w[7].sample(i * 1'000'000, uint64_t(i * i) * 1000, 0, 50);
+            fresh.sample(i * 1'000'000, uint64_t(i * i) * 1000, 0, 50);
+            for (uint32_t l = 1; l <= 3; ++l) {
+                QCOMPARE(w[7].steady_rate(l, 2.0), fresh.steady_rate(l, 2.0));
+                QCOMPARE(w[7].standard_error(l), fresh.standard_error(l));
+                QCOMPARE(w[7].drift(l, 1e6, false), fresh.drift(l, 1e6, false));
+                QCOMPARE(w[7].cc_relative_drift(l, 1e6, false), fresh.cc_relative_drift(l, 1e6, false));
+            }
+        }
         w.open(8);
         for (uint32_t f = 0; f < 1000; ++f) {
             w.open(f + 2000);
