@@ -73,11 +73,12 @@ std::shared_ptr<const std::vector<FlowConflictGraph::Edge>> conflict_edges(Confl
     ++c.misses;
     auto edges = std::make_shared<std::vector<FlowConflictGraph::Edge>>();
     count_edges(c, parts, part, flow_data_ports, *edges);
-    if (c.edges_held + edges->size() > ConflictEdges::kMaxEdgesHeld) {
+    const size_t size = edges->size() + c.shape.size() + 8;
+    if (c.held + size > ConflictEdges::kMaxHeld) {
         c.by_shape.clear();  // partitions keep the edges they were given
-        c.edges_held = 0;
+        c.held = 0;
     }
-    c.edges_held += edges->size();
+    c.held += size;
     c.by_shape.emplace(h, ConflictEdges::Known{c.shape, edges});
     return edges;
 }

@@ -24,9 +24,9 @@ struct ConflictEdges {
         std::shared_ptr<const std::vector<FlowConflictGraph::Edge>> edges;  // shared with the partitions that have this shape
     };
     std::unordered_multimap<uint64_t, Known> by_shape;  // by a hash of the shape; each compared whole
-    size_t edges_held = 0;
-    // Past this many edges held (about 50 MB), the cache starts over: a run of ever new shapes keeps it bounded.
-    static constexpr size_t kMaxEdgesHeld = size_t(1) << 22;
+    size_t held = 0;                                    // edges and shape members over all shapes held
+    // Past this many (about 50 MB), the cache starts over: a run of ever new shapes keeps it bounded.
+    static constexpr size_t kMaxHeld = size_t(1) << 22;
     uint64_t hits = 0, misses = 0;
     // Scratch, by local port and by local flow.
     std::vector<uint32_t> port_name;

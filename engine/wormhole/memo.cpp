@@ -83,11 +83,12 @@ void finish_graph(FlowConflictGraph& g, GraphHashCache& cache) {
     }
     finish_graph(g);
     ++cache.misses;
-    if (cache.edges_held + g.edges.size() > GraphHashCache::kMaxEdgesHeld) {
+    const size_t size = g.edges.size() + g.labels.size() + g.context.size() / 8 + 8;  // a graph's words, its node's included
+    if (cache.held + size > GraphHashCache::kMaxHeld) {
         cache.graphs.clear();
-        cache.edges_held = 0;
+        cache.held = 0;
     }
-    cache.edges_held += g.edges.size();
+    cache.held += size;
     cache.graphs.emplace(content, g);
 }
 

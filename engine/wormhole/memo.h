@@ -81,9 +81,9 @@ void finish_graph(FlowConflictGraph& g);
 // of its skip-on run. A hit is checked equal member by member, so the hash is the one finish_graph computes.
 struct GraphHashCache {
     std::unordered_multimap<uint64_t, FlowConflictGraph> graphs;  // by content hash; each with its hash set
-    size_t edges_held = 0;                                        // over all graphs held
-    // Past this many edges held (about 50 MB), the cache starts over: a run of ever new graphs keeps it bounded.
-    static constexpr size_t kMaxEdgesHeld = size_t(1) << 22;
+    size_t held = 0;                                              // edges, labels and bytes of context over all graphs held, in words
+    // Past this many (about 50 MB), the cache starts over: a run of ever new graphs keeps it bounded.
+    static constexpr size_t kMaxHeld = size_t(1) << 22;
     uint64_t hits = 0, misses = 0;
 };
 // finish_graph through `cache`: the same hash, computed once per distinct graph.
