@@ -12,6 +12,8 @@ namespace orrery::wormhole {
 class FreeSlots {
 public:
     bool empty() const { return heap_.empty(); }
+    // The lowest free slot, left free. Only when !empty().
+    uint32_t lowest() const { return heap_.front(); }
     // The lowest free slot, taken out of the free ones. Only when !empty().
     uint32_t take() {
         std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());

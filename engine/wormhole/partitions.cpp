@@ -76,15 +76,28 @@ std::vector<uint32_t> Partitions::remove_flow(uint32_t flow, const std::vector<u
         std::vector<uint32_t>& on = port_flows_[p];
         on.erase(std::find(on.begin(), on.end(), flow));
     }
+    // The partition stays whole, less the ports only the leaving flow crossed, when its neighbours stay joined.
+    // It then takes the lowest free id, as the search below would, so that ids do not depend on which way was
+    // taken; when that is its own id it is kept where it is, its lists in the order they would be rebuilt in.
+    const bool whole_still = parts_[id].flows.size() > 1 && neighbours_stay_joined(ports);
+    if (whole_still && (free_ids_.empty() || free_ids_.lowest() > id)) {
+        Partition& part = parts_[id];
+        size_t kept = 0;
+        for (uint32_t p : part.ports) {
+            if (port_flows_[p].empty()) port_part_[p] = kNoPartition;
+            else part.ports[kept++] = p;
+        }
+        part.ports.resize(kept);
+        part.flows.erase(std::find(part.flows.begin(), part.flows.end(), flow));
+        return {id};
+    }
     // The partition's flows and ports go to scratch tables kept between calls: allocating them per call was
     // a third of this function's time in a MoE 8x13B skip-on run, where every flow's finish splits a partition.
     std::vector<uint32_t>& rest = rest_;
     rest.clear();
     for (uint32_t f : parts_[id].flows)
         if (f != flow) rest.push_back(f);
-    if (!rest.empty() && neighbours_stay_joined(ports)) {
-        // The partition stays whole, less the ports only the leaving flow crossed. It is released and taken
-        // again as the search below would (the lowest free id), so ids do not depend on which way was taken.
+    if (whole_still) {  // but a lower id is free: released and taken again there
         std::vector<uint32_t>& kept = stack_;
         kept.clear();
         for (uint32_t p : parts_[id].ports) {
