@@ -48,22 +48,33 @@ uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint6
     return (awaiting_first_feedback ? kAwaitingFirstFeedbackBit : 0) | (rate_q << 56) | (size_q << 40) | (rtt_q & 0xffffffffffull);
 }
 
-void finish_graph(FlowConflictGraph& g) {
-    // The skipper builds its edges in (a, b) order already (conflict_structure); sorting them again anyway was 2 % of a
-    // MoE 8x13B skip-on run.
+namespace {
+
+// Edges in (a, b) order, which the hash and the isomorphism checks take them in. The skipper builds them in that
+// order already (conflict_edges); sorting them again anyway was 2 % of a MoE 8x13B skip-on run.
+void sort_edges(FlowConflictGraph& g) {
     const auto by_ends = [](const auto& x, const auto& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; };
     if (!std::is_sorted(g.edges.begin(), g.edges.end(), by_ends)) std::sort(g.edges.begin(), g.edges.end(), by_ends);
-    const size_t n = g.labels.size();
+}
+
+// The hash of a graph whose edges are sorted.
+uint64_t sorted_graph_hash(const FlowConflictGraph& g) {
     std::vector<uint64_t> color = vertex_classes(g);
     std::sort(color.begin(), color.end());
-    uint64_t h = hash_string(g.context) ^ mix64(n) ^ mix64(g.edges.size() << 20);
+    uint64_t h = hash_string(g.context) ^ mix64(g.labels.size()) ^ mix64(g.edges.size() << 20);
     for (uint64_t c : color) h = mix64(h ^ c);
-    g.hash = h;
+    return h;
+}
+
+}  // namespace
+
+void finish_graph(FlowConflictGraph& g) {
+    sort_edges(g);
+    g.hash = sorted_graph_hash(g);
 }
 
 void finish_graph(FlowConflictGraph& g, GraphHashCache& cache) {
-    const auto by_ends = [](const auto& x, const auto& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; };
-    if (!std::is_sorted(g.edges.begin(), g.edges.end(), by_ends)) std::sort(g.edges.begin(), g.edges.end(), by_ends);
+    sort_edges(g);
     // A multiply-add per 8 bytes, not a mix per member: this only picks candidates, each compared whole below
     // (a mix64 per edge and an FNV step per byte of the context made the lookup a third of what it saved).
     static_assert(sizeof(FlowConflictGraph::Edge) == 12, "edges are compared as bytes");
@@ -81,7 +92,7 @@ void finish_graph(FlowConflictGraph& g, GraphHashCache& cache) {
             return;
         }
     }
-    finish_graph(g);
+    g.hash = sorted_graph_hash(g);
     ++cache.misses;
     const size_t size = g.edges.size() + g.labels.size() + g.context.size() / 8 + 8;  // a graph's words, its node's included
     if (cache.held + size > GraphHashCache::kMaxHeld) {

@@ -78,18 +78,26 @@ std::vector<uint32_t> Partitions::remove_flow(uint32_t flow, const std::vector<u
     }
     // The partition stays whole, less the ports only the leaving flow crossed, when its neighbours stay joined.
     // It then takes the lowest free id, as the search below would, so that ids do not depend on which way was
-    // taken; when that is its own id it is kept where it is, its lists in the order they would be rebuilt in.
-    const bool whole_still = parts_[id].flows.size() > 1 && neighbours_stay_joined(ports);
-    if (whole_still && (free_ids_.empty() || free_ids_.lowest() > id)) {
-        Partition& part = parts_[id];
-        size_t kept = 0;
-        for (uint32_t p : part.ports) {
-            if (port_flows_[p].empty()) port_part_[p] = kNoPartition;
-            else part.ports[kept++] = p;
+    // taken: its own, or a lower one it moves to with its lists.
+    if (parts_[id].flows.size() > 1 && neighbours_stay_joined(ports)) {
+        {
+            Partition& part = parts_[id];
+            size_t kept = 0;
+            for (uint32_t p : part.ports) {
+                if (port_flows_[p].empty()) port_part_[p] = kNoPartition;
+                else part.ports[kept++] = p;
+            }
+            part.ports.resize(kept);
+            part.flows.erase(std::find(part.flows.begin(), part.flows.end(), flow));
         }
-        part.ports.resize(kept);
-        part.flows.erase(std::find(part.flows.begin(), part.flows.end(), flow));
-        return {id};
+        if (free_ids_.empty() || free_ids_.lowest() > id) return {id};
+        const uint32_t whole = allocate();  // a free id: no new row, so parts_ does not move
+        std::swap(parts_[whole].ports, parts_[id].ports);
+        std::swap(parts_[whole].flows, parts_[id].flows);
+        release(id);
+        for (uint32_t p : parts_[whole].ports) port_part_[p] = whole;
+        for (uint32_t f : parts_[whole].flows) flow_part_[f] = whole;
+        return {whole};
     }
     // The partition's flows and ports go to scratch tables kept between calls: allocating them per call was
     // a third of this function's time in a MoE 8x13B skip-on run, where every flow's finish splits a partition.
@@ -97,20 +105,6 @@ std::vector<uint32_t> Partitions::remove_flow(uint32_t flow, const std::vector<u
     rest.clear();
     for (uint32_t f : parts_[id].flows)
         if (f != flow) rest.push_back(f);
-    if (whole_still) {  // but a lower id is free: released and taken again there
-        std::vector<uint32_t>& kept = stack_;
-        kept.clear();
-        for (uint32_t p : parts_[id].ports) {
-            if (port_flows_[p].empty()) port_part_[p] = kNoPartition;
-            else kept.push_back(p);
-        }
-        release(id);
-        const uint32_t whole = allocate();
-        Partition& part = parts_[whole];
-        for (uint32_t p : kept) port_part_[p] = whole, part.ports.push_back(p);
-        for (uint32_t f : rest) flow_part_[f] = whole, part.flows.push_back(f);
-        return {whole};
-    }
     for (uint32_t p : parts_[id].ports) port_part_[p] = kNoPartition;
     for (uint32_t f : rest) flow_part_[f] = kNoPartition;
     release(id);

@@ -116,15 +116,14 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
     for (uint32_t f : *plan.flows) scratch[f - x.flow_begin] = 0;
 }
 
-bool touches_pfc(const Batch& b, const std::vector<uint32_t>& ports) {
-    if (ports.empty()) return false;
-    // Frames on links: none when every PFC frame the experiment's nodes put on a link has been taken off one
-    // (both counted as the step sends and pops them), and then no ring is read. Reading every packet of the
-    // partition's rings was 0.9 % of a MoE 8x13B skip-on run, which sends no PFC frame at all.
-    const ExperimentSlice& x = b.experiments[b.node_experiment[b.port[ports[0]].node]];
+bool pfc_frames_on_links(const Batch& b, uint32_t experiment) {
+    const ExperimentSlice& x = b.experiments[experiment];
     uint64_t sent = 0, taken = 0;
     for (uint32_t n = x.node_begin; n < x.node_end; ++n) sent += b.out[n].pfc_sent, taken += b.out[n].pfc_received;
-    const bool frames_on_links = sent != taken;
+    return sent != taken;
+}
+
+bool touches_pfc(const Batch& b, const std::vector<uint32_t>& ports, bool frames_on_links) {
     auto ring_has_pfc = [&](uint32_t row) {
         bool found = false;
         for_each_ring_packet(b, row, [&](const Packet& p) { found |= p.kind == kPfc; });

@@ -206,6 +206,9 @@ struct Skipper::State {
     std::vector<std::string> port_facts;  // by local port, filled as first needed (port_fact)
     TailMemo tails;                       // tails measured to their completions (tails.h)
     TailRecordings recording;
+    // Calls from the runner after its steps (complete_due, after_step), and the one pfc_on_links was counted in.
+    uint64_t steps_seen = 0, pfc_counted_at = ~uint64_t(0);
+    bool pfc_on_links = false;
     std::vector<uint32_t> thawed_in_tail; // partitions thawed in this step with their first flow in its tail
     SkipReport report;
 
@@ -555,6 +558,7 @@ struct Skipper::State {
     // Completion skips that end by `end`: their flows finish at the times their rates gave, in that order,
     // and their packets leave the fabric (blocks into `cache`). Returns how many flows finished.
     uint32_t complete_due(int64_t end, BlockCache& cache) {
+        ++steps_seen;  // called after a step, before after_step: the step's PFC counts are new here
         uint32_t finished = 0;
         for (size_t i = 0; i < frozen.size();) {
             const uint32_t id = frozen[i];
@@ -564,7 +568,7 @@ struct Skipper::State {
                 continue;
             }
             const std::vector<uint32_t> rows = port_rows(id);
-            if (touches_pfc(b, rows)) {
+            if (pfc_touches(rows)) {
                 // Another partition's congestion sent a pause frame toward one of its ports while it was
                 // frozen: taking the port's packets away could lose it. The flows resume at the packet
                 // level instead, each with its last bytes to send (thaw takes it from here).
@@ -600,6 +604,13 @@ struct Skipper::State {
         return finished;
     }
 
+    // touches_pfc with the experiment's PFC frames on links counted once per call from the runner (the counts
+    // move only in steps, and a step is always followed by such a call).
+    bool pfc_touches(const std::vector<uint32_t>& rows) {
+        if (pfc_counted_at != steps_seen) pfc_on_links = pfc_frames_on_links(b, e), pfc_counted_at = steps_seen;
+        return touches_pfc(b, rows, pfc_on_links);
+    }
+
     // Whether partition `id` holds a tail being measured (tails.h): until the tail's last flow has finished it
     // takes no memo replay and no steady skip, so that the tails measured are those the packet level plays, not
     // only those no replay happened to interrupt. A memo miss still measures it at the packet level and
@@ -618,7 +629,7 @@ struct Skipper::State {
     void finish_tail(uint32_t id, int64_t now) {
         const Partition& part = parts.get(id);
         if (!tails_replayed || part.flows.size() <= kCompletionSkipMaxFlows || part.flows.size() > kTailMaxFlows || measuring_tail(id)) return;
-        if (touches_pfc(b, port_rows(id))) return;
+        if (pfc_touches(port_rows(id))) return;
         std::vector<uint32_t> vertex_flows;
         FlowConflictGraph g = conflict_graph(id, vertex_flows);
         std::vector<uint32_t> mapping;
@@ -954,7 +965,7 @@ struct Skipper::State {
             std::vector<double> mapped(q.flows.size());
             for (size_t i = 0; i < q.flows.size(); ++i) mapped[i] = rate[size_t(std::find(flows.begin(), flows.end(), q.leader_flows[i]) - flows.begin())];
             const std::vector<uint32_t> follower_flows = q.flows;
-            if (!touches_pfc(b, port_rows(fid))) freeze(fid, now, follower_flows, mapped, 0, std::vector<int64_t>(mapped.size(), 0), true, horizon);
+            if (!pfc_touches(port_rows(fid))) freeze(fid, now, follower_flows, mapped, 0, std::vector<int64_t>(mapped.size(), 0), true, horizon);
         }
     }
 
@@ -1014,7 +1025,7 @@ struct Skipper::State {
                 release_followers_steady(id, now, flows, rate, horizon);  // while the leader still counts as measuring
                 store_transient(p, id, now, flows, rate);
             }
-            if (touches_pfc(b, port_rows(id))) continue;
+            if (pfc_touches(port_rows(id))) continue;
             freeze(id, now, flows, rate, 0, std::vector<int64_t>(flows.size(), 0), true, horizon);
         }
     }
@@ -1115,6 +1126,7 @@ struct Skipper::State {
     }
 
     int64_t after_step(int64_t end, int64_t next, uint32_t done) {
+        ++steps_seen;
         thaw(end);
         // Releases: a flow that will cross a frozen partition before its skip ends cuts the skip back.
         std::vector<uint32_t>& released = b.released[e];

@@ -313,6 +313,8 @@ private slots:
             uint64_t sent = 0, taken = 0;
             for (const net::NodeOutput& o : b.out) sent += o.pfc_sent, taken += o.pfc_received;
             (sent != taken ? with_frames : without_frames) += 1;
+            const bool on_links = wormhole::pfc_frames_on_links(b, 0);
+            QCOMPARE(on_links, sent != taken);
             auto ring_has_pfc = [&](uint32_t row) {
                 bool found = false;
                 for_each_ring_packet(b, row, [&](const net::Packet& p) { found |= p.kind == net::kPfc; });
@@ -322,7 +324,7 @@ private slots:
                 const uint32_t peer = b.port[row].peer_port;
                 const bool expected = b.tx[row].paused || (b.node_role[b.port[row].node] == net::kRoleSwitch && !net::fifo_empty(b.queues[row].fifo[0])) ||
                                       ring_has_pfc(row) || ring_has_pfc(peer) || (b.node_role[b.port[peer].node] == net::kRoleSwitch && b.mmu[peer].ingress_paused);
-                QCOMPARE(wormhole::touches_pfc(b, {row}), expected);
+                QCOMPARE(wormhole::touches_pfc(b, {row}, on_links), expected);
                 touched += expected;
             }
         }
