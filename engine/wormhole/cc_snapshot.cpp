@@ -1,6 +1,7 @@
 #include "wormhole/cc_snapshot.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -97,6 +98,28 @@ void put_cc_snapshot(Batch& b, uint32_t f, const CcSnapshot& s, int64_t resume) 
             break;
         case kDctcp: b.dctcp[f].alpha = s.alpha; break;
     }
+}
+
+void age_hpcc_through_steady(Batch& b, uint32_t f, double steady_ps, double round_ps, double share_bps, double theta) {
+    const ExperimentParams& ep = params_of(b, f);
+    if (ep.cc_mode != kHpcc || ep.multi_rate || !(round_ps > 0) || !(steady_ps > 0)) return;
+    HpccState& h = b.hpcc[f];
+    const double max_c = h.u / ep.target_util;
+    const double r0 = double(h.cur_rate);
+    // Within θ of η the flow is at HPCC's equilibrium and u only jitters around it: compounded over the 210
+    // rounds of a 0.9 ms skip, a u of 1.002 η cut two lockstep flows to their shares and split their finishes by
+    // 1 µs (test_wormhole: flows_alike_keep_their_lockstep).
+    if (!(max_c > 1 + theta) || !(r0 > share_bps)) return;
+    // Rounds counted whole put the forwarded flows 0.4 % early (the skip's last part round left out); as a
+    // fraction, the expected decay over the skip.
+    const double keep = 1 / max_c, kept = std::pow(keep, steady_ps / round_ps);
+    const double aged = std::max(share_bps, kept * r0 + double(ep.rate_ai) * (1 - kept) / (1 - keep));
+    if (aged >= r0) return;
+    QpState& q = b.qp[f];
+    mark_host_wrote(b, b.flow[f].src);
+    auto held = [&](double bps) { return std::clamp<uint64_t>(uint64_t(bps), std::min<uint64_t>(ep.min_rate, q.max_rate), q.max_rate); };
+    q.rate = held(double(q.rate) * aged / r0);  // the per-ACK rate keeps its ratio to the reference rate
+    h.cur_rate = held(aged);
 }
 
 nlohmann::json cc_snapshot_json(const CcSnapshot& s) {

@@ -39,6 +39,16 @@ CcSnapshot take_cc_snapshot(const Batch& b, uint32_t f, int64_t now);
 // to the flow's own line rate and the experiment's minimum rate.
 void put_cc_snapshot(Batch& b, uint32_t f, const CcSnapshot& s, int64_t resume);
 
+// HPCC's state of flow row `f` aged through `steady_ps` of a skip in which the flow kept the throughput
+// `share_bps` (on the wire: its payload rate with the packets' headers). At the packet level, while the hop it reports stays over the target utilization (u/η > 1), HPCC
+// divides its reference rate by u/η and adds its additive step once a round trip (`round_ps`); a flow held to its
+// share by its NIC's round robin keeps its throughput meanwhile, so the rate falls toward the share without
+// the samples showing it. A skip that left the rate where it froze resumed such flows with a window too wide
+// for their share (MoE 8x13B: the forwarded half of each all-to-all 1 % early). The rate falls by that rule, never
+// below the share; nothing changes for other CCs, for HPCC with per-hop rates, or where u/η is within θ of 1
+// (HPCC's equilibrium, where u only jitters).
+void age_hpcc_through_steady(Batch& b, uint32_t f, double steady_ps, double round_ps, double share_bps, double theta);
+
 // The memo file's form: a JSON object with the fields of its CC only. Throws std::runtime_error naming a
 // missing or malformed field.
 nlohmann::json cc_snapshot_json(const CcSnapshot& s);

@@ -38,6 +38,7 @@ struct PartState {
     int64_t t0 = 0, t_end = 0, dt = 0;
     std::vector<uint32_t> flows;       // global rows, as frozen
     std::vector<double> rate;          // bytes/ps per flow, as frozen
+    std::vector<double> round_ps;      // per flow: its round trip in the steady state (bytes in flight / rate), HPCC's update period
     std::vector<int64_t> base_credit;  // bytes per flow credited before the steady part (memo transients)
     std::vector<int64_t> credit;       // bytes per flow credited in all
     std::vector<int64_t> remainder;    // bytes per flow owed beyond `credit` (whole units only are credited)
@@ -195,14 +196,6 @@ struct Skipper::State {
     // 0.132 -> 0.136 % mean. Under DCQCN a recovering flow's drift is a timer's steps and it took the two-flow
     // incast from -0.7 % to -4.8 %: its windows start over.
     bool keep_windows_after_drift = false;
-    // Whether tails of large partitions are measured and replayed (tails.h). Not under HPCC: its all-to-all
-    // replays leave the flows that joined last about 1 % early and those that started first late (MoE 8x13B,
-    // flows joining 7 us apart on one NIC), and the partitions their first finishes left behind had pulled that
-    // back. With tails, MoE 8x13B HPCC handled 67-71 M events instead of 104 M but its mean per-flow FCT error
-    // went from 0.975 % to 1.06 %, over the 1 % bound; DCQCN and TIMELY got both faster and more accurate
-    // (engine/wormhole/README.md, "Tails to their completions"). With the credit of the bytes in flight at the
-    // key (key_inflight_credit): 39.6 M events instead of 84.4 M, but 0.96 % instead of 0.70 %, too near the bound.
-    bool tails_replayed = false;
     std::vector<std::string> port_facts;  // by local port, filled as first needed (port_fact)
     TailMemo tails;                       // tails measured to their completions (tails.h)
     TailRecordings recording;
@@ -242,7 +235,6 @@ struct Skipper::State {
         cc_context = memo_domain(b, e);
         drift_within_noise_is_noise = ep.cc_mode != kTimely;
         keep_windows_after_drift = ep.cc_mode == kHpcc;
-        tails_replayed = ep.cc_mode != kHpcc;
     }
 
     uint64_t inflight(uint32_t f) const { return b.qp[f].snd_nxt - b.qp[f].snd_una; }
@@ -408,6 +400,8 @@ struct Skipper::State {
         p.steady_from = now + transient;
         p.flows = flows;
         p.rate = rate;
+        p.round_ps.resize(flows.size());
+        for (size_t i = 0; i < flows.size(); ++i) p.round_ps[i] = rate[i] > 0 ? double(inflight(flows[i])) / rate[i] : 0.0;
         p.base_credit = base;
         if (completes) {
             freeze_to_completion(id, std::move(fin), transient > 0);
@@ -617,7 +611,6 @@ struct Skipper::State {
     // identical partitions may follow it (they end their own measurements). (Letting replays and skips end
     // measurements instead gave MoE 8x13B the same errors: engine/wormhole/README.md, "Tails to their completions".)
     bool measuring_tail(uint32_t id) const {
-        if (!tails_replayed) return false;
         for (uint32_t f : parts.get(id).flows)
             if (recording.recording(x.flow_begin + f)) return true;
         return false;
@@ -628,7 +621,7 @@ struct Skipper::State {
     // tail of an isomorphic graph took, or its tail is measured now (tails.h).
     void finish_tail(uint32_t id, int64_t now) {
         const Partition& part = parts.get(id);
-        if (!tails_replayed || part.flows.size() <= kCompletionSkipMaxFlows || part.flows.size() > kTailMaxFlows || measuring_tail(id)) return;
+        if (part.flows.size() <= kCompletionSkipMaxFlows || part.flows.size() > kTailMaxFlows || measuring_tail(id)) return;
         if (pfc_touches(port_rows(id))) return;
         std::vector<uint32_t> vertex_flows;
         FlowConflictGraph g = conflict_graph(id, vertex_flows);
@@ -696,6 +689,11 @@ struct Skipper::State {
             p.frozen = false;
             frozen.erase(frozen.begin() + long(i));
             if (p.ends_in_tail) thawed_in_tail.push_back(id);
+            // The CC state the flows froze with (or a replay put in) is that of the skip's steady start; HPCC's
+            // rate kept falling meanwhile at the packet level (age_hpcc_through_steady, cc_snapshot.h).
+            const double steady_ps = double(p.t_end - std::max(p.t0, p.steady_from));
+            const double wire_per_byte = 8e12 * double(ep.mtu + net::kDataHeaderBytes) / double(ep.mtu);  // bit/s per byte/ps of payload
+            for (size_t k = 0; k < p.flows.size(); ++k) age_hpcc_through_steady(b, p.flows[k], steady_ps, p.round_ps[k], p.rate[k] * wire_per_byte, x.skipping.theta);
             for (size_t k = 0; k < p.remainder.size(); ++k) carry[p.flows[k] - x.flow_begin] = p.remainder[k];
             if (p.ends_on_drift && keep_windows_after_drift) {
                 // The credited bytes are not a rate the flows had: the next sample counts from now.
@@ -806,6 +804,9 @@ struct Skipper::State {
                 // skip cut back inside the transient keeps that state too: the flows have been through the
                 // contention it describes.
                 for (size_t i = 0; i < flows.size(); ++i) put_cc_snapshot(b, flows[i], hit->end_cc[i], state(id).t_end);
+                // Its flows hold the bytes in flight of the key, not of the stored steady state.
+                for (size_t i = 0; i < flows.size(); ++i)
+                    if (rate[i] > 0) state(id).round_ps[i] = double(hit->end_inflight[i]) / rate[i];
                 rec.kind = MemoRecord::kHit;
                 ++report.memo_hits;
                 report.memo.push_back(rec);

@@ -15,7 +15,8 @@
 // time instead, in a completion skip. Two must agree so that a tail DCQCN happened to cut (some flows of an
 // all-to-all slowed in their tails and not others, at random) is not replayed wherever its graph recurs. That
 // alone did not make MoE 32x22B's 96-192-flow tails safe: the skipper takes tails of 33 to 64 flows only
-// (kTailMaxFlows) and none under HPCC (tails_replayed), both measured in engine/wormhole/README.md.
+// (kTailMaxFlows), measured in engine/wormhole/README.md. (Under HPCC too since a thaw ages the flows' rates
+// through the skip, age_hpcc_through_steady: before, HPCC's replays left tails that replayed 1 % early.)
 //
 // While its tail is measured a partition takes no memo replay and no steady skip. A recording is dropped when
 // a flow joins its partition (the tail is no longer the one keyed) or when one of its flows is frozen all the

@@ -23,7 +23,8 @@
 //     the packet level's under one seed against another, each by flow size. --packet-cache DIR keeps their runs
 //     without skipping there and reuses them (packet_run_cache.h): a change to the skipper is then measured
 //     against several seeds at the cost of its skip-on runs.
-// --cc runs the LLM rows under each listed CC (the 400 Gb/s presets); --off 0 leaves out their skip-off runs.
+// --cc runs the LLM rows under each listed CC (the 400 Gb/s presets); --off 0 leaves out their skip-off runs; with
+// --packet-cache DIR the GPT-3 13B and MoE 8x13B rows' runs without skipping are kept and reused too.
 // Each LLM run is repeated --llm-repeats times (default 3; identical results every time) and its best wall
 // time kept, as for the flow scenarios: this VM's wall times vary by up to 1.7x from one run to the next.
 #include <algorithm>
@@ -298,9 +299,9 @@ Run run_llm(const PresetLibrary& presets, const WorkloadTables& tables, const nl
     return r;
 }
 
-std::filesystem::path g_packet_cache;  // --packet-cache: where the --table1 rows keep their packet-level runs (empty: nowhere), set once by main
+std::filesystem::path g_packet_cache;  // --packet-cache: where the LLM rows keep their packet-level runs (empty: nowhere), set once by main
 
-// A --table1 row without skipping: from --packet-cache when that folder has this very document's run, else run and
+// An LLM row without skipping: from --packet-cache when that folder has this very document's run, else run and
 // stored there. A run taken from the folder says so, with the revision that made it (packet_run_cache.h).
 Run packet_level_run(const PresetLibrary& presets, const WorkloadTables& tables, const nlohmann::json& doc, int threads) {
     if (g_packet_cache.empty()) return run_llm(presets, tables, doc, threads, 1);
@@ -335,7 +336,9 @@ void llm_row(const char* label, const PresetLibrary& presets, const WorkloadTabl
                     100 * saved / (saved + double(on.result.events)), skip_counts(k).c_str());
         return;
     }
-    const Run off = run_llm(presets, tables, llm("roft-128", model, parallel, false, cc), threads, repeats);
+    // With --packet-cache the run without skipping is taken from there once made (one run, its wall that run's).
+    const nlohmann::json off_doc = llm("roft-128", model, parallel, false, cc);
+    const Run off = g_packet_cache.empty() ? run_llm(presets, tables, off_doc, threads, repeats) : packet_level_run(presets, tables, off_doc, threads);
     std::printf("%s, %s, one iteration, %d thread(s), best of %d runs: iteration %.3f ms -> %.3f ms (error %+.3f%%)\n", label, cc.c_str(), threads,
                 repeats, off.iteration_s * 1e3, on.iteration_s * 1e3, 100 * (on.iteration_s / off.iteration_s - 1));
     compare(("   " + model + " " + cc).c_str(), off, on);
@@ -554,7 +557,7 @@ int main(int argc, char** argv) {
                                                {"--noise", "1: with --stop-ms, also run without skipping under the next seed and compare it with --seed's (default 0)"},
                                                {"--seed", "N: the --table1 rows' seed (default 1; DCQCN marks at random)"},
                                                {"--seeds", "K: with --stop-ms, run the --table1 rows under seeds N..N+K-1 with and without skipping and compare skipping with the packet level's spread over them (default 1)"},
-                                               {"--packet-cache", "DIR: keep the --table1 rows' runs without skipping in DIR and reuse them (delete DIR after any change to the packet level)"},
+                                               {"--packet-cache", "DIR: keep the LLM rows' runs without skipping in DIR and reuse them (delete DIR after any change to the packet level)"},
                                                {"--pxn", "0: the MoE rows send cross-rail all-to-all data over the spines (default 1: NCCL's PXN, as the wormhole-moe scenario)"}});
     const int llm_repeats = int(bench::bench_number(args, "--llm-repeats", 3));
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 1;

@@ -23,6 +23,7 @@
 #include "scenario/load.h"
 #include "wormhole/conflict_edges.h"
 #include "wormhole/graph_match.h"
+#include "wormhole/cc_snapshot.h"
 #include "wormhole/memo.h"
 #include "wormhole/shift.h"
 #include "wormhole/tails.h"
@@ -1119,6 +1120,33 @@ private slots:
         for (size_t i = 0; i < 2; ++i)
             QVERIFY2(relative(again.fct_us[i], packets.fct_us[i]) < 0.005,
                      qPrintable(QString("flow %1: %2 us replayed, %3 us packet level").arg(i).arg(again.fct_us[i]).arg(packets.fct_us[i])));
+    }
+
+    void hpcc_rates_age_through_a_skip_as_the_packet_level_cuts_them() {
+        // MoE 8x13B under HPCC, a forwarded all-to-all flow held to its NIC's share (30.3 Gb/s) with every INT
+        // over eta (U 1.068): at the packet level its reference rate fell from 104.83 to 65.97 Gb/s (x 0.6293)
+        // over the 16.57 us a replay then skipped, one cut a round trip (4.22 us: bytes in flight / rate). The
+        // replay had resumed it at 104.83 Gb/s and its tail ran 1.2 us early (engine/wormhole/README.md).
+        LoadedScenario sc = scenario({{{"src", 0}, {"dst", 1}, {"size", "1MB"}, {"start", "0us"}}}, {{"cc", {{"preset", "hpcc-100g"}}}});
+        const Fabric fabric = build_fabric(sc.scenarios[0].topology);
+        Batch b = compile_batch({{"e0000", &sc.scenarios[0], &fabric, workload_flows(sc.scenarios[0])}});
+        const double theta = sc.scenarios[0].skipping.theta;
+        b.qp[0].max_rate = 100'000'000'000;  // as its NIC starts it: at the line
+        auto aged = [&](double u, double r0, double steady_us, double share) {
+            b.hpcc[0].u = u;
+            b.hpcc[0].cur_rate = uint64_t(r0);
+            b.qp[0].rate = uint64_t(0.9 * r0);
+            wormhole::age_hpcc_through_steady(b, 0, steady_us * 1e6, 4.223e6, share, theta);
+            return std::pair<double, double>(double(b.hpcc[0].cur_rate), double(b.qp[0].rate));
+        };
+        const auto [cut, per_ack] = aged(1.068, 80e9, 16.568, 30.3e9 * 80 / 104.83);
+        QVERIFY2(std::abs(cut / (80e9 * 0.6293) - 1) < 0.03, qPrintable(QString("aged to %1 Gb/s").arg(cut / 1e9)));
+        QVERIFY(std::abs(per_ack / cut - 0.9) < 1e-6);  // the per-ACK rate keeps its ratio to the reference rate
+        // Never below the share the flow kept: there its own rate would start to hold it back.
+        QCOMPARE(aged(1.068, 80e9, 1000, 20e9).first, 20e9);
+        // At its equilibrium (U within theta of eta) HPCC holds its rate: a skip of a millisecond moves nothing.
+        QCOMPARE(aged(0.952, 80e9, 1000, 20e9).first, 80e9);
+        QCOMPARE(aged(1.068, 15e9, 1000, 20e9).first, 15e9);  // a rate at or below the share: nothing to age
     }
 
     void memo_replay_is_refused_where_it_would_leave_a_marking_queue_out() {
