@@ -169,6 +169,9 @@ struct Skipper::State {
     // By local flow: bytes a memo replay or a mirror credited for a pipeline the flow has not filled (the
     // original's bytes in flight), to be earned back at the packet level while it fills; until the flow has
     // run for a sampling interval. A completion skip plays no such refill, so its finish leaves them out.
+    // Negative where the flow's own pipeline was the fuller one: its credit fell short of what its original
+    // got acknowledged by bytes it already has in flight, which a completion skip must not count as still to
+    // send (test_wormhole: a_replay_finishes_from_its_originals_acknowledged_bytes).
     std::vector<int64_t> ahead;
     std::vector<uint32_t> frozen;                    // partition ids
     std::vector<uint32_t> followers;                 // partition ids waiting on a leader (frozen too)
@@ -794,7 +797,7 @@ struct Skipper::State {
                 unplayed[i] = std::max(0.0, double(hit->end_inflight[i]) - own_inflight - refill);
                 const double gap = key_inflight_credit(q.snd_una, hit->key_acked[i], own_inflight, double(hit->key_inflight[i]), double(q.rate) / 8e12, hit->end_rate[i]);
                 base[i] = std::max<int64_t>(0, int64_t(double(hit->bytes[i]) + refill + gap));  // credits() takes whole units of it and carries the rest
-                ahead[f - x.flow_begin] = int64_t(std::max(0.0, refill));
+                ahead[f - x.flow_begin] = int64_t(refill);
                 if (b.flow[f].size - q.snd_una <= uint64_t(base[i]) + (q.snd_nxt - q.snd_una) + uint64_t(unit)) usable = false;
             }
             if (usable && leaves_a_signalling_queue_out(flows, unplayed)) usable = false;
@@ -930,7 +933,7 @@ struct Skipper::State {
             const int64_t bytes = int64_t(std::max(0.0, std::min(got + double(owed), room)));
             c[i] = bytes / unit * unit;
             carry[f - x.flow_begin] = bytes - c[i];
-            ahead[f - x.flow_begin] = std::min<int64_t>(int64_t(std::max(0.0, refill)), c[i]);
+            ahead[f - x.flow_begin] = std::min<int64_t>(int64_t(refill), c[i]);
         }
         apply_shift(p, id, dt - p.dt, c);
         p.dt = dt;
