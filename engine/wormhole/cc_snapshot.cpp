@@ -14,6 +14,11 @@ using namespace net;
 
 const ExperimentParams& params_of(const Batch& b, uint32_t f) { return b.params[b.node_experiment[b.flow[f].src]]; }
 
+// A rate put into a flow, held to its own line rate and the experiment's minimum rate.
+uint64_t held_rate(const ExperimentParams& ep, const QpState& q, uint64_t bps) {
+    return std::clamp<uint64_t>(bps, std::min<uint64_t>(ep.min_rate, q.max_rate), q.max_rate);
+}
+
 void take_timer(int64_t due, int64_t scheduled, int64_t now, int64_t& in, int64_t& since) {
     in = due == kNever ? -1 : std::max<int64_t>(0, due - now);
     since = due == kNever ? 0 : std::max<int64_t>(0, now - scheduled);
@@ -72,7 +77,7 @@ void put_cc_snapshot(Batch& b, uint32_t f, const CcSnapshot& s, int64_t resume) 
     if (s.cc_mode != ep.cc_mode) throw std::logic_error("a congestion-control snapshot put into a flow of another CC");
     mark_host_wrote(b, b.flow[f].src);
     QpState& q = b.qp[f];
-    auto held = [&](uint64_t bps) { return std::clamp<uint64_t>(bps, std::min<uint64_t>(ep.min_rate, q.max_rate), q.max_rate); };
+    auto held = [&](uint64_t bps) { return held_rate(ep, q, bps); };
     q.rate = held(s.rate_bps);
     switch (s.cc_mode) {
         case kDcqcn: {
@@ -117,9 +122,8 @@ void age_hpcc_through_steady(Batch& b, uint32_t f, double steady_ps, double roun
     if (aged >= r0) return;
     QpState& q = b.qp[f];
     mark_host_wrote(b, b.flow[f].src);
-    auto held = [&](double bps) { return std::clamp<uint64_t>(uint64_t(bps), std::min<uint64_t>(ep.min_rate, q.max_rate), q.max_rate); };
-    q.rate = held(double(q.rate) * aged / r0);  // the per-ACK rate keeps its ratio to the reference rate
-    h.cur_rate = held(aged);
+    q.rate = held_rate(ep, q, uint64_t(double(q.rate) * aged / r0));  // the per-ACK rate keeps its ratio to the reference rate
+    h.cur_rate = held_rate(ep, q, uint64_t(aged));
 }
 
 nlohmann::json cc_snapshot_json(const CcSnapshot& s) {

@@ -695,9 +695,12 @@ struct Skipper::State {
             if (p.ends_in_tail) thawed_in_tail.push_back(id);
             // The CC state the flows froze with (or a replay put in) is that of the skip's steady start; HPCC's
             // rate kept falling meanwhile at the packet level (age_hpcc_through_steady, cc_snapshot.h).
-            const double steady_ps = double(p.t_end - std::max(p.t0, p.steady_from));
-            const double wire_per_byte = 8e12 * double(ep.mtu + net::kDataHeaderBytes) / double(ep.mtu);  // bit/s per byte/ps of payload
-            for (size_t k = 0; k < p.flows.size() && p.round_ps.size() == p.flows.size(); ++k) age_hpcc_through_steady(b, p.flows[k], steady_ps, p.round_ps[k], p.rate[k] * wire_per_byte, x.skipping.theta);
+            if (ep.cc_mode == kHpcc && p.round_ps.size() == p.flows.size()) {
+                const double steady_ps = double(p.t_end - std::max(p.t0, p.steady_from));
+                const double wire_per_byte = 8e12 * double(ep.mtu + net::kDataHeaderBytes) / double(ep.mtu);  // bit/s per byte/ps of payload
+                for (size_t k = 0; k < p.flows.size(); ++k)
+                    age_hpcc_through_steady(b, p.flows[k], steady_ps, p.round_ps[k], p.rate[k] * wire_per_byte, x.skipping.theta);
+            }
             for (size_t k = 0; k < p.remainder.size(); ++k) carry[p.flows[k] - x.flow_begin] = p.remainder[k];
             if (p.ends_on_drift && keep_windows_after_drift) {
                 // The credited bytes are not a rate the flows had: the next sample counts from now.
