@@ -12,6 +12,7 @@
 // SharedBlockPool by atomic increments; a node whose stock cannot cover its next event stops before it
 // (block_stock_ready) and resumes in another pass of the same step once the host has refilled the pool.
 #include <cstdint>
+#include <cstring>
 
 #include "common/atomic_hd.h"
 #include "common/host_device.h"
@@ -22,9 +23,12 @@ namespace orrery::net {
 inline constexpr uint32_t kBlockPackets = 16;
 inline constexpr uint32_t kNoBlock = 0xffffffffu;
 
-struct PacketBlock {
-    Packet slot[kBlockPackets];
-};
+// A packet slot is 64 bytes (one line) where an experiment of the batch needs HPCC's INT hops, else 32: a
+// packet's header and TIMELY's timestamp fit in half a line (packet.h), so a batch without HPCC moves half
+// the bytes through rings and queues: bench_scale k = 60 on two threads peaks at 1.68 GB instead of 2.91, and
+// runs 1-3 % faster (engine/runtime/README.md, "Half-line packets").
+inline constexpr uint32_t kFullPacketShift = 6, kCompactPacketShift = 5;
+inline constexpr uint32_t kMaxBlockBytes = kBlockPackets << kFullPacketShift;
 
 // The device backend's free blocks for one pass of a step, shared by the nodes running at once: taken
 // from free[taken ..) by atomic increments, given back by atomic appends to returned[], which the host
@@ -75,10 +79,32 @@ ORRERY_HD inline bool block_stock_ready(BlockCache& c) {
 // What the systems see of the storage: the batch's blocks and their links, and the stock of the worker
 // running them. `held` arguments below are the node's count of blocks in use (NodeOutput::blocks_held).
 struct BlockStore {
-    PacketBlock* blocks = nullptr;
+    unsigned char* packets = nullptr;   // block b's slot i at (b·kBlockPackets + i) << packet_shift
     uint32_t* next = nullptr;
     BlockCache* cache = nullptr;
+    uint32_t packet_shift = kFullPacketShift;
 };
+
+// The slot of position `at` (a FIFO's or ring's counter: modulo kBlockPackets) of `block`. In a compact store
+// the Packet there is only its first 32 bytes: read it whole with load_packet, write it with store_packet.
+ORRERY_HD inline Packet& packet_at(const BlockStore& s, uint32_t block, uint64_t at) {
+    return *reinterpret_cast<Packet*>(s.packets + ((uint64_t(block) * kBlockPackets + at % kBlockPackets) << s.packet_shift));
+}
+
+ORRERY_HD inline bool compact_store(const BlockStore& s) { return s.packet_shift == kCompactPacketShift; }
+
+ORRERY_HD inline void store_packet(const BlockStore& s, Packet& slot, const Packet& p) {
+    if (compact_store(s)) memcpy(&slot, &p, size_t(1) << kCompactPacketShift);
+    else slot = p;
+}
+
+// A copy of a slot's packet; from a compact slot its INT hops are zero (no CC of such a batch reads them).
+ORRERY_HD inline Packet load_packet(const BlockStore& s, const Packet& slot) {
+    if (!compact_store(s)) return slot;
+    Packet p{};
+    memcpy(&p, &slot, size_t(1) << kCompactPacketShift);
+    return p;
+}
 
 // Host side of the CPU backend (runtime/block_arena.cpp): refill an empty stock, spill half of a full one.
 // Both return with count strictly between 0 and capacity, or, when the arena is exhausted, count 0.
@@ -117,7 +143,7 @@ struct BlockFifo {
 
 ORRERY_HD inline bool fifo_empty(const BlockFifo& f) { return f.head == f.tail; }
 
-ORRERY_HD inline Packet& fifo_front(const BlockStore& s, const BlockFifo& f) { return s.blocks[f.head_block].slot[f.head % kBlockPackets]; }
+ORRERY_HD inline Packet& fifo_front(const BlockStore& s, const BlockFifo& f) { return packet_at(s, f.head_block, f.head); }
 
 // False when no block could be had (the packet is not stored; the caller flags the overflow).
 ORRERY_HD inline bool fifo_push(const BlockStore& s, int64_t& held, BlockFifo& f, const Packet& p) {
@@ -129,15 +155,15 @@ ORRERY_HD inline bool fifo_push(const BlockStore& s, int64_t& held, BlockFifo& f
         else s.next[f.tail_block] = b;
         f.tail_block = b;
     }
-    s.blocks[f.tail_block].slot[slot] = p;
+    store_packet(s, packet_at(s, f.tail_block, slot), p);
     ++f.tail;
     // The tail block may have been taken up to 15 pushes ago; in a deep queue its next line is cold by now.
-    if (slot + 1 < kBlockPackets) prefetch_line_for_write(&s.blocks[f.tail_block].slot[slot + 1]);
+    if (slot + 1 < kBlockPackets) prefetch_line_for_write(&packet_at(s, f.tail_block, slot + 1));
     return true;
 }
 
 ORRERY_HD inline Packet fifo_pop(const BlockStore& s, int64_t& held, BlockFifo& f) {
-    const Packet p = fifo_front(s, f);
+    const Packet p = load_packet(s, fifo_front(s, f));
     ++f.head;
     if (f.head == f.tail) {
         block_give(*s.cache, held, f.head_block);
@@ -157,17 +183,18 @@ ORRERY_HD inline Packet fifo_pop(const BlockStore& s, int64_t& held, BlockFifo& 
 
 // Packets [from, to) of a chain of blocks, `block` holding packet `from`, for host hooks that shift or
 // inspect what is queued or in flight (rings and FIFOs alike: positions are counters modulo kBlockPackets).
+// A visit may change a packet's header fields in place (not, in a compact store, its INT hops).
 template <class Visit>
-void chain_for_each(PacketBlock* blocks, const uint32_t* next, uint32_t block, uint64_t from, uint64_t to, Visit visit) {
+void chain_for_each(const BlockStore& s, uint32_t block, uint64_t from, uint64_t to, Visit visit) {
     for (uint64_t i = from; i < to; ++i) {
-        visit(blocks[block].slot[i % kBlockPackets]);
-        if ((i + 1) % kBlockPackets == 0 && i + 1 < to) block = next[block];
+        visit(packet_at(s, block, i));
+        if ((i + 1) % kBlockPackets == 0 && i + 1 < to) block = s.next[block];
     }
 }
 
 template <class Visit>
-void fifo_for_each(PacketBlock* blocks, const uint32_t* next, const BlockFifo& f, Visit visit) {
-    chain_for_each(blocks, next, f.head_block, f.head, f.tail, visit);
+void fifo_for_each(const BlockStore& s, const BlockFifo& f, Visit visit) {
+    chain_for_each(s, f.head_block, f.head, f.tail, visit);
 }
 
 // Gives back the blocks of a chain from `first` to `last` (kNoBlock: none), for an experiment that ended.

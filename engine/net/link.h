@@ -48,7 +48,7 @@ ORRERY_HD inline Packet* ring_push_slot(NetView& v, uint32_t to_port, uint32_t n
         t.block = b;
     }
     ++t.tail;
-    return &v.store.blocks[t.block].slot[slot];
+    return &packet_at(v.store, t.block, slot);
 }
 
 // p with its arrival time into a ring's slot. With `stream` (a worker's packets of the step outgrow its core's
@@ -60,7 +60,7 @@ ORRERY_HD inline Packet* ring_push_slot(NetView& v, uint32_t to_port, uint32_t n
 // barrier. Otherwise copied whole, then the arrival set in place:
 // patching a copy on the stack first would make the copy into the ring read back a half-written line (a
 // store-forwarding stall, 20 % of transmit_start).
-ORRERY_HD ORRERY_HOT_INLINE inline void write_ring_slot(Packet& slot, const Packet& p, int64_t arrival, bool stream) {
+ORRERY_HD ORRERY_HOT_INLINE inline void write_ring_slot(const BlockStore& store, Packet& slot, const Packet& p, int64_t arrival, bool stream) {
 #if defined(__SSE2__) && !defined(__CUDA_ARCH__)
     if (stream) {
         static_assert(sizeof(Packet) == 64 && offsetof(Packet, arrival) == 0, "a packet is one line, its arrival first");
@@ -69,6 +69,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline void write_ring_slot(Packet& slot, const Pack
         const __m128i head = _mm_castpd_si128(_mm_move_sd(_mm_castsi128_pd(_mm_loadu_si128(from)), _mm_castsi128_pd(_mm_cvtsi64_si128(arrival))));
         _mm_stream_si128(to, head);
         _mm_stream_si128(to + 1, _mm_loadu_si128(from + 1));
+        if (compact_store(store)) return;
         _mm_stream_si128(to + 2, _mm_loadu_si128(from + 2));
         _mm_stream_si128(to + 3, _mm_loadu_si128(from + 3));
         return;
@@ -76,7 +77,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline void write_ring_slot(Packet& slot, const Pack
 #else
     (void)stream;
 #endif
-    slot = p;
+    store_packet(store, slot, p);
     slot.arrival = arrival;
 }
 
@@ -102,7 +103,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline void transmit_start(NetView& v, uint32_t row,
     ++o.transmissions;
     if (arrival < o.min_sent_arrival) o.min_sent_arrival = arrival;
     if (p.kind == kPfc) ++o.pfc_sent;
-    if (Packet* slot = ring_push_slot(v, info.peer_port, info.node)) write_ring_slot(*slot, p, arrival, v.stream_packets);
+    if (Packet* slot = ring_push_slot(v, info.peer_port, info.node)) write_ring_slot(v.store, *slot, p, arrival, v.stream_packets);
 }
 
 ORRERY_HD inline void record_pfc(NetView& v, uint32_t node, uint32_t row, bool pause, int64_t now, uint8_t node_type) {

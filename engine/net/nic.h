@@ -141,7 +141,9 @@ ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Experime
     a.flags = (p.flags & kFlagCe) ? kFlagCnp : 0;
     a.wire = uint16_t(ep.cc_mode == kHpcc ? kHpccAckBytes : kAckBytes);
     a.nhop = p.nhop;
-    for (int i = 0; i < kMaxIntHops; ++i) a.hops[i] = p.hops[i];  // the INT (or TIMELY's timestamp) rides back
+    // The INT (or TIMELY's timestamp, in the first hop's place) rides back; only HPCC's batches store the hops.
+    const int carried = ep.cc_mode == kHpcc ? kMaxIntHops : 1;
+    for (int i = 0; i < carried; ++i) a.hops[i] = p.hops[i];
     nic_enqueue_ack(v, node, a);
     nic_start_next(v, node, ep, now);
 }

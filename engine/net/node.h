@@ -33,12 +33,12 @@ ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock&
     const uint64_t published = v.ring_tail[row].published_tail[clock.read_slot()];
     if (head < published) {
         const uint32_t block = ring_head_block(v, row);
-        const Packet& p = v.store.blocks[block].slot[head % kBlockPackets];
+        const Packet& p = packet_at(v.store, block, head);
         // The ring's next packet, read when this one is popped, some events later: in a large fabric it was
         // written a step ago and is in memory, not in the cache (engine/runtime/README.md). At a block's end it
         // is the first of the block the writer linked after this one.
-        if ((head + 1) % kBlockPackets != 0) prefetch_line(&p + 1);
-        else if (head + 1 < published) prefetch_line(&v.store.blocks[v.store.next[block]].slot[0]);
+        if ((head + 1) % kBlockPackets != 0) prefetch_line(&packet_at(v.store, block, head + 1));
+        else if (head + 1 < published) prefetch_line(&packet_at(v.store, v.store.next[block], 0));
         const PortInfo& sender = v.port[v.port[row].peer_port];
         v.times[row].next_arrival = p.arrival;
         v.times[row].arrival_scheduled = p.arrival - sender.delay_ps - serialization_ps(v.ring_head[row].ser, p, sender.rate_bps);
@@ -57,7 +57,7 @@ ORRERY_HD inline Packet& ring_pop(NetView& v, uint32_t node, uint32_t row) {
         if (h.block != kNoBlock) block_give(*v.store.cache, v.out[node].blocks_held, h.block);
         h.block = block;
     }
-    Packet& p = v.store.blocks[block].slot[h.head % kBlockPackets];
+    Packet& p = packet_at(v.store, block, h.head);
     ++h.head;
     return p;
 }

@@ -2,6 +2,7 @@
 // A packet in flight or in a queue, copied by value through link rings and switch queues.
 // Wire sizes follow reference/ns3-hpcc README §5: data = payload + 48 B (+42 B INT for HPCC, +8 B
 // timestamp for TIMELY); ACK/NACK = 60 B (88 B with HPCC INT); PFC = 43 B (14 L2 + 20 IPv4 + 9 pause).
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -36,13 +37,14 @@ struct IntHop {
     ORRERY_HD uint64_t qlen_field() const { return (bits >> 47) & ((1ull << kQlenWidth) - 1); }
 };
 
-// One cache line: a block's packets are 64-byte aligned, so writing or reading a packet touches one line.
-// Trivially constructible, so block memory needs no initialization (a slot is always written before it is
+// One cache line, of which a batch without HPCC stores only the first half (net/blocks.h: the INT hops are
+// its second half; TIMELY's timestamp is in the first). Slots are 32- or 64-byte aligned, so writing or
+// reading a packet touches one line. Trivially constructible, so block memory needs no initialization (a slot is always written before it is
 // read); create packets with `Packet p{}`, which zeroes every field. What a field can be computed from is
 // not stored: a data packet's payload is its wire size less the headers of its experiment's CC
 // (packet_payload, nic.h), and its serialization time on the last link is recomputed by the receiver from
 // the wire size and the sender's rate (refresh_arrival, node.h).
-struct alignas(64) Packet {
+struct alignas(32) Packet {
     int64_t arrival;        // ps: when the last bit reaches the receiving port
     uint32_t flow;          // flow row (data, ACK, NACK); unused for PFC
     uint32_t seq;           // data: offset of the first payload byte; ACK/NACK: next expected byte; PFC: priority
@@ -60,6 +62,7 @@ struct alignas(64) Packet {
     };
 };
 static_assert(sizeof(Packet) == 64, "Packet is one cache line: keep its layout fixed");
+static_assert(offsetof(Packet, sent_ns) + sizeof(uint64_t) == 32, "a compact slot (32 bytes) holds all but the INT hops");
 static_assert(std::is_trivially_default_constructible_v<Packet>, "block memory is left uninitialized");
 
 }  // namespace orrery::net

@@ -135,14 +135,13 @@ net::NetView Batch::view() {
     v.dctcp = dctcp.data();
     v.nic_qps = nic_qps.data();
     v.nic_starts = nic_starts.data();
-    v.store.blocks = arena->blocks();
-    v.store.next = arena->next();
+    v.store = arena->store(nullptr);
     return v;
 }
 
 size_t Batch::memory_bytes() const {
     auto bytes = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
-    size_t grown = arena ? arena->committed_blocks() * BlockArena::kBytesPerBlock : 0;
+    size_t grown = arena ? arena->committed_blocks() * arena->bytes_per_block() : 0;
     for (size_t e = 0; e < qlen_hist.size(); ++e) grown += bytes(qlen_hist[e]);
     return grown + bytes(node_forwarder) + bytes(node_dest_group) + bytes(spray_set) + bytes(set_begin) + bytes(set_ports) + bytes(params) + bytes(node_experiment) + bytes(node_role) + bytes(node_fabric_id) + bytes(node_port_begin) +
            bytes(nic) + bytes(sw) + bytes(out) + bytes(port) + bytes(ring_tail) + bytes(ring_head) +
@@ -198,7 +197,7 @@ size_t Batch::experiment_memory_bytes(uint32_t e) const {
              share(mmu, ports, all_ports) + share(qlen_offset, ports, all_ports) + share(qlen_buckets, ports, all_ports);
     total += share(flow, flows, all_flows) + share(flow_paths, flows, all_flows) + share(path_ports, flows, all_flows) + share(qp, flows, all_flows) + share(rx, flows, all_flows) +
              double(cc_state_bytes(e)) + share(nic_qps, flows, all_flows) + share(nic_starts, flows, all_flows);
-    const size_t grown = (e < qlen_hist.size() ? qlen_hist[e].capacity() * sizeof(uint32_t) : 0) + size_t(x.peak_blocks) * BlockArena::kBytesPerBlock;
+    const size_t grown = (e < qlen_hist.size() ? qlen_hist[e].capacity() * sizeof(uint32_t) : 0) + size_t(x.peak_blocks) * (arena ? arena->bytes_per_block() : BlockArena::kBytesPerBlock);
     return size_t(total) + grown;
 }
 
@@ -221,14 +220,14 @@ struct FabricFacts {
     uint64_t max_rtt_ns = 0, max_bdp = 0;
 };
 
-Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<BlockArena> arena) {
+Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<BlockArena> arena, PacketSlots slots) {
     uint64_t flows = 0, ports = 0;
     {   // What the tables will take, before any is built: a flow's rows in every flow column, a port's in every
         // port column, and a block of packets for its ring and one for its queues.
         constexpr uint64_t per_flow = sizeof(FlowInfo) + sizeof(FlowPaths) + sizeof(QpState) + sizeof(RxState) + sizeof(DcqcnState) + sizeof(HpccState) +
                                       sizeof(TimelyState) + sizeof(DctcpState) + 16 * sizeof(uint16_t) + 2 * sizeof(uint32_t);
         constexpr uint64_t per_port = sizeof(PortInfo) + sizeof(double) + sizeof(RingTail) + sizeof(RingHead) + sizeof(PortTx) +
-                                      sizeof(PortQueues) + sizeof(PortMmu) + sizeof(PortTimes) + 2 * sizeof(PortEvent) + 2 * sizeof(PacketBlock);
+                                      sizeof(PortQueues) + sizeof(PortMmu) + sizeof(PortTimes) + 2 * sizeof(PortEvent) + 2 * kMaxBlockBytes;
         for (const ExperimentInput& in : inputs) {
             flows += in.flows.size();
             ports += in.fabric->port_begin.empty() ? 0 : in.fabric->port_begin.back();
@@ -249,8 +248,14 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<
     b.timely.reserve(flows), b.dctcp.reserve(flows), b.nic_qps.reserve(flows), b.nic_starts.reserve(flows);
     b.port.reserve(ports), b.port_loss.reserve(ports), b.tx.reserve(ports), b.times.reserve(ports), b.queues.reserve(ports);
     b.mmu.reserve(ports), b.ring_tail.reserve(ports), b.ring_head.reserve(ports);
-    // Packet storage: address space for as many blocks as the machine's memory holds, committed as used.
-    b.arena = arena ? std::move(arena) : std::make_unique<BlockArena>(std::max<uint64_t>(physical_memory_bytes(), 1ull << 30) / BlockArena::kBytesPerBlock);
+    // Packet storage: address space for as many blocks as the machine's memory holds, committed as used; half-line
+    // packets unless an experiment carries HPCC's INT hops (net/blocks.h). A given arena of another packet size is
+    // dropped, so that an experiment's memory does not depend on what ran before it in the process.
+    const bool carries_int = std::any_of(inputs.begin(), inputs.end(), [](const ExperimentInput& in) { return make_params(*in.scenario).cc_mode == kHpcc; });
+    const uint32_t packet_shift = carries_int || slots == PacketSlots::whole_line ? kFullPacketShift : kCompactPacketShift;
+    if (arena && arena->packet_shift() != packet_shift) arena.reset();
+    const uint64_t bytes_per_block = (uint64_t(kBlockPackets) << packet_shift) + sizeof(uint32_t);
+    b.arena = arena ? std::move(arena) : std::make_unique<BlockArena>(std::max<uint64_t>(physical_memory_bytes(), 1ull << 30) / bytes_per_block, packet_shift);
     std::map<std::pair<const Fabric*, uint32_t>, FabricFacts> facts_cache;
     for (uint32_t e = 0; e < inputs.size(); ++e) {
         const ExperimentInput& in = inputs[e];
@@ -582,7 +587,7 @@ void allocate_queue_monitor(Batch& b, uint32_t e) {
 
 void release_experiment_storage(Batch& b, uint32_t e, BlockCache& cache) {
     const ExperimentSlice& x = b.experiments[e];
-    const BlockStore store{b.arena->blocks(), b.arena->next(), &cache};
+    const BlockStore store = b.arena->store(&cache);
     for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
         mark_host_wrote(b, n);
         int64_t& held = b.out[n].blocks_held;

@@ -100,8 +100,12 @@ struct Batch {
 // delay, a flow between unreachable hosts, no ECN threshold for a port rate).
 // `arena`: packet storage to reuse, from a batch whose experiments all ended (their blocks are back in its free
 // list). Its pages are already committed, so a process that runs a sweep one experiment at a time (an MPI rank)
-// does not fault them in again for every experiment; results are the same either way.
-Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<BlockArena> arena = nullptr);
+// does not fault them in again for every experiment; results are the same either way. It is dropped when its
+// packet size is not the batch's.
+// `slots`: packets take half a line unless an experiment carries HPCC's INT hops (net/blocks.h); `whole_line`
+// stores every packet in a whole line, to compare the two (results are the same, memory and speed are not).
+enum class PacketSlots : uint8_t { by_cc, whole_line };
+Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<BlockArena> arena = nullptr, PacketSlots slots = PacketSlots::by_cc);
 
 // Gives back every packet block experiment e still holds (its rings and queues), into `cache`: its results
 // are taken and nothing will step it again.
@@ -113,7 +117,7 @@ void for_each_ring_packet(const Batch& b, uint32_t row, Visit visit) {
     const net::RingHead& h = b.ring_head[row];
     const net::RingTail& t = b.ring_tail[row];
     if (h.head == t.tail) return;
-    net::chain_for_each(b.arena->blocks(), b.arena->next(), net::ring_head_block(h, t, b.arena->next()), h.head, t.tail, visit);
+    net::chain_for_each(b.arena->store(nullptr), net::ring_head_block(h, t, b.arena->next()), h.head, t.tail, visit);
 }
 
 // The reference's standalone FCT of `size` payload bytes on a path: its base RTT plus the wire bytes (48 B of

@@ -27,16 +27,18 @@ void* reserve(uint64_t bytes) {
 
 }  // namespace
 
-BlockArena::BlockArena(uint64_t max_blocks) {
+BlockArena::BlockArena(uint64_t max_blocks, uint32_t packet_shift) : packet_shift_(packet_shift) {
+    if (packet_shift != net::kFullPacketShift && packet_shift != net::kCompactPacketShift)
+        throw std::logic_error("packet slots are 32 or 64 bytes, not " + std::to_string(1u << packet_shift));
     max_blocks_ = std::max<uint64_t>(kCommitBlocks, std::min<uint64_t>(max_blocks, uint64_t(net::kNoBlock) - kCommitBlocks) / kCommitBlocks * kCommitBlocks);
-    // The blocks start on a huge-page boundary, so that every commit (a multiple of 4 MiB) is whole huge pages.
-    blocks_mapping_ = reserve(max_blocks_ * sizeof(net::PacketBlock) + kHugePageBytes);
-    blocks_ = reinterpret_cast<net::PacketBlock*>(round_up_to_huge_page(reinterpret_cast<uintptr_t>(blocks_mapping_)));
+    // The blocks start on a huge-page boundary, so that every commit (4,096 blocks or a multiple: 2 or 4 MiB) is whole huge pages.
+    blocks_mapping_ = reserve(max_blocks_ * block_bytes() + kHugePageBytes);
+    blocks_ = reinterpret_cast<unsigned char*>(round_up_to_huge_page(reinterpret_cast<uintptr_t>(blocks_mapping_)));
     next_ = static_cast<uint32_t*>(reserve(max_blocks_ * sizeof(uint32_t)));
 }
 
 BlockArena::~BlockArena() {
-    munmap(blocks_mapping_, max_blocks_ * sizeof(net::PacketBlock) + kHugePageBytes);
+    munmap(blocks_mapping_, max_blocks_ * block_bytes() + kHugePageBytes);
     munmap(next_, max_blocks_ * sizeof(uint32_t));
 }
 
@@ -44,11 +46,11 @@ bool BlockArena::commit_more() {
     if (committed_ >= max_blocks_) return false;
     // Grow by an eighth of what is committed, so a big run makes few calls and a small one stays small.
     const uint64_t add = std::min(max_blocks_ - committed_, std::max(kCommitBlocks, committed_ / 8 / kCommitBlocks * kCommitBlocks));
-    if (mprotect(reinterpret_cast<char*>(blocks_) + committed_ * sizeof(net::PacketBlock), add * sizeof(net::PacketBlock), PROT_READ | PROT_WRITE) != 0 ||
+    if (mprotect(reinterpret_cast<char*>(blocks_) + committed_ * block_bytes(), add * block_bytes(), PROT_READ | PROT_WRITE) != 0 ||
         mprotect(reinterpret_cast<char*>(next_) + committed_ * sizeof(uint32_t), add * sizeof(uint32_t), PROT_READ | PROT_WRITE) != 0)
         return false;
-    if ((committed_ + add) * sizeof(net::PacketBlock) > kHugePagesFromBytes)  // advice only: the blocks are the same without it
-        madvise(reinterpret_cast<char*>(blocks_) + committed_ * sizeof(net::PacketBlock), add * sizeof(net::PacketBlock), MADV_HUGEPAGE);
+    if ((committed_ + add) * block_bytes() > kHugePagesFromBytes)  // advice only: the blocks are the same without it
+        madvise(reinterpret_cast<char*>(blocks_) + committed_ * block_bytes(), add * block_bytes(), MADV_HUGEPAGE);
     committed_ += add;
     return true;
 }

@@ -14,14 +14,20 @@ namespace orrery {
 
 class BlockArena {
 public:
-    // Reserves room for up to `max_blocks` (address space only; nothing is committed yet).
-    explicit BlockArena(uint64_t max_blocks);
+    // Reserves room for up to `max_blocks` (address space only; nothing is committed yet) of packets of
+    // 1 << packet_shift bytes (net/blocks.h: 64-byte slots wherever HPCC's INT hops are carried, else 32).
+    explicit BlockArena(uint64_t max_blocks, uint32_t packet_shift = net::kFullPacketShift);
     ~BlockArena();
     BlockArena(const BlockArena&) = delete;
     BlockArena& operator=(const BlockArena&) = delete;
 
-    net::PacketBlock* blocks() const { return blocks_; }
+    unsigned char* blocks() const { return blocks_; }
     uint32_t* next() const { return next_; }
+    uint32_t packet_shift() const { return packet_shift_; }
+    size_t block_bytes() const { return size_t(net::kBlockPackets) << packet_shift_; }
+    // A block's memory with its link.
+    size_t bytes_per_block() const { return block_bytes() + sizeof(uint32_t); }
+    net::BlockStore store(net::BlockCache* cache) const { return net::BlockStore{blocks_, next_, cache, packet_shift_}; }
     // Gives an empty stock a bunch of free blocks (none when the arena is exhausted); takes half of a full
     // one, or all of it.
     void refill(net::BlockCache& c);
@@ -31,7 +37,8 @@ public:
     // false when the memory is not there.
     bool commit_at_least(uint64_t n);
     uint64_t max_blocks() const { return max_blocks_; }
-    static constexpr size_t kBytesPerBlock = sizeof(net::PacketBlock) + sizeof(uint32_t);
+    // The most a block can take (64-byte packets), for sizing before the packets' size is known.
+    static constexpr size_t kBytesPerBlock = net::kMaxBlockBytes + sizeof(uint32_t);
     // Blocks committed past this many bytes are asked for in transparent huge pages (README, "Huge pages"): a
     // run holding this much in flight walks more packet lines per step than the TLB covers (k = 60: 2.6 GiB),
     // while a smaller run measured slower with its whole arena marked (k = 32, 0.41 GiB: +3-4 %).
@@ -40,9 +47,10 @@ public:
 private:
     bool commit_more();  // with the lock held
     void* blocks_mapping_ = nullptr;  // the reservation; blocks_ is its first huge-page boundary
-    net::PacketBlock* blocks_ = nullptr;
+    unsigned char* blocks_ = nullptr;
     uint32_t* next_ = nullptr;
     uint64_t max_blocks_ = 0;
+    uint32_t packet_shift_ = net::kFullPacketShift;
     uint64_t committed_ = 0;   // blocks [0, committed_) are backed by memory
     uint64_t fresh_ = 0;       // blocks [fresh_, committed_) were never handed out
     std::vector<uint32_t> free_;

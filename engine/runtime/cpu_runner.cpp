@@ -108,7 +108,7 @@ struct CpuSteps final : StepBackend {
         solo = step_events < kEventsWorthSplitting;
         // Streamed packet writes pay once a worker's packets of a step (about one per event) outgrow its
         // core's cache; below that the receiver would find them there (link.h: write_ring_slot).
-        stream = step_events * sizeof(Packet) / uint64_t(solo ? 1 : threads) > stream_above;
+        stream = (step_events << b.arena->packet_shift()) / uint64_t(solo ? 1 : threads) > stream_above;
         events_seen = events;
         if (shares) shares->reset();  // released to the workers by the barrier
     }

@@ -129,7 +129,7 @@ struct PartitionSteps final : StepBackend {
                 put(out, uint32_t(count));
                 // This rank's copy of the ring is read empty, as its reader would, so its blocks come back.
                 const uint32_t writer = ring_writer(b, row);
-                for (uint64_t j = 0; j < count; ++j) put(out, ring_pop(v, writer, row));
+                for (uint64_t j = 0; j < count; ++j) put(out, load_packet(v.store, ring_pop(v, writer, row)));
                 stats.packets_sent += count;
             }
             stats.bytes_sent += out.size();
@@ -147,7 +147,7 @@ struct PartitionSteps final : StepBackend {
                 const uint32_t row = rings[k], reader = b.port[row].node;
                 for (uint32_t j = 0; j < count; ++j) {
                     const Packet p = take<Packet>(in, at);
-                    if (Packet* into = ring_push_slot(v, row, reader)) *into = p;
+                    if (Packet* into = ring_push_slot(v, row, reader)) store_packet(v.store, *into, p);
                 }
             }
             for (uint32_t row : rings) publish_tail(b.ring_tail[row], b.out.data(), clock.read_slot(), clock.write_slot());

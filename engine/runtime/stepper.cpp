@@ -188,7 +188,7 @@ void Stepper::host_step() {
         if (s.overflow)
             throw std::runtime_error("packet storage exhausted at node " + std::to_string(b.node_fabric_id[s.overflow_node]) + " of experiment " +
                                      b.experiments[exps[i]].id + ": " +
-                                     std::to_string(b.arena->committed_blocks() * BlockArena::kBytesPerBlock >> 20) +
+                                     std::to_string(b.arena->committed_blocks() * b.arena->bytes_per_block() >> 20) +
                                      " MiB of packets in flight and queued, as much as this machine's memory holds");
     }
     pfc_drained.clear();

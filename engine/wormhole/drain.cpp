@@ -32,7 +32,7 @@ void empty_switch_queues(Batch& b, uint32_t row, const BlockStore& store) {
     for (int q = 1; q < kPriorities; ++q) {
         BlockFifo& fifo = qs.fifo[q];
         if (fifo_empty(fifo)) continue;
-        fifo_for_each(store.blocks, store.next, fifo, [&](const Packet& p) {
+        fifo_for_each(store, fifo, [&](const Packet& p) {
             ingress_remove(sw, b.mmu[b.node_port_begin[node] + p.in_port], q, p.wire);
             b.mmu[row].egress_bytes[q] -= p.wire;
             --qs.packets;
@@ -47,7 +47,7 @@ void empty_switch_queues(Batch& b, uint32_t row, const BlockStore& store) {
 }  // namespace
 
 void drop_partition_packets(Batch& b, const std::vector<uint32_t>& ports, BlockCache& cache) {
-    const BlockStore store{b.arena->blocks(), b.arena->next(), &cache};
+    const BlockStore store = b.arena->store(&cache);
     for (uint32_t row : ports) {
         const uint32_t node = b.port[row].node;
         mark_host_wrote(b, node);

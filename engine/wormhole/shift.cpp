@@ -63,10 +63,10 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
         const uint32_t node = b.port[row].node;
         auto shift_queued = [&](Packet& p) { move.packet(p); };
         if (b.node_role[node] == kRoleSwitch) {
-            for (const BlockFifo& q : b.queues[row].fifo) fifo_for_each(b.arena->blocks(), b.arena->next(), q, shift_queued);
+            for (const BlockFifo& q : b.queues[row].fifo) fifo_for_each(b.arena->store(nullptr), q, shift_queued);
         } else {
             NicState& nic = b.nic[node];
-            fifo_for_each(b.arena->blocks(), b.arena->next(), nic.acks, shift_queued);
+            fifo_for_each(b.arena->store(nullptr), nic.acks, shift_queued);
             if (nic.next_send != kNever) {
                 nic.next_send += dt;
                 nic.next_send_scheduled += dt;

@@ -2,7 +2,7 @@
 // host, all starting together, under DCQCN. Prints compile and run time, events, packet-hops, steps (split over
 // threads, streamed), batch memory at start and end, the process's peak resident memory and where the packet
 // storage went (k = 60 on two threads: 53.8-54.6 s and 2.99 GB on the 2-core VM of 2026-11-29, engine/runtime/README.md).
-// Usage: bench_scale [--k K] [--size BYTES] [--threads N] [--stream-above BYTES] [--json FILE]
+// Usage: bench_scale [--k K] [--size BYTES] [--threads N] [--stream-above BYTES] [--packet-bytes 32|64] [--json FILE]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -30,12 +30,18 @@ int main(int argc, char** argv) {
                                                {"--size", "bytes per flow (default 1000000)"},
                                                {"--threads", "worker threads (default 1)"},
                                                {"--stream-above", "bytes of a worker's packets in a step above which they are written by non-temporal stores (default: a core's L2 cache; a large value turns streaming off)"},
+                                               {"--packet-bytes", "32 (default: what a batch without HPCC stores) or 64 (the whole line HPCC's INT needs), to compare the two"},
                                                {"--json", "write the figures to this file"}});
     const int k = static_cast<int>(bench::bench_number(args, "--k", 60));
     const long long size = bench::bench_number(args, "--size", 1000000);
     const int threads = static_cast<int>(bench::bench_number(args, "--threads", 1));
     const long long stream_above = bench::bench_number(args, "--stream-above", 0);
+    const long long packet_bytes = bench::bench_number(args, "--packet-bytes", 32);
     const std::string json_path = args.count("--json") ? args.at("--json") : "";
+    if (packet_bytes != 32 && packet_bytes != 64) {
+        std::fprintf(stderr, "option --packet-bytes: expected 32 or 64, found %lld\n", packet_bytes);
+        return 2;
+    }
     if (k % 2 != 0 || k > 128) {
         std::fprintf(stderr, "option --k: expected an even radix from 2 to 128, found %d\n", k);
         return 2;
@@ -53,7 +59,8 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     LoadedScenario s = load_scenario_document(doc, "scale", ".", PresetLibrary(), LoadOptions{false});
     const Fabric fabric = build_fabric(s.scenarios[0].topology);
-    Batch batch = compile_batch({{"e0000", &s.scenarios[0], &fabric, workload_flows(s.scenarios[0])}});
+    Batch batch = compile_batch({{"e0000", &s.scenarios[0], &fabric, workload_flows(s.scenarios[0])}}, nullptr,
+                                packet_bytes == 64 ? PacketSlots::whole_line : PacketSlots::by_cc);
     const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double start_mb = double(batch.memory_bytes()) / 1048576.0;
     RunOptions options;
@@ -80,10 +87,10 @@ int main(int argc, char** argv) {
     // Where the memory went: packet storage (blocks in rings and queues, net/blocks.h) against the tables.
     {
         const double mib = 1048576.0;
-        const double committed = double(batch.arena->committed_blocks()) * BlockArena::kBytesPerBlock;
-        const double peak = double(batch.experiments[0].peak_blocks) * BlockArena::kBytesPerBlock;
-        std::printf("  packet storage: %.1f MiB committed, at most %.1f MiB held at a step's end (%lld blocks of %zu packets); tables %.1f MiB\n",
-                    committed / mib, peak / mib, (long long)batch.experiments[0].peak_blocks, size_t(net::kBlockPackets),
+        const double committed = double(batch.arena->committed_blocks()) * batch.arena->bytes_per_block();
+        const double peak = double(batch.experiments[0].peak_blocks) * batch.arena->bytes_per_block();
+        std::printf("  packet storage: %.1f MiB committed, at most %.1f MiB held at a step's end (%lld blocks of %zu packets of %zu B); tables %.1f MiB\n",
+                    committed / mib, peak / mib, (long long)batch.experiments[0].peak_blocks, size_t(net::kBlockPackets), size_t(1) << batch.arena->packet_shift(),
                     (double(batch.memory_bytes()) - committed) / mib);
     }
     if (!json_path.empty())

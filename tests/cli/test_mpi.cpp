@@ -124,13 +124,16 @@ private slots:
         std::ofstream(tmp.filePath("ring.json").toStdString()) << ring_sweep("400KB").dump(1);
         const Result one = run({"run", "ring.json", "--out", "one.sqlite"}, tmp.path(), 0);
         QVERIFY2(one.code == 0, qPrintable(one.err));
-        const std::vector<std::string> expected = contents(tmp.filePath("one.sqlite"));
+        // Without engine_memory: one process runs the sweep as one batch, whose HPCC experiments make every packet
+        // slot a whole line, while a rank runs each experiment alone, in half-line slots unless it is HPCC's
+        // (net/blocks.h); every result is the same either way.
+        const std::vector<std::string> expected = contents(tmp.filePath("one.sqlite"), false);
         QVERIFY(expected.size() > 8 * 16);  // 8 experiments' flows, queue samples, metrics
         for (int ranks : {2, 3}) {
             const QString store = QString("ranks%1.sqlite").arg(ranks);
             const Result r = run({"run", "ring.json", "--out", store, "--json"}, tmp.path(), ranks);
             QVERIFY2(r.code == 0, qPrintable(r.err));
-            QCOMPARE(contents(tmp.filePath(store)), expected);
+            QCOMPARE(contents(tmp.filePath(store), false), expected);
             QCOMPARE(run_field(tmp.filePath(store), "ranks"), std::to_string(ranks));
             QCOMPARE(run_field(tmp.filePath(store), "status"), std::string("finished"));
             // Only rank 0 prints: one summary per experiment, one line per experiment naming its rank.

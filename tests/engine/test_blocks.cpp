@@ -19,13 +19,13 @@ using namespace orrery;
 
 namespace {
 
-// A k-ary fat-tree with a permutation of 1 MB flows under DCQCN (as bench_scale runs it).
-LoadedScenario permutation(int k, uint64_t seed_shift) {
+// A k-ary fat-tree with a permutation of 1 MB flows under DCQCN (as bench_scale runs it), or another CC.
+LoadedScenario permutation(int k, uint64_t seed_shift, const char* cc = "dcqcn") {
     const int hosts = k * k * k / 4;
     nlohmann::json flows = nlohmann::json::array();
     for (int i = 0; i < hosts; ++i) flows.push_back({{"src", i}, {"dst", (i + int(seed_shift)) % hosts}, {"size", "1MB"}});
     const nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", k}}},
-                                {"cc", {{"algorithm", "dcqcn"}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+                                {"cc", {{"algorithm", cc}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
     return load_scenario_document(doc, "perm.json", ".", PresetLibrary());
 }
 
@@ -40,10 +40,16 @@ int64_t blocks_held(const Batch& b, uint32_t e) {
 class TestBlocks : public QObject {
     Q_OBJECT
 private slots:
+    void a_fifo_keeps_order_across_blocks_and_holds_blocks_only_while_it_holds_packets_data() {
+        QTest::addColumn<uint32_t>("packet_shift");
+        QTest::newRow("64-byte packets") << net::kFullPacketShift;
+        QTest::newRow("32-byte packets") << net::kCompactPacketShift;
+    }
     void a_fifo_keeps_order_across_blocks_and_holds_blocks_only_while_it_holds_packets() {
-        BlockArena arena(1 << 16);
+        QFETCH(uint32_t, packet_shift);
+        BlockArena arena(1 << 16, packet_shift);
         WorkerStorage worker(arena);
-        const net::BlockStore store{arena.blocks(), arena.next(), &worker.cache};
+        const net::BlockStore store = arena.store(&worker.cache);
         net::BlockFifo fifo;
         int64_t held = 0;
         uint32_t written = 0, read = 0;
@@ -52,13 +58,18 @@ private slots:
             for (int i = 0; i < 23; ++i) {
                 net::Packet p{};
                 p.seq = written++;
+                p.sent_ns = uint64_t(p.seq) * 3;  // TIMELY's timestamp: stored by either size
                 QVERIFY(net::fifo_push(store, held, fifo, p));
             }
-            for (int i = 0; i < 8; ++i) QCOMPARE(net::fifo_pop(store, held, fifo).seq, read++);
+            for (int i = 0; i < 8; ++i) {
+                const net::Packet p = net::fifo_pop(store, held, fifo);
+                QCOMPARE(p.seq, read);
+                QCOMPARE(p.sent_ns, uint64_t(read++) * 3);
+            }
             QCOMPARE(held, int64_t((fifo.tail - 1) / net::kBlockPackets - fifo.head / net::kBlockPackets + 1));
         }
         uint32_t visited = read;
-        net::fifo_for_each(store.blocks, store.next, fifo, [&](const net::Packet& p) { QCOMPARE(p.seq, visited++); });
+        net::fifo_for_each(store, fifo, [&](const net::Packet& p) { QCOMPARE(p.seq, visited++); });
         QCOMPARE(visited, written);
         while (!net::fifo_empty(fifo)) QCOMPARE(net::fifo_pop(store, held, fifo).seq, read++);
         QCOMPARE(read, written);
@@ -103,12 +114,70 @@ private slots:
         std::memset(&copied, 0x5a, sizeof copied);
         std::memset(&streamed, 0xa5, sizeof streamed);
         const int64_t arrival = 2000000123456;
-        net::write_ring_slot(copied, p, arrival, false);
-        net::write_ring_slot(streamed, p, arrival, true);
+        const net::BlockStore full{};  // 64-byte slots
+        net::write_ring_slot(full, copied, p, arrival, false);
+        net::write_ring_slot(full, streamed, p, arrival, true);
         std::atomic_thread_fence(std::memory_order_seq_cst);
         QCOMPARE(streamed.arrival, arrival);
         QCOMPARE(streamed.flow, p.flow);
         QCOMPARE(std::memcmp(&copied, &streamed, sizeof(net::Packet)), 0);
+        // Into 32-byte slots: the first half of the line as above, the next slot (the second half) untouched.
+        alignas(64) unsigned char lines[2][64];
+        std::memset(lines[0], 0x5a, 64);
+        std::memset(lines[1], 0x5a, 64);
+        net::BlockStore compact{};
+        compact.packet_shift = net::kCompactPacketShift;
+        for (int stream = 0; stream < 2; ++stream)
+            net::write_ring_slot(compact, *reinterpret_cast<net::Packet*>(lines[stream]), p, arrival, stream != 0);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        for (const auto& line : lines) {
+            QCOMPARE(std::memcmp(line, &copied, 32), 0);
+            for (int i = 32; i < 64; ++i) QCOMPARE(int(line[i]), 0x5a);
+        }
+    }
+
+    // A batch without HPCC stores 32-byte packets, one with HPCC 64-byte ones (HPCC's INT hops are the second
+    // half of the line), and either size gives the same results to the event: DCQCN and TIMELY (whose timestamp
+    // rides in the first half) in 32- and in 64-byte slots, on two threads with every step streamed.
+    void half_line_packets_change_no_result() {
+        for (const char* cc : {"dcqcn", "timely"}) {
+            const LoadedScenario s = permutation(8, 64, cc);
+            const Fabric f = build_fabric(s.scenarios[0].topology);
+            std::vector<ExperimentResult> results;
+            std::vector<double> committed_bytes;
+            for (const bool full : {false, true}) {
+                Batch b = compile_batch({{"e0000", &s.scenarios[0], &f, workload_flows(s.scenarios[0])}}, nullptr,
+                                        full ? PacketSlots::whole_line : PacketSlots::by_cc);
+                QCOMPARE(b.arena->packet_shift(), full ? net::kFullPacketShift : net::kCompactPacketShift);
+                RunOptions options;
+                options.threads = 2;
+                options.stream_packets_above = 1;
+                results.push_back(run_cpu(b, options)[0]);
+                committed_bytes.push_back(double(b.experiments[0].peak_blocks) * double(b.arena->block_bytes()));
+            }
+            const ExperimentResult& half = results[0];
+            const ExperimentResult& whole = results[1];
+            QCOMPARE(half.flows.size(), size_t(128));
+            QCOMPARE(half.events, whole.events);
+            QCOMPARE(half.packet_hops, whole.packet_hops);
+            QCOMPARE(half.flows.size(), whole.flows.size());
+            for (size_t i = 0; i < half.flows.size(); ++i) {
+                QCOMPARE(half.flows[i].flow, whole.flows[i].flow);
+                QCOMPARE(half.flows[i].finish, whole.flows[i].finish);
+            }
+            QCOMPARE(committed_bytes[0] * 2, committed_bytes[1]);  // the same blocks, half their bytes
+        }
+        // HPCC needs the whole line: a batch given a half-line arena gets a whole-line one instead, and a batch
+        // without HPCC given a whole-line arena a half-line one.
+        const LoadedScenario s = permutation(4, 3, "hpcc");
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        const Batch b = compile_batch({{"e0000", &s.scenarios[0], &f, workload_flows(s.scenarios[0])}},
+                                      std::make_unique<BlockArena>(1 << 16, net::kCompactPacketShift));
+        QCOMPARE(b.arena->packet_shift(), net::kFullPacketShift);
+        const LoadedScenario d = permutation(4, 3, "dcqcn");
+        const Fabric g = build_fabric(d.scenarios[0].topology);
+        const Batch c = compile_batch({{"e0000", &d.scenarios[0], &g, workload_flows(d.scenarios[0])}}, std::make_unique<BlockArena>(1 << 16));
+        QCOMPARE(c.arena->packet_shift(), net::kCompactPacketShift);
     }
 
     // The same run with every step's packets streamed, on two threads (the fence before the barrier is what
@@ -180,14 +249,15 @@ private slots:
     // hold what is written into them.
     void only_a_large_arena_asks_for_huge_pages() {
         if (!QFile::exists("/sys/kernel/mm/transparent_hugepage/enabled")) QSKIP("this kernel has no transparent huge pages");
-        const uint64_t block_bytes = sizeof(net::PacketBlock);
-        BlockArena arena(2 * BlockArena::kHugePagesFromBytes / block_bytes);
+        BlockArena arena(2 * BlockArena::kHugePagesFromBytes / net::kMaxBlockBytes);
+        const uint64_t block_bytes = arena.block_bytes();
         QCOMPARE(reinterpret_cast<uintptr_t>(arena.blocks()) % kHugePageBytes, uintptr_t(0));
         const uint64_t low = BlockArena::kHugePagesFromBytes / block_bytes / 4, high = 5 * low;  // 0.25 and 1.25 GiB in
         QVERIFY(arena.commit_at_least(high + 1));
+        const net::BlockStore store = arena.store(nullptr);
         for (const uint64_t i : {low, high}) {
-            arena.blocks()[i].slot[3].seq = uint32_t(i);
-            QCOMPARE(arena.blocks()[i].slot[3].seq, uint32_t(i));
+            net::packet_at(store, uint32_t(i), 3).seq = uint32_t(i);
+            QCOMPARE(net::packet_at(store, uint32_t(i), 3).seq, uint32_t(i));
         }
         // The flags of the mapping that holds an address: smaps lists each mapping's range, then its fields,
         // VmFlags last.
@@ -207,8 +277,8 @@ private slots:
             }
             return QString("not found");
         };
-        QCOMPARE(huge_page_flag(&arena.blocks()[high]), QString("hg"));
-        QCOMPARE(huge_page_flag(&arena.blocks()[low]), QString("no hg"));
+        QCOMPARE(huge_page_flag(&net::packet_at(store, uint32_t(high), 0)), QString("hg"));
+        QCOMPARE(huge_page_flag(&net::packet_at(store, uint32_t(low), 0)), QString("no hg"));
     }
 };
 

@@ -179,7 +179,7 @@ struct DeviceTables::Impl {
     uint32_t experiments = 0;
     uint32_t node_first = 0, node_count = 0;   // the nodes whose rows it holds
     // packets
-    Buffer blocks, next;               // capacity × PacketBlock, capacity × uint32
+    Buffer blocks, next;               // capacity × block_bytes(), capacity × uint32
     Buffer free_ids, returned_ids, spare_ids;  // the pool's free blocks; those given back in a pass; room to compact
     uint64_t capacity = 0, max_blocks = 0, pool_size = 0;
     double growth = 2.0;
@@ -197,6 +197,9 @@ struct DeviceTables::Impl {
     thrust::device_vector<uint32_t> summary_keys;
     thrust::device_vector<StepSummary> summary_sums;
 
+    // A block's packets, at the host batch's packet size (net/blocks.h).
+    size_t block_bytes() const { return size_t(kBlockPackets) << view.store.packet_shift; }
+
     // More blocks by the growth factor, up to the bound.
     void grow_by_factor() { grow(uint64_t(double(capacity) * growth) + 1); }
 
@@ -209,7 +212,7 @@ struct DeviceTables::Impl {
             if (keep) thrust::copy(dev(b.data()), dev(b.data() + keep), dev(bigger.data()));
             std::swap(b, bigger);
         };
-        regrow(blocks, want * sizeof(PacketBlock), capacity * sizeof(PacketBlock));
+        regrow(blocks, want * block_bytes(), capacity * block_bytes());
         regrow(next, want * sizeof(uint32_t), capacity * sizeof(uint32_t));
         regrow(free_ids, want * sizeof(uint32_t), pool_size * sizeof(uint32_t));
         spare_ids.allocate(want * sizeof(uint32_t));
@@ -217,7 +220,7 @@ struct DeviceTables::Impl {
         thrust::sequence(thrust::device, free_ids.as<uint32_t>() + pool_size, free_ids.as<uint32_t>() + pool_size + (want - capacity), uint32_t(capacity));
         pool_size += want - capacity;
         capacity = want;
-        view.store.blocks = blocks.as<PacketBlock>();
+        view.store.packets = blocks.as<unsigned char>();
         view.store.next = next.as<uint32_t>();
     }
 
@@ -293,13 +296,13 @@ void DeviceTables::download(size_t c, size_t first, size_t count) {
 
 uint64_t DeviceTables::block_capacity() const { return impl_->capacity; }
 
-void DeviceTables::download_blocks(PacketBlock* blocks, uint32_t* next) const {
-    to_host(impl_->blocks, 0, blocks, impl_->capacity * sizeof(PacketBlock));
+void DeviceTables::download_blocks(unsigned char* blocks, uint32_t* next) const {
+    to_host(impl_->blocks, 0, blocks, impl_->capacity * impl_->block_bytes());
     to_host(impl_->next, 0, next, impl_->capacity * sizeof(uint32_t));
 }
 
-void DeviceTables::upload_blocks(const PacketBlock* blocks, const uint32_t* next) {
-    to_device(impl_->blocks, 0, blocks, impl_->capacity * sizeof(PacketBlock));
+void DeviceTables::upload_blocks(const unsigned char* blocks, const uint32_t* next) {
+    to_device(impl_->blocks, 0, blocks, impl_->capacity * impl_->block_bytes());
     to_device(impl_->next, 0, next, impl_->capacity * sizeof(uint32_t));
 }
 

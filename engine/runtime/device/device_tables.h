@@ -53,11 +53,11 @@ public:
     void download(size_t c, size_t first, size_t count);
 
     // Device bytes per packet block: the block, its link and its place in the pool's three lists.
-    static constexpr size_t kBytesPerBlock = sizeof(net::PacketBlock) + 4 * sizeof(uint32_t);
+    static constexpr size_t kBytesPerBlock = net::kMaxBlockBytes + 4 * sizeof(uint32_t);
     // Packet blocks (indices are the same on both sides): capacity, download/upload of all of them.
     uint64_t block_capacity() const;
-    void download_blocks(net::PacketBlock* blocks, uint32_t* next) const;
-    void upload_blocks(const net::PacketBlock* blocks, const uint32_t* next);
+    void download_blocks(unsigned char* blocks, uint32_t* next) const;
+    void upload_blocks(const unsigned char* blocks, const uint32_t* next);
     void give_blocks(const std::vector<uint32_t>& blocks);  // back to the free pool
     uint64_t device_bytes() const;
 
