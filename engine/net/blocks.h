@@ -28,7 +28,8 @@ inline constexpr uint32_t kNoBlock = 0xffffffffu;
 // the bytes through rings and queues: bench_scale k = 60 on two threads peaks at 1.68 GB instead of 2.91, and
 // runs up to 8 % faster (engine/runtime/README.md, "Half-line packets").
 inline constexpr uint32_t kFullPacketShift = 6, kCompactPacketShift = 5;
-inline constexpr uint32_t kMaxBlockBytes = kBlockPackets << kFullPacketShift;
+ORRERY_HD constexpr size_t block_bytes(uint32_t packet_shift) { return size_t(kBlockPackets) << packet_shift; }
+inline constexpr size_t kMaxBlockBytes = block_bytes(kFullPacketShift);
 
 // The device backend's free blocks for one pass of a step, shared by the nodes running at once: taken
 // from free[taken ..) by atomic increments, given back by atomic appends to returned[], which the host

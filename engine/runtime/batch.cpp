@@ -251,10 +251,10 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<
     // Packet storage: address space for as many blocks as the machine's memory holds, committed as used; half-line
     // packets unless an experiment carries HPCC's INT hops (net/blocks.h). A given arena of another packet size is
     // dropped, so that an experiment's memory does not depend on what ran before it in the process.
-    const bool carries_int = std::any_of(inputs.begin(), inputs.end(), [](const ExperimentInput& in) { return make_params(*in.scenario).cc_mode == kHpcc; });
+    const bool carries_int = std::any_of(inputs.begin(), inputs.end(), [](const ExperimentInput& in) { return in.scenario->cc.algorithm == CcAlgorithm::hpcc; });
     const uint32_t packet_shift = carries_int || slots == PacketSlots::whole_line ? kFullPacketShift : kCompactPacketShift;
     if (arena && arena->packet_shift() != packet_shift) arena.reset();
-    const uint64_t bytes_per_block = (uint64_t(kBlockPackets) << packet_shift) + sizeof(uint32_t);
+    const uint64_t bytes_per_block = block_bytes(packet_shift) + sizeof(uint32_t);
     b.arena = arena ? std::move(arena) : std::make_unique<BlockArena>(std::max<uint64_t>(physical_memory_bytes(), 1ull << 30) / bytes_per_block, packet_shift);
     std::map<std::pair<const Fabric*, uint32_t>, FabricFacts> facts_cache;
     for (uint32_t e = 0; e < inputs.size(); ++e) {

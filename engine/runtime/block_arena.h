@@ -24,7 +24,7 @@ public:
     unsigned char* blocks() const { return blocks_; }
     uint32_t* next() const { return next_; }
     uint32_t packet_shift() const { return packet_shift_; }
-    size_t block_bytes() const { return size_t(net::kBlockPackets) << packet_shift_; }
+    size_t block_bytes() const { return net::block_bytes(packet_shift_); }
     // A block's memory with its link.
     size_t bytes_per_block() const { return block_bytes() + sizeof(uint32_t); }
     net::BlockStore store(net::BlockCache* cache) const { return net::BlockStore{blocks_, next_, cache, packet_shift_}; }

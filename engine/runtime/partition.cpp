@@ -26,21 +26,29 @@ using namespace net;
 using Message = std::vector<uint8_t>;
 using Clock = std::chrono::steady_clock;
 
+void put_bytes(Message& out, const void* from, size_t bytes) {
+    const size_t at = out.size();
+    out.resize(at + bytes);
+    std::memcpy(out.data() + at, from, bytes);
+}
+
+void take_bytes(const Message& in, size_t& at, void* into, size_t bytes) {
+    if (at + bytes > in.size()) throw std::runtime_error("partitioned run: a message from another rank is shorter than its contents");
+    std::memcpy(into, in.data() + at, bytes);
+    at += bytes;
+}
+
 template <class T>
 void put(Message& out, const T& value) {
     static_assert(std::is_trivially_copyable_v<T>);
-    const size_t at = out.size();
-    out.resize(at + sizeof(T));
-    std::memcpy(out.data() + at, &value, sizeof(T));
+    put_bytes(out, &value, sizeof(T));
 }
 
 template <class T>
 T take(const Message& in, size_t& at) {
     static_assert(std::is_trivially_copyable_v<T>);
-    if (at + sizeof(T) > in.size()) throw std::runtime_error("partitioned run: a message from another rank is shorter than its contents");
     T value;
-    std::memcpy(&value, in.data() + at, sizeof(T));
-    at += sizeof(T);
+    take_bytes(in, at, &value, sizeof(T));
     return value;
 }
 
@@ -132,12 +140,7 @@ struct PartitionSteps final : StepBackend {
                 put(out, uint32_t(count));
                 // This rank's copy of the ring is read empty, as its reader would, so its blocks come back.
                 const uint32_t writer = ring_writer(b, row);
-                for (uint64_t j = 0; j < count; ++j) {
-                    const Packet& p = ring_pop(v, writer, row);
-                    const size_t at = out.size();
-                    out.resize(at + packet_bytes);
-                    std::memcpy(out.data() + at, &p, packet_bytes);
-                }
+                for (uint64_t j = 0; j < count; ++j) put_bytes(out, &ring_pop(v, writer, row), packet_bytes);
                 stats.packets_sent += count;
             }
             stats.bytes_sent += out.size();
@@ -154,9 +157,10 @@ struct PartitionSteps final : StepBackend {
                 if (k >= rings.size()) throw std::runtime_error("partitioned run: rank " + std::to_string(boundaries[i].peer) + " sent packets for a ring it does not write");
                 const uint32_t row = rings[k], reader = b.port[row].node;
                 for (uint32_t j = 0; j < count; ++j) {
-                    if (at + packet_bytes > in.size()) throw std::runtime_error("partitioned run: a message from another rank is shorter than its contents");
-                    if (Packet* into = ring_push_slot(v, row, reader)) std::memcpy(static_cast<void*>(into), in.data() + at, packet_bytes);
-                    at += packet_bytes;
+                    // Without a block (flagged in the node's overflow: the run stops after this step) it is read past.
+                    Packet unstored;
+                    Packet* into = ring_push_slot(v, row, reader);
+                    take_bytes(in, at, into ? into : &unstored, packet_bytes);
                 }
             }
             for (uint32_t row : rings) publish_tail(b.ring_tail[row], b.out.data(), clock.read_slot(), clock.write_slot());

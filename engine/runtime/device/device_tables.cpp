@@ -198,7 +198,7 @@ struct DeviceTables::Impl {
     thrust::device_vector<StepSummary> summary_sums;
 
     // A block's packets, at the host batch's packet size (net/blocks.h).
-    size_t block_bytes() const { return size_t(kBlockPackets) << view.store.packet_shift; }
+    size_t block_bytes() const { return net::block_bytes(view.store.packet_shift); }
 
     // More blocks by the growth factor, up to the bound.
     void grow_by_factor() { grow(uint64_t(double(capacity) * growth) + 1); }
