@@ -5,6 +5,7 @@
 //
 // Time is integer picoseconds. The reference model's own quantities (INT timestamps, TIMELY RTTs, base
 // RTT) are nanoseconds there; they are converted where they are used and named *_ns.
+#include <cstddef>
 #include <cstdint>
 
 #include "common/host_device.h"
@@ -116,34 +117,47 @@ struct alignas(64) PortTx {
     uint8_t busy = 0;             // 1 from transmit start until its completion is handled (ns-3's BUSY; a switch
                                   // port's completion without an event is handled when settled or at the step's
                                   // end: switch.h switch_settle, node.h close_completions)
-    uint8_t reserved = 0;
+    // A switch port's queues at a glance, in this line rather than PortQueues' because every packet the switch
+    // forwards reads them beside the fields above, and most are sent on at once without touching a queue.
+    uint8_t queued = 0;           // switch: bit per priority: its queue holds a packet (the dequeue's round robin reads it)
+    uint32_t queued_bytes = 0;    // switch: wire bytes in its queues, all priorities (HPCC's INT queue length)
     SerializationCache ser;       // of what it sends
     uint64_t tx_bytes = 0;        // bytes sent (HPCC INT counter)
     uint64_t ecn_draws = 0;       // counter of this port's random ECN draws
     uint64_t loss_draws = 0;      // counter of this port's random link-loss draws (packets received)
 };
 
-// A switch egress port's queues: one FIFO of blocks per priority.
+static_assert(sizeof(PortTx) == 64, "a port's transmit state is one cache line");
+
+// A switch egress port's queues: one FIFO of blocks per priority (their bit and byte count are in PortTx).
 struct alignas(64) PortQueues {
     BlockFifo fifo[kPriorities];
-    uint32_t bytes[kPriorities];
-    uint32_t bytes_total;
-    uint32_t packets;             // queued packets, all priorities
-    uint8_t nonempty;             // bit per priority: its queue holds a packet (the dequeue's round robin reads it)
 };
 
-// Buffer accounting of a switch port (the reference's SwitchMmu, per port and priority).
+// Buffer accounting of one priority class at a switch port.
+struct ClassBuffer {
+    uint32_t ingress_bytes;       // counted at the port the packets arrived on
+    uint32_t hdrm_bytes;          // of them, in the headroom
+    uint32_t egress_bytes;        // counted at the port they leave by
+};
+
+// Buffer accounting of a switch port (the reference's SwitchMmu, per port and priority). Class 0 (PFC frames,
+// and ACKs sent at high priority) takes no buffer in the reference, so it has no entry: with the port's settings
+// first, classes 1–3 share the first cache line, and a packet of the reference's data class 3 reads one line at
+// the port it arrives on and one at the port it leaves by (two and one with the counters by field).
 struct alignas(64) PortMmu {
-    uint32_t ingress_bytes[kPriorities];
-    uint32_t hdrm_bytes[kPriorities];
-    uint32_t egress_bytes[kPriorities];
     uint8_t ingress_paused;       // bit per priority: this switch has paused the peer on this port
     uint8_t pfc_shift;            // dynamic threshold = free >> shift
     uint16_t reserved;
     uint32_t headroom;            // bytes: rate·delay/8·3
     uint32_t kmin, kmax;          // bytes
     double pmax;
+    ClassBuffer classes[kPriorities - 1];  // classes 1..7 (class_buffer)
 };
+static_assert(offsetof(PortMmu, classes) + 3 * sizeof(ClassBuffer) <= 64, "classes 1-3 in the first line");
+
+ORRERY_HD inline ClassBuffer& class_buffer(PortMmu& m, int q) { return m.classes[q - 1]; }
+ORRERY_HD inline const ClassBuffer& class_buffer(const PortMmu& m, int q) { return m.classes[q - 1]; }
 
 // Per switch: the shared buffer and its PFC settings (network.pfc).
 struct alignas(64) SwitchMmu {

@@ -25,61 +25,62 @@ ORRERY_HD inline uint32_t pfc_threshold(const SwitchMmu& s, const PortMmu& m) {
     if (s.static_threshold) return s.static_threshold;
     return (s.buffer_size - s.total_hdrm - s.total_rsrv - s.shared_used) >> m.pfc_shift;
 }
+// The class q (1..7) functions below: class 0 takes no buffer (state.h, PortMmu).
 ORRERY_HD inline uint32_t shared_used(const SwitchMmu& s, const PortMmu& m, int q) {
-    return m.ingress_bytes[q] > s.port_reserve ? m.ingress_bytes[q] - s.port_reserve : 0;
+    const uint32_t ingress = class_buffer(m, q).ingress_bytes;
+    return ingress > s.port_reserve ? ingress - s.port_reserve : 0;
 }
 ORRERY_HD inline bool ingress_admits(const SwitchMmu& s, const PortMmu& m, int q, uint32_t size) {
-    return !(size + m.hdrm_bytes[q] > m.headroom && size + shared_used(s, m, q) > pfc_threshold(s, m));
+    return !(size + class_buffer(m, q).hdrm_bytes > m.headroom && size + shared_used(s, m, q) > pfc_threshold(s, m));
 }
 ORRERY_HD inline void ingress_add(SwitchMmu& s, PortMmu& m, int q, uint32_t size) {
-    const uint32_t now_bytes = m.ingress_bytes[q] + size;
+    ClassBuffer& c = class_buffer(m, q);
+    const uint32_t now_bytes = c.ingress_bytes + size;
     const uint32_t reserve = s.port_reserve;
     if (now_bytes <= reserve) {
-        m.ingress_bytes[q] += size;
+        c.ingress_bytes += size;
     } else if (now_bytes - reserve > pfc_threshold(s, m)) {
-        m.hdrm_bytes[q] += size;
+        c.hdrm_bytes += size;
     } else {
-        m.ingress_bytes[q] += size;
+        c.ingress_bytes += size;
         s.shared_used += size < now_bytes - reserve ? size : now_bytes - reserve;
     }
 }
 ORRERY_HD inline void ingress_remove(SwitchMmu& s, PortMmu& m, int q, uint32_t size) {
-    const uint32_t from_hdrm = m.hdrm_bytes[q] < size ? m.hdrm_bytes[q] : size;
-    const uint32_t over = m.ingress_bytes[q] > s.port_reserve ? m.ingress_bytes[q] - s.port_reserve : 0;
+    ClassBuffer& c = class_buffer(m, q);
+    const uint32_t from_hdrm = c.hdrm_bytes < size ? c.hdrm_bytes : size;
+    const uint32_t over = c.ingress_bytes > s.port_reserve ? c.ingress_bytes - s.port_reserve : 0;
     const uint32_t from_shared = size - from_hdrm < over ? size - from_hdrm : over;
-    m.hdrm_bytes[q] -= from_hdrm;
-    m.ingress_bytes[q] -= size - from_hdrm;
+    c.hdrm_bytes -= from_hdrm;
+    c.ingress_bytes -= size - from_hdrm;
     s.shared_used -= from_shared;
 }
 ORRERY_HD inline bool should_pause(const SwitchMmu& s, const PortMmu& m, int q) {
-    return !(m.ingress_paused & (1u << q)) && (m.hdrm_bytes[q] > 0 || shared_used(s, m, q) >= pfc_threshold(s, m));
+    return !(m.ingress_paused & (1u << q)) && (class_buffer(m, q).hdrm_bytes > 0 || shared_used(s, m, q) >= pfc_threshold(s, m));
 }
 ORRERY_HD inline bool should_resume(const SwitchMmu& s, const PortMmu& m, int q) {
     if (!(m.ingress_paused & (1u << q))) return false;
     const uint32_t used = shared_used(s, m, q);
-    return m.hdrm_bytes[q] == 0 && (used == 0 || used + s.resume_offset <= pfc_threshold(s, m));
+    return class_buffer(m, q).hdrm_bytes == 0 && (used == 0 || used + s.resume_offset <= pfc_threshold(s, m));
 }
 
 // ---- queues -------------------------------------------------------------------------------------------------
 ORRERY_HD inline void queue_push(NetView& v, uint32_t node, uint32_t row, int q, const Packet& p) {
-    PortQueues& qs = v.queues[row];
-    if (!fifo_push(v.store, v.out[node].blocks_held, qs.fifo[q], p)) {
+    if (!fifo_push(v.store, v.out[node].blocks_held, v.queues[row].fifo[q], p)) {
         v.out[node].events_overflow |= 4u;
         return;
     }
-    qs.nonempty |= uint8_t(1u << q);
-    qs.bytes[q] += p.wire;
-    qs.bytes_total += p.wire;
-    ++qs.packets;
+    PortTx& tx = v.tx[row];
+    tx.queued |= uint8_t(1u << q);
+    tx.queued_bytes += p.wire;
 }
 
 ORRERY_HD inline Packet queue_pop(NetView& v, uint32_t node, uint32_t row, int q) {
-    PortQueues& qs = v.queues[row];
-    const Packet p = fifo_pop(v.store, v.out[node].blocks_held, qs.fifo[q]);
-    if (fifo_empty(qs.fifo[q])) qs.nonempty &= uint8_t(~(1u << q));
-    qs.bytes[q] -= p.wire;
-    qs.bytes_total -= p.wire;
-    --qs.packets;
+    BlockFifo& fifo = v.queues[row].fifo[q];
+    const Packet p = fifo_pop(v.store, v.out[node].blocks_held, fifo);
+    PortTx& tx = v.tx[row];
+    if (fifo_empty(fifo)) tx.queued &= uint8_t(~(1u << q));
+    tx.queued_bytes -= p.wire;
     return p;
 }
 
@@ -138,8 +139,8 @@ ORRERY_HD inline void switch_send_pfc(NetView& v, uint32_t node, const Experimen
 }
 
 // The queue a port serves next: queue 0 (control frames) strictly first, then round robin over the
-// unpaused non-empty queues 1–7, starting after the one served last. Bit arithmetic over the `nonempty`
-// mask rather than a loop over the eight heads: this choice is made once per packet a switch sends.
+// unpaused non-empty queues 1–7, starting after the one served last. Bit arithmetic over the `queued`
+// mask (PortTx) rather than a loop over the eight heads: this choice is made once per packet a switch sends.
 ORRERY_HD inline int next_queue(uint8_t nonempty, uint8_t paused, uint8_t rr_last) {
     if (nonempty & 1u) return 0;
     const uint32_t eligible = nonempty & ~uint32_t(paused) & 0xFEu;
@@ -161,9 +162,10 @@ ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, const Experimen
         PortMmu& in = v.mmu[in_row];
         PortMmu& out = v.mmu[row];
         ingress_remove(s, in, q, p.wire);
-        out.egress_bytes[q] -= p.wire;
+        ClassBuffer& leaving = class_buffer(out, q);
+        leaving.egress_bytes -= p.wire;
         if (ep.ecn_enabled) {
-            const uint32_t e = out.egress_bytes[q];
+            const uint32_t e = leaving.egress_bytes;
             bool mark = e > out.kmax;
             if (!mark && e > out.kmin) {
                 const double prob = out.pmax * double(e - out.kmin) / double(out.kmax - out.kmin);
@@ -176,17 +178,17 @@ ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, const Experimen
             switch_send_pfc(v, node, ep, in_row, q, false, at);
         }
         if (p.kind == kData && ep.cc_mode == kHpcc)
-            int_push(p, now, tx.tx_bytes, v.queues[row].bytes_total, v.port[row].rate_bps, ep.int_multi);
+            int_push(p, now, tx.tx_bytes, tx.queued_bytes, v.port[row].rate_bps, ep.int_multi);
     }
     tx.tx_bytes += p.wire;
-    transmit_start(v, row, p, now, v.queues[row].nonempty != 0);
+    transmit_start(v, row, p, now, tx.queued != 0);
 }
 
 // DequeueAndTransmit of a switch port.
 ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, const PortEvent& at) {
     const PortTx& tx = v.tx[row];
     if (tx.busy) return;
-    const int q = next_queue(v.queues[row].nonempty, tx.paused, tx.rr_last);
+    const int q = next_queue(tx.queued, tx.paused, tx.rr_last);
     if (q < 0) return;
     Packet p = queue_pop(v, node, row, q);
     switch_transmit(v, node, ep, row, q, p, at);
@@ -196,7 +198,7 @@ ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, const Experim
 // the port idle, every queue empty, the class not paused. The port must be settled (switch_settle).
 ORRERY_HD inline bool switch_takes_at_once(const NetView& v, uint32_t row, int q) {
     const PortTx& tx = v.tx[row];
-    return !tx.busy && v.queues[row].nonempty == 0 && (q == 0 || !(tx.paused & (1u << q)));
+    return !tx.busy && tx.queued == 0 && (q == 0 || !(tx.paused & (1u << q)));
 }
 
 // Per-packet spraying: any of the equal-cost ports toward the destination, chosen by a counter-based hash
@@ -244,7 +246,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline void switch_receive(NetView& v, uint32_t node
             return;
         }
         ingress_add(s, in, q, p.wire);
-        v.mmu[out_row].egress_bytes[q] += p.wire;
+        class_buffer(v.mmu[out_row], q).egress_bytes += p.wire;
         if (should_pause(s, in, q)) {
             in.ingress_paused |= uint8_t(1u << q);
             switch_send_pfc(v, node, ep, in_row, q, true, at);
@@ -266,7 +268,7 @@ ORRERY_HD inline void switch_sample_queues(NetView& v, uint32_t node) {
     for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {
         const PortMmu& m = v.mmu[row];
         uint32_t bytes = 0;
-        for (int q = 0; q < kPriorities; ++q) bytes += m.egress_bytes[q];
+        for (int q = 1; q < kPriorities; ++q) bytes += class_buffer(m, q).egress_bytes;
         uint32_t bucket = bytes / 1000;
         if (bucket >= v.qlen_buckets[row]) bucket = v.qlen_buckets[row] - 1;
         ++v.qlen_hist[v.node_experiment[node]][v.qlen_offset[row] + bucket];

@@ -118,7 +118,7 @@ int64_t Stepper::skip_idle_samples(uint32_t e, int64_t next_sample_time, int64_t
         if (b.node_role[n] != kRoleSwitch || b.sw[n].next_sample != next_sample_time) continue;
         for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) {
             uint32_t bytes = 0;
-            for (int q = 0; q < kPriorities; ++q) bytes += b.mmu[row].egress_bytes[q];
+            for (int q = 1; q < kPriorities; ++q) bytes += class_buffer(b.mmu[row], q).egress_bytes;
             const uint32_t bucket = std::min(bytes / 1000, b.qlen_buckets[row] - 1);
             b.qlen_hist[e][b.qlen_offset[row] + bucket] += uint32_t(count);
         }

@@ -28,19 +28,17 @@ void empty_ring(Batch& b, uint32_t row, const BlockStore& store) {
 void empty_switch_queues(Batch& b, uint32_t row, const BlockStore& store) {
     const uint32_t node = b.port[row].node;
     SwitchMmu& sw = b.sw[node];
-    PortQueues& qs = b.queues[row];
+    PortTx& tx = b.tx[row];
     for (int q = 1; q < kPriorities; ++q) {
-        BlockFifo& fifo = qs.fifo[q];
+        BlockFifo& fifo = b.queues[row].fifo[q];
         if (fifo_empty(fifo)) continue;
         fifo_for_each(store, fifo, [&](const Packet& p) {
             ingress_remove(sw, b.mmu[b.node_port_begin[node] + p.in_port], q, p.wire);
-            b.mmu[row].egress_bytes[q] -= p.wire;
-            --qs.packets;
+            class_buffer(b.mmu[row], q).egress_bytes -= p.wire;
+            tx.queued_bytes -= p.wire;
         });
         fifo_release(store, b.out[node].blocks_held, fifo);
-        qs.bytes_total -= qs.bytes[q];
-        qs.bytes[q] = 0;
-        qs.nonempty &= uint8_t(~(1u << q));
+        tx.queued &= uint8_t(~(1u << q));
     }
 }
 

@@ -669,8 +669,12 @@ private slots:
             QCOMPARE(r.skipping.completion_skips, on ? k.completion_skips : 0u);
             uint64_t queued = 0, accounted = 0, busy = 0;
             for (uint32_t row = 0; row < b.port.size(); ++row) {
-                queued += b.queues[row].packets + b.queues[row].bytes_total;
-                for (int q = 0; q < net::kPriorities; ++q) accounted += b.mmu[row].ingress_bytes[q] + b.mmu[row].hdrm_bytes[q] + b.mmu[row].egress_bytes[q];
+                queued += b.tx[row].queued + b.tx[row].queued_bytes;
+                for (const net::BlockFifo& fifo : b.queues[row].fifo) queued += fifo.tail - fifo.head;
+                for (int q = 1; q < net::kPriorities; ++q) {
+                    const net::ClassBuffer& c = net::class_buffer(b.mmu[row], q);
+                    accounted += c.ingress_bytes + c.hdrm_bytes + c.egress_bytes;
+                }
                 busy += b.tx[row].busy;
             }
             for (const net::SwitchMmu& sw : b.sw) accounted += sw.shared_used;
