@@ -158,6 +158,12 @@ static_assert(offsetof(PortMmu, classes) + 3 * sizeof(ClassBuffer) <= 64, "class
 
 ORRERY_HD inline ClassBuffer& class_buffer(PortMmu& m, int q) { return m.classes[q - 1]; }
 ORRERY_HD inline const ClassBuffer& class_buffer(const PortMmu& m, int q) { return m.classes[q - 1]; }
+// Bytes queued to leave by the port, all classes: what the queue monitor and the telemetry samples read.
+ORRERY_HD inline uint32_t egress_bytes_total(const PortMmu& m) {
+    uint32_t bytes = 0;
+    for (int q = 1; q < kPriorities; ++q) bytes += class_buffer(m, q).egress_bytes;
+    return bytes;
+}
 
 // Per switch: the shared buffer and its PFC settings (network.pfc).
 struct alignas(64) SwitchMmu {

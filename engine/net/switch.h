@@ -266,10 +266,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline void switch_receive(NetView& v, uint32_t node
 // One queue-monitor sample of every port: egress bytes summed over the queues, in 1 KB buckets.
 ORRERY_HD inline void switch_sample_queues(NetView& v, uint32_t node) {
     for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1]; ++row) {
-        const PortMmu& m = v.mmu[row];
-        uint32_t bytes = 0;
-        for (int q = 1; q < kPriorities; ++q) bytes += class_buffer(m, q).egress_bytes;
-        uint32_t bucket = bytes / 1000;
+        uint32_t bucket = egress_bytes_total(v.mmu[row]) / 1000;
         if (bucket >= v.qlen_buckets[row]) bucket = v.qlen_buckets[row] - 1;
         ++v.qlen_hist[v.node_experiment[node]][v.qlen_offset[row] + bucket];
     }

@@ -117,9 +117,7 @@ int64_t Stepper::skip_idle_samples(uint32_t e, int64_t next_sample_time, int64_t
     for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
         if (b.node_role[n] != kRoleSwitch || b.sw[n].next_sample != next_sample_time) continue;
         for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) {
-            uint32_t bytes = 0;
-            for (int q = 1; q < kPriorities; ++q) bytes += class_buffer(b.mmu[row], q).egress_bytes;
-            const uint32_t bucket = std::min(bytes / 1000, b.qlen_buckets[row] - 1);
+            const uint32_t bucket = std::min(egress_bytes_total(b.mmu[row]) / 1000, b.qlen_buckets[row] - 1);
             b.qlen_hist[e][b.qlen_offset[row] + bucket] += uint32_t(count);
         }
         b.sw[n].next_sample = resume > ep.qlen_end ? kNever : resume;

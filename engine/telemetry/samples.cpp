@@ -14,8 +14,7 @@ SampleSet take_samples(const Batch& b, uint32_t e, bool queues, bool rates) {
             if (b.node_role[n] != net::kRoleSwitch) continue;
             const int tier = x.fabric->node_tier[b.node_fabric_id[n]];
             for (uint32_t row = b.node_port_begin[n]; row < b.node_port_begin[n + 1]; ++row) {
-                uint64_t bytes = 0;
-                for (int q = 1; q < net::kPriorities; ++q) bytes += net::class_buffer(b.mmu[row], q).egress_bytes;
+                const uint64_t bytes = net::egress_bytes_total(b.mmu[row]);
                 by_tier[tier].push_back(bytes);
                 if (bytes) s.queues.push_back({b.node_fabric_id[n], uint32_t(b.port[row].local + 1), bytes});
             }
