@@ -92,6 +92,11 @@ ORRERY_HD inline Packet& packet_at(const BlockStore& s, uint32_t block, uint64_t
     return *reinterpret_cast<Packet*>(s.packets + ((uint64_t(block) * kBlockPackets + at % kBlockPackets) << s.packet_shift));
 }
 
+// The slot after `slot` in its block (the caller knows it is not the block's last).
+ORRERY_HD inline const Packet& next_slot(const BlockStore& s, const Packet& slot) {
+    return *reinterpret_cast<const Packet*>(reinterpret_cast<const unsigned char*>(&slot) + (size_t(1) << s.packet_shift));
+}
+
 ORRERY_HD inline bool compact_store(const BlockStore& s) { return s.packet_shift == kCompactPacketShift; }
 
 ORRERY_HD inline void store_packet(const BlockStore& s, Packet& slot, const Packet& p) {
@@ -156,28 +161,30 @@ ORRERY_HD inline bool fifo_push(const BlockStore& s, int64_t& held, BlockFifo& f
         else s.next[f.tail_block] = b;
         f.tail_block = b;
     }
-    store_packet(s, packet_at(s, f.tail_block, slot), p);
+    Packet& to = packet_at(s, f.tail_block, slot);
+    store_packet(s, to, p);
     ++f.tail;
     // The tail block may have been taken up to 15 pushes ago; in a deep queue its next line is cold by now.
-    if (slot + 1 < kBlockPackets) prefetch_line_for_write(&packet_at(s, f.tail_block, slot + 1));
+    if (slot + 1 < kBlockPackets) prefetch_line_for_write(const_cast<Packet*>(&next_slot(s, to)));
     return true;
 }
 
 ORRERY_HD inline Packet fifo_pop(const BlockStore& s, int64_t& held, BlockFifo& f) {
-    const Packet p = load_packet(s, fifo_front(s, f));
+    const Packet& front = fifo_front(s, f);
+    const Packet p = load_packet(s, front);
     ++f.head;
     if (f.head == f.tail) {
         block_give(*s.cache, held, f.head_block);
         f = BlockFifo{};
+    } else if (f.head % kBlockPackets == 0) {
+        const uint32_t done = f.head_block;
+        f.head_block = s.next[done];
+        block_give(*s.cache, held, done);
+        prefetch_line(&fifo_front(s, f));
     } else {
-        if (f.head % kBlockPackets == 0) {
-            const uint32_t done = f.head_block;
-            f.head_block = s.next[done];
-            block_give(*s.cache, held, done);
-        }
         // The next packet is popped when this one's transmission ends, after the node's other events; in a deep
         // queue it was written steps ago and is in memory (engine/runtime/README.md).
-        prefetch_line(&fifo_front(s, f));
+        prefetch_line(&next_slot(s, front));
     }
     return p;
 }

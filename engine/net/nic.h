@@ -55,11 +55,9 @@ ORRERY_HD inline int nic_next_queue(NetView& v, uint32_t node, const ExperimentP
     return res;
 }
 
-// QbbNetDevice::DequeueAndTransmit on a host.
-ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, int64_t now) {
+// QbbNetDevice::DequeueAndTransmit on a host whose port is idle.
+ORRERY_HD inline void nic_start_next_idle(NetView& v, uint32_t node, const ExperimentParams& ep, int64_t now) {
     NicState& nic = v.nic[node];
-    PortTx& tx = v.tx[nic.port];
-    if (tx.busy) return;
     const int idx = nic_next_queue(v, node, ep, now);
     if (idx == -1) {
         const Packet a = fifo_pop(v.store, v.out[node].blocks_held, nic.acks);
@@ -98,6 +96,14 @@ ORRERY_HD inline void nic_start_next(NetView& v, uint32_t node, const Experiment
         nic.next_send = t;
         nic.next_send_scheduled = now;
     }
+}
+
+// QbbNetDevice::DequeueAndTransmit on a host: nothing while its port is busy. The test is inlined into each
+// caller so that the calls on a busy port (every ACK that reaches a sender sending at line rate) do not pay
+// the body's prologue and epilogue: 19 instructions each way, 2 % of the k = 8 ring's instructions.
+ORRERY_HD ORRERY_HOT_INLINE inline void nic_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, int64_t now) {
+    if (v.tx[v.nic[node].port].busy) return;
+    nic_start_next_idle(v, node, ep, now);
 }
 
 ORRERY_HD inline void nic_enqueue_ack(NetView& v, uint32_t node, const Packet& a) {

@@ -24,26 +24,57 @@ ORRERY_HD inline void consider(PortEvent& best, int64_t time, int64_t scheduled,
 
 ORRERY_HD inline uint32_t ring_head_block(const NetView& v, uint32_t row) { return ring_head_block(v.ring_head[row], v.ring_tail[row], v.store.next); }
 
+// How long before its arrival packet p of port `row`'s ring was scheduled: its serialization time as the
+// sender computed it, plus the link's delay. Cached by wire size, so the sender's row (a dependent load) is
+// read only when the size changes.
+ORRERY_HD inline int64_t arrival_lead_ps(NetView& v, uint32_t row, const Packet& p) {
+    SerializationCache& c = v.ring_head[row].lead;
+    const int kind = p.kind == kData ? 0 : 1;
+    if (c.wire[kind] != p.wire) {
+        const PortInfo& sender = v.port[v.port[row].peer_port];
+        c.wire[kind] = p.wire;
+        c.ser_ps[kind] = tx_time_ns(p.wire, sender.rate_bps) * 1000 + sender.delay_ps;
+    }
+    return c.ser_ps[kind];
+}
+
 // The arrival time of the next packet of port `row`'s ring that the peer has published (kNever when none),
 // and when it was scheduled: the reference orders equal-time events by when they were scheduled, and an
 // arrival was scheduled when its sender started transmitting (its serialization time recomputed as the
 // sender computed it).
+// p is the ring's packet at position `head` (of `published`), in `block`.
+ORRERY_HD inline void arrival_from(NetView& v, uint32_t row, uint32_t block, const Packet& p, uint64_t head, uint64_t published) {
+    // The ring's next packet, read when this one is popped, some events later: in a large fabric it was
+    // written a step ago and is in memory, not in the cache (engine/runtime/README.md). At a block's end it
+    // is the first of the block the writer linked after this one.
+    if ((head + 1) % kBlockPackets != 0) prefetch_line(&next_slot(v.store, p));
+    else if (head + 1 < published) prefetch_line(&packet_at(v.store, v.store.next[block], 0));
+    v.times[row].next_arrival = p.arrival;
+    v.times[row].arrival_scheduled = p.arrival - arrival_lead_ps(v, row, p);
+}
+
 ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock& clock) {
     const uint64_t head = v.ring_head[row].head;
     const uint64_t published = v.ring_tail[row].published_tail[clock.read_slot()];
     if (head < published) {
         const uint32_t block = ring_head_block(v, row);
-        const Packet& p = packet_at(v.store, block, head);
-        // The ring's next packet, read when this one is popped, some events later: in a large fabric it was
-        // written a step ago and is in memory, not in the cache (engine/runtime/README.md). At a block's end it
-        // is the first of the block the writer linked after this one.
-        if ((head + 1) % kBlockPackets != 0) prefetch_line(&packet_at(v.store, block, head + 1));
-        else if (head + 1 < published) prefetch_line(&packet_at(v.store, v.store.next[block], 0));
-        const PortInfo& sender = v.port[v.port[row].peer_port];
-        v.times[row].next_arrival = p.arrival;
-        v.times[row].arrival_scheduled = p.arrival - sender.delay_ps - serialization_ps(v.ring_head[row].ser, p, sender.rate_bps);
+        arrival_from(v, row, block, packet_at(v.store, block, head), head, published);
     } else {
         v.times[row].next_arrival = kNever;
+    }
+}
+
+// The same right after ring_pop took `popped`: inside a block the new head is the slot after it.
+ORRERY_HD inline void refresh_arrival_after_pop(NetView& v, uint32_t row, const StepClock& clock, const Packet& popped) {
+    const uint64_t head = v.ring_head[row].head;
+    const uint64_t published = v.ring_tail[row].published_tail[clock.read_slot()];
+    if (head >= published) {
+        v.times[row].next_arrival = kNever;
+    } else if (head % kBlockPackets != 0) {
+        arrival_from(v, row, v.ring_head[row].block, next_slot(v.store, popped), head, published);
+    } else {
+        const uint32_t block = ring_head_block(v, row);
+        arrival_from(v, row, block, packet_at(v.store, block, head), head, published);
     }
 }
 
@@ -89,17 +120,17 @@ ORRERY_HD inline PortEvent earliest_dcqcn_timer(const NetView& v, uint32_t node)
     return best;
 }
 
-// The node's next event: the root of its ports' tree, then its own timers. Without `samples`, the queue
-// monitor's samples are left out: what remains is the node's next busy event (the host jumps idle time to it).
-// `dcqcn_timer`: a host's earliest DCQCN timer as earliest_dcqcn_timer found it since the last event that
-// could move one (run_events keeps it), instead of scanning every queue pair at every event; switches ignore it.
+// The node's next event: the root of its ports' tree, then its own timers. `sample_at`: a switch's next queue-
+// monitor sample (run_events keeps the switch's in a local), kNever to leave samples out: what remains is the
+// node's next busy event (the host jumps idle time to it). `dcqcn_timer`: a host's earliest DCQCN timer as
+// earliest_dcqcn_timer found it since the last event that could move one (run_events keeps it; time kNever
+// under other CCs), instead of scanning every queue pair at every event. Switches ignore it, hosts `sample_at`.
 template <uint8_t Role>
-ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32_t node, const ExperimentParams& ep, bool samples,
+ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32_t node, const ExperimentParams& ep, int64_t sample_at,
                                                        const PortEvent& dcqcn_timer) {
     PortEvent best = port_events_first(v, node);
     if constexpr (Role == kRoleSwitch) {
-        const SwitchMmu& s = v.sw[node];
-        if (samples && s.next_sample != kNever) consider(best, s.next_sample, s.next_sample - ep.qlen_interval, kSrcSample, node);
+        if (sample_at != kNever) consider(best, sample_at, sample_at - ep.qlen_interval, kSrcSample, node);
     } else {
         const NicState& nic = v.nic[node];
         if (nic.next_send != kNever) consider(best, nic.next_send, nic.next_send_scheduled, kSrcRetry, node);
@@ -107,9 +138,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32
             const uint32_t f = v.nic_starts[nic.starts_offset + nic.starts_next];
             consider(best, v.flow[f].start, v.flow[f].start, kSrcFlowStart, f);
         }
-        if (ep.cc_mode == kDcqcn) {
-            if (dcqcn_timer.time != kNever && earlier(dcqcn_timer, best)) best = dcqcn_timer;
-        }
+        if (dcqcn_timer.time != kNever && earlier(dcqcn_timer, best)) best = dcqcn_timer;
     }
     return best;
 }
@@ -128,18 +157,22 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
     // timers: unless the earliest was that flow's (it may have moved later), the earliest of the two is the
     // earliest of all, without a scan (the order is strict, so the same event the scan would find).
     PortEvent dcqcn_timer{kNever, kNever, 0, kSrcNone};
-    bool dcqcn_timer_known = false;
+    const bool dcqcn = ep.cc_mode == kDcqcn;  // read once: stores of the loop's bytes may alias `ep` for the compiler
+    bool dcqcn_timer_known = !dcqcn;
+    // Only the switch's sample event moves its next sample within a step (the host's hooks do between steps).
+    int64_t sample_at = kNever;
+    if constexpr (Role == kRoleSwitch) sample_at = v.sw[node].next_sample;
     for (;;) {
         if constexpr (Role != kRoleSwitch) {
-            if (ep.cc_mode == kDcqcn && !dcqcn_timer_known) {
+            if (!dcqcn_timer_known) {
                 dcqcn_timer = earliest_dcqcn_timer(v, node);
                 dcqcn_timer_known = true;
             }
         }
-        const PortEvent e = next_event<Role>(v, node, ep, true, dcqcn_timer);
+        const PortEvent e = next_event<Role>(v, node, ep, sample_at, dcqcn_timer);
         if (e.time >= clock.window_end) {
             out.next_event = e.time;
-            out.next_busy_event = e.source == kSrcSample ? next_event<Role>(v, node, ep, false, dcqcn_timer).time : e.time;
+            out.next_busy_event = e.source == kSrcSample ? next_event<Role>(v, node, ep, kNever, dcqcn_timer).time : e.time;
             return true;
         }
         if (device_stock && !block_stock_ready(*v.store.cache)) return false;
@@ -152,8 +185,8 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
             if constexpr (Role != kRoleSwitch) {
                 if (p.kind == kAck || p.kind == kNack) acked_flow = p.flow;
             }
-            refresh_arrival(v, e.row, clock);
-            port_event_changed(v, node, e.row);
+            refresh_arrival_after_pop(v, e.row, clock, p);
+            root_port_event_changed(v, node, e.row);
             if (link_loses(v, node, e.row)) {
                 ++out.lost;
                 continue;
@@ -162,7 +195,7 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
                 switch_receive(v, node, ep, e.row, p, e);
             } else {
                 nic_receive(v, node, ep, e.row, p, now);
-                if (ep.cc_mode == kDcqcn && acked_flow != kNoRow && dcqcn_timer_known) {
+                if (dcqcn && acked_flow != kNoRow && dcqcn_timer_known) {
                     if (dcqcn_timer.time != kNever && dcqcn_timer.row == acked_flow) dcqcn_timer_known = false;
                     else consider_dcqcn_timers(v, acked_flow, dcqcn_timer);
                 }
@@ -172,13 +205,14 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
             v.times[e.row].tx_done = kNever;
             if constexpr (Role == kRoleSwitch) switch_start_next(v, node, ep, e.row, e);
             else nic_start_next(v, node, ep, now);
-            if (v.times[e.row].tx_done == kNever) port_event_changed(v, node, e.row);  // else transmit_start did
+            if (v.times[e.row].tx_done == kNever) root_port_event_changed(v, node, e.row);  // else transmit_start did
         } else if constexpr (Role == kRoleSwitch) {  // kSrcSample
             switch_sample_queues(v, node);
             SwitchMmu& s = v.sw[node];
             s.next_sample = s.next_sample + ep.qlen_interval > ep.qlen_end ? kNever : s.next_sample + ep.qlen_interval;
+            sample_at = s.next_sample;
         } else {
-            if (e.source != kSrcRetry) dcqcn_timer_known = false;  // a timer of its own fired, or a flow started
+            if (dcqcn && e.source != kSrcRetry) dcqcn_timer_known = false;  // a timer of its own fired, or a flow started
             switch (e.source) {
                 case kSrcAlpha: dcqcn_alpha_timer(v, e.row, now); break;
                 case kSrcDecrease: dcqcn_decrease_timer(v, e.row, now); break;

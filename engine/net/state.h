@@ -76,8 +76,9 @@ struct PortInfo {
 };
 
 // The serialization times (ps) of the last data packet size and the last control frame size seen on a link,
-// by its sender (PortTx) and its receiver (RingHead): a port sends both kinds, so one entry would miss for
-// most packets. serialization_ps (link.h) reads and fills it.
+// by its sender (PortTx; serialization_ps, link.h, reads and fills it) and, with the link's delay added, by
+// its receiver (RingHead; arrival_lead_ps, node.h): a port sends both kinds, so one entry would miss for
+// most packets.
 struct SerializationCache {
     uint16_t wire[2] = {0, 0};    // [0] data packets, [1] ACK, NACK and PFC frames
     int64_t ser_ps[2] = {0, 0};
@@ -99,7 +100,7 @@ struct alignas(64) RingTail {     // written by the sending node
 struct alignas(64) RingHead {     // written by the receiving node
     uint64_t head = 0;            // packets consumed
     uint32_t block = kNoBlock;    // the block of the last packet consumed (kNoBlock before the first)
-    SerializationCache ser;       // the sender's serialization times, recomputed from the wire sizes it sends
+    SerializationCache lead;      // the sender's serialization times plus the link's delay, by the wire sizes it sends
 };
 
 // The block that holds the packet at a ring's head: the reader's current block, or at a block boundary the

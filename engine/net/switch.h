@@ -104,7 +104,15 @@ ORRERY_HD inline void int_push(Packet& p, int64_t now_ps, uint64_t tx_bytes, uin
     ++p.nhop;
 }
 
-ORRERY_HD void switch_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, const PortEvent& at);
+ORRERY_HD void switch_start_next_idle(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, const PortEvent& at);
+
+// DequeueAndTransmit of a switch port: nothing while it is busy. The test is inlined into each caller, so
+// that a packet queued behind a transmission (most of a loaded port's arrivals) does not pay the body's
+// prologue and epilogue.
+ORRERY_HD ORRERY_HOT_INLINE inline void switch_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, const PortEvent& at) {
+    if (v.tx[row].busy) return;
+    switch_start_next_idle(v, node, ep, row, at);
+}
 
 // A switch port that started sending with nothing queued gets no completion event (link.h, transmit_start):
 // that event would find nothing to send, and on a fabric at load it is one event in ten. Before anything is
@@ -152,7 +160,7 @@ ORRERY_HD inline int next_queue(uint8_t nonempty, uint8_t paused, uint8_t rr_las
 
 // The dequeue side of DequeueAndTransmit for packet p just taken from queue q of port `row`: buffer
 // accounting, ECN, resume frames, INT, then the transmission.
-ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int q, Packet& p, const PortEvent& at) {
+ORRERY_HD ORRERY_HOT_INLINE inline void switch_transmit(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, int q, Packet& p, const PortEvent& at) {
     const int64_t now = at.time;
     PortTx& tx = v.tx[row];
     if (q != 0) {
@@ -184,10 +192,9 @@ ORRERY_HD inline void switch_transmit(NetView& v, uint32_t node, const Experimen
     transmit_start(v, row, p, now, tx.queued != 0);
 }
 
-// DequeueAndTransmit of a switch port.
-ORRERY_HD inline void switch_start_next(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, const PortEvent& at) {
+// DequeueAndTransmit of an idle switch port.
+ORRERY_HD inline void switch_start_next_idle(NetView& v, uint32_t node, const ExperimentParams& ep, uint32_t row, const PortEvent& at) {
     const PortTx& tx = v.tx[row];
-    if (tx.busy) return;
     const int q = next_queue(tx.queued, tx.paused, tx.rr_last);
     if (q < 0) return;
     Packet p = queue_pop(v, node, row, q);
