@@ -186,7 +186,7 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
                 if (p.kind == kAck || p.kind == kNack) acked_flow = p.flow;
             }
             refresh_arrival_after_pop(v, e.row, clock, p);
-            root_port_event_changed(v, node, e.row);
+            port_event_changed(v, node, e.row);
             if (link_loses(v, node, e.row)) {
                 ++out.lost;
                 continue;
@@ -205,7 +205,7 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
             v.times[e.row].tx_done = kNever;
             if constexpr (Role == kRoleSwitch) switch_start_next(v, node, ep, e.row, e);
             else nic_start_next(v, node, ep, now);
-            if (v.times[e.row].tx_done == kNever) root_port_event_changed(v, node, e.row);  // else transmit_start did
+            if (v.times[e.row].tx_done == kNever) port_event_changed(v, node, e.row);  // else transmit_start did
         } else if constexpr (Role == kRoleSwitch) {  // kSrcSample
             switch_sample_queues(v, node);
             SwitchMmu& s = v.sw[node];

@@ -51,17 +51,6 @@ ORRERY_HD inline void port_event_changed(NetView& v, uint32_t node, uint32_t row
     }
 }
 
-// The same for the port whose event was the root and has just been handled (its leaf and every entry above
-// it held that event): the new leaf differs from it (a later arrival, or the port's other event), and so does
-// every winner above, which is either the new leaf or a sibling's, another port's event. So no entry comes
-// out unchanged and the climb goes to the root without the test (2.4 % of the k = 8 ring's instructions).
-ORRERY_HD inline void root_port_event_changed(NetView& v, uint32_t node, uint32_t row) {
-    PortEvent* tree = v.port_tree + v.node_tree_begin[node];
-    uint32_t k = port_tree_leaves(tree) + (row - v.node_port_begin[node]);
-    tree[k] = port_own_event(v, row);
-    for (k /= 2; k >= 1; k /= 2) tree[k] = earlier(tree[2 * k + 1], tree[2 * k]) ? tree[2 * k + 1] : tree[2 * k];
-}
-
 // Every leaf of `node` from its ports' columns, then every inner entry.
 ORRERY_HD inline void port_events_build(NetView& v, uint32_t node) {
     PortEvent* tree = v.port_tree + v.node_tree_begin[node];

@@ -352,8 +352,6 @@ private slots:
         // A switch with 11 ports (a tree of 16 leaves, 5 of them empty): random arrival and transmission times
         // drawn from a few values, so that times, and times with scheduled times, tie often. After each random
         // change the tree's first event must be the earliest of every port's own event in the node's tie order.
-        // Every other round changes the port of the first event, as handling it does, through the climb without
-        // the unchanged-entry test (root_port_event_changed); the others a random port's.
         LoadedScenario s = scenario_with_flows({{"generator", "single-switch"}, {"hosts", 11}}, nlohmann::json::array({{{"src", 1}, {"dst", 0}, {"size", "1MB"}}}), "dcqcn");
         const Fabric f = build_fabric(s.scenarios[0].topology);
         Batch b = compile_batch({{"e0000", &s.scenarios[0], &f, workload_flows(s.scenarios[0])}});
@@ -384,11 +382,6 @@ private slots:
                 QCOMPARE(tree.row, scan.row);
                 QCOMPARE(tree.scheduled, scan.scheduled);
                 QCOMPARE(int(tree.source), int(scan.source));
-            }
-            if (round % 2 == 1 && scan.time != net::kNever) {
-                randomize(scan.row);
-                net::root_port_event_changed(v, sw, scan.row);
-                continue;
             }
             const uint32_t row = first + uint32_t(rng() % (last - first));
             randomize(row);
