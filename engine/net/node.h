@@ -38,11 +38,7 @@ ORRERY_HD inline int64_t arrival_lead_ps(NetView& v, uint32_t row, const Packet&
     return c.ser_ps[kind];
 }
 
-// The arrival time of the next packet of port `row`'s ring that the peer has published (kNever when none),
-// and when it was scheduled: the reference orders equal-time events by when they were scheduled, and an
-// arrival was scheduled when its sender started transmitting (its serialization time recomputed as the
-// sender computed it).
-// p is the ring's packet at position `head` (of `published`), in `block`.
+// Port `row`'s next arrival from p, the ring's packet at position `head` (of `published`), in `block`.
 ORRERY_HD inline void arrival_from(NetView& v, uint32_t row, uint32_t block, const Packet& p, uint64_t head, uint64_t published) {
     // The ring's next packet, read when this one is popped, some events later: in a large fabric it was
     // written a step ago and is in memory, not in the cache (engine/runtime/README.md). At a block's end it
@@ -53,6 +49,10 @@ ORRERY_HD inline void arrival_from(NetView& v, uint32_t row, uint32_t block, con
     v.times[row].arrival_scheduled = p.arrival - arrival_lead_ps(v, row, p);
 }
 
+// The arrival time of the next packet of port `row`'s ring that the peer has published (kNever when none),
+// and when it was scheduled: the reference orders equal-time events by when they were scheduled, and an
+// arrival was scheduled when its sender started transmitting (its serialization time recomputed as the
+// sender computed it).
 ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock& clock) {
     const uint64_t head = v.ring_head[row].head;
     const uint64_t published = v.ring_tail[row].published_tail[clock.read_slot()];
