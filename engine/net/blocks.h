@@ -96,6 +96,9 @@ ORRERY_HD inline Packet& packet_at(const BlockStore& s, uint32_t block, uint64_t
 ORRERY_HD inline const Packet& next_slot(const BlockStore& s, const Packet& slot) {
     return *reinterpret_cast<const Packet*>(reinterpret_cast<const unsigned char*>(&slot) + (size_t(1) << s.packet_shift));
 }
+ORRERY_HD inline Packet& next_slot(const BlockStore& s, Packet& slot) {
+    return *reinterpret_cast<Packet*>(reinterpret_cast<unsigned char*>(&slot) + (size_t(1) << s.packet_shift));
+}
 
 ORRERY_HD inline bool compact_store(const BlockStore& s) { return s.packet_shift == kCompactPacketShift; }
 
@@ -165,7 +168,7 @@ ORRERY_HD inline bool fifo_push(const BlockStore& s, int64_t& held, BlockFifo& f
     store_packet(s, to, p);
     ++f.tail;
     // The tail block may have been taken up to 15 pushes ago; in a deep queue its next line is cold by now.
-    if (slot + 1 < kBlockPackets) prefetch_line_for_write(const_cast<Packet*>(&next_slot(s, to)));
+    if (slot + 1 < kBlockPackets) prefetch_line_for_write(&next_slot(s, to));
     return true;
 }
 

@@ -64,18 +64,17 @@ ORRERY_HD inline void refresh_arrival(NetView& v, uint32_t row, const StepClock&
     }
 }
 
-// The same right after ring_pop took `popped`: inside a block the new head is the slot after it.
+// The same right after ring_pop took `popped`: inside a block the new head is the slot after it; at a block's
+// end (one pop in 16) it is found as refresh_arrival finds it.
 ORRERY_HD inline void refresh_arrival_after_pop(NetView& v, uint32_t row, const StepClock& clock, const Packet& popped) {
     const uint64_t head = v.ring_head[row].head;
-    const uint64_t published = v.ring_tail[row].published_tail[clock.read_slot()];
-    if (head >= published) {
-        v.times[row].next_arrival = kNever;
-    } else if (head % kBlockPackets != 0) {
-        arrival_from(v, row, v.ring_head[row].block, next_slot(v.store, popped), head, published);
-    } else {
-        const uint32_t block = ring_head_block(v, row);
-        arrival_from(v, row, block, packet_at(v.store, block, head), head, published);
+    if (head % kBlockPackets == 0) {
+        refresh_arrival(v, row, clock);
+        return;
     }
+    const uint64_t published = v.ring_tail[row].published_tail[clock.read_slot()];
+    if (head < published) arrival_from(v, row, v.ring_head[row].block, next_slot(v.store, popped), head, published);
+    else v.times[row].next_arrival = kNever;
 }
 
 // Takes the packet at the ring's head; the block it leaves behind goes to this worker's stock. The packet is
