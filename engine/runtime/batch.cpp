@@ -417,10 +417,11 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<
                 for (auto& [g, h] : rep) sources.push_back(h);
                 destinations = sources;
             }
-            for (NodeId a : sources)
-                for (NodeId c : destinations) {
+            PathMemo memo;  // by destination: each forwarder's remainder toward it is walked once
+            for (NodeId c : destinations)
+                for (NodeId a : sources) {
                     if (a == c) continue;
-                    PathMetrics m = path_metrics(f, facts.routes, a, c, ep.mtu);
+                    PathMetrics m = path_metrics(f, facts.routes, a, c, ep.mtu, memo);
                     if (m.hops < 0) continue;
                     const uint64_t rtt = m.delay_ns * 2 + m.tx_delay_ns;
                     facts.max_rtt_ns = std::max(facts.max_rtt_ns, rtt);

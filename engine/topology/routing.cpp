@@ -61,9 +61,43 @@ Routes build_routes(const Fabric& f) {
     r.hop_set.assign(size_t(r.forwarder_count) * G, kNone);
     r.set_begin.push_back(0);
 
+    // Each forwarder's links to other forwarders, in port order: the searches below walk only these (half of a
+    // k = 60 edge switch's ports lead to hosts), by row rather than through node ids.
+    std::vector<uint32_t> link_begin(size_t(r.forwarder_count) + 1, 0), link_row;
+    std::vector<uint16_t> link_port;
+    for (uint32_t row = 0; row < r.forwarder_count; ++row) {
+        const NodeId u = forwarders[row];
+        for (uint32_t p = f.port_begin[u]; p < f.port_begin[u + 1]; ++p) {
+            const uint32_t peer_row = r.forwarder_row[f.port_peer[p]];
+            if (peer_row == kNone) continue;
+            link_row.push_back(peer_row);
+            link_port.push_back(static_cast<uint16_t>(p - f.port_begin[u]));
+        }
+        link_begin[row + 1] = static_cast<uint32_t>(link_row.size());
+    }
+
+    // Next-hop sets are interned in the order they are first met. A set of one port (every downward hop of a
+    // fat-tree) is found by its port; longer ones by their contents, looked up before anything is allocated.
     std::unordered_map<std::u16string, uint32_t> interned;
+    std::vector<uint32_t> single_port_set;
+    auto intern = [&](const std::u16string& ports) {
+        uint32_t* single = nullptr;
+        if (ports.size() == 1) {
+            if (single_port_set.size() <= ports[0]) single_port_set.resize(size_t(ports[0]) + 1, kNone);
+            single = &single_port_set[ports[0]];
+            if (*single != kNone) return *single;
+        } else if (auto it = interned.find(ports); it != interned.end()) {
+            return it->second;
+        }
+        const uint32_t id = static_cast<uint32_t>(r.set_begin.size() - 1);
+        for (char16_t c : ports) r.set_ports.push_back(static_cast<uint16_t>(c));
+        r.set_begin.push_back(static_cast<uint32_t>(r.set_ports.size()));
+        if (single) *single = id;
+        else interned.emplace(ports, id);
+        return id;
+    };
     std::vector<uint8_t> dist(r.forwarder_count);
-    std::vector<NodeId> frontier, next;
+    std::vector<uint32_t> frontier, next;
     std::u16string candidates;
     for (uint32_t g = 0; g < G; ++g) {
         // Multi-source BFS over forwarders from the group's attachment switches (or the forwarding host).
@@ -71,17 +105,16 @@ Routes build_routes(const Fabric& f) {
         frontier.clear();
         for (NodeId a : anchors[g]) {
             dist[r.forwarder_row[a]] = 0;
-            frontier.push_back(a);
+            frontier.push_back(r.forwarder_row[a]);
         }
         for (uint8_t d = 1; !frontier.empty(); ++d) {
             next.clear();
-            for (NodeId u : frontier)
-                for (uint32_t p = f.port_begin[u]; p < f.port_begin[u + 1]; ++p) {
-                    NodeId v = f.port_peer[p];
-                    uint32_t row = r.forwarder_row[v];
-                    if (row == kNone || dist[row] != Routes::kUnreachable) continue;
+            for (uint32_t u : frontier)
+                for (uint32_t l = link_begin[u]; l < link_begin[u + 1]; ++l) {
+                    const uint32_t row = link_row[l];
+                    if (dist[row] != Routes::kUnreachable) continue;
                     dist[row] = d;
-                    next.push_back(v);
+                    next.push_back(row);
                 }
             frontier.swap(next);
             if (d == Routes::kUnreachable - 1) break;
@@ -90,24 +123,15 @@ Routes build_routes(const Fabric& f) {
             const size_t cell = size_t(row) * G + g;
             r.hops[cell] = dist[row];
             if (dist[row] == Routes::kUnreachable) continue;
-            const NodeId u = forwarders[row];
             if (dist[row] == 0 && !f.hosts_forward) {
                 r.hop_set[cell] = Routes::kDeliver;
                 continue;
             }
             if (dist[row] == 0) continue;  // a forwarding host that is the destination itself
             candidates.clear();
-            for (uint32_t p = f.port_begin[u]; p < f.port_begin[u + 1]; ++p) {
-                uint32_t peer_row = r.forwarder_row[f.port_peer[p]];
-                if (peer_row != kNone && dist[peer_row] + 1 == dist[row])
-                    candidates.push_back(static_cast<char16_t>(p - f.port_begin[u]));
-            }
-            auto [it, inserted] = interned.emplace(candidates, static_cast<uint32_t>(r.set_begin.size() - 1));
-            if (inserted) {
-                for (char16_t c : candidates) r.set_ports.push_back(static_cast<uint16_t>(c));
-                r.set_begin.push_back(static_cast<uint32_t>(r.set_ports.size()));
-            }
-            r.hop_set[cell] = it->second;
+            for (uint32_t l = link_begin[row]; l < link_begin[row + 1]; ++l)
+                if (dist[link_row[l]] + 1 == dist[row]) candidates.push_back(static_cast<char16_t>(link_port[l]));
+            r.hop_set[cell] = intern(candidates);
         }
     }
     return r;
@@ -199,23 +223,76 @@ int path_length(const Fabric& f, const Routes& r, NodeId src, NodeId dst) {
     return length;
 }
 
+namespace {
+
+// One link's share of path_metrics: its propagation delay, an mtu's serialization, its rate.
+void add_link(const Fabric& f, uint32_t port, uint32_t mtu, PathMetrics& m) {
+    const LinkId l = f.port_link[port];
+    const uint64_t bw = uint64_t(f.link_rate[l].count);
+    m.delay_ns += uint64_t(f.link_delay[l].count / 1000);
+    m.tx_delay_ns += uint64_t(mtu) * 1000000000ull * 8 / bw;
+    m.min_bw = std::min(m.min_bw, bw);
+    ++m.hops;
+}
+
+constexpr PathMetrics kUnreachablePath{0, 0, 0, -1};
+
+}  // namespace
+
 PathMetrics path_metrics(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint32_t mtu) {
     PathMetrics m;
     NodeId at = src;
     std::vector<uint32_t> c;
     while (at != dst) {
         next_hops(f, r, at, dst, c);
-        if (c.empty() || m.hops > int(f.node_count())) return {0, 0, 0, -1};
+        if (c.empty() || m.hops > int(f.node_count())) return kUnreachablePath;
         const uint32_t port = f.port_begin[at] + c[0];
-        const LinkId l = f.port_link[port];
-        const uint64_t bw = uint64_t(f.link_rate[l].count);
-        m.delay_ns += uint64_t(f.link_delay[l].count / 1000);
-        m.tx_delay_ns += uint64_t(mtu) * 1000000000ull * 8 / bw;
-        m.min_bw = std::min(m.min_bw, bw);
-        ++m.hops;
+        add_link(f, port, mtu, m);
         at = f.port_peer[port];
     }
     return m;
+}
+
+PathMetrics path_metrics(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint32_t mtu, PathMemo& memo) {
+    if (memo.routes != &r || memo.dst != dst || memo.mtu != mtu || memo.stamp.size() != r.forwarder_count) {
+        memo.routes = &r;
+        memo.dst = dst;
+        memo.mtu = mtu;
+        if (memo.stamp.size() != r.forwarder_count || ++memo.generation == 0) {
+            memo.stamp.assign(r.forwarder_count, 0);
+            memo.known.resize(r.forwarder_count);
+            memo.generation = 1;
+        }
+    }
+    // Forward to dst or to a forwarder whose remainder is known, as the walk above goes; then back, each hop's
+    // link added to what lies beyond it, and each forwarder passed kept.
+    memo.walk.clear();
+    PathMetrics rest;
+    for (NodeId at = src;;) {
+        if (at == dst) break;
+        const uint32_t row = r.forwarder_row[at];
+        if (row != kNone && memo.stamp[row] == memo.generation) {
+            rest = memo.known[row];
+            break;
+        }
+        next_hops(f, r, at, dst, memo.candidates);
+        if (memo.candidates.empty() || memo.walk.size() > f.node_count()) {
+            rest = kUnreachablePath;
+            break;
+        }
+        const uint32_t port = f.port_begin[at] + memo.candidates[0];
+        memo.walk.emplace_back(at, port);
+        at = f.port_peer[port];
+    }
+    for (size_t i = memo.walk.size(); i-- > 0;) {
+        const auto [node, port] = memo.walk[i];
+        if (rest.hops >= 0) add_link(f, port, mtu, rest);
+        if (const uint32_t row = r.forwarder_row[node]; row != kNone) {
+            memo.known[row] = rest;
+            memo.stamp[row] = memo.generation;
+        }
+    }
+    return rest;
 }
 
 }  // namespace orrery

@@ -1,6 +1,7 @@
 // engine/topology: generator counts and tiers, routing (reachability, ECMP set sizes), flow paths.
 #include <QtTest>
 
+#include <map>
 #include <set>
 
 #include "io/astra_yaml.h"
@@ -20,6 +21,32 @@ size_t switches_in_tier(const Fabric& f, int tier) {
 
 // Counts of equal-cost next hops from `at` toward host `dst`.
 size_t width(const Fabric& f, const Routes& r, NodeId at, NodeId dst) { return next_hops(f, r, at, dst).size(); }
+
+// The fabrics the routing checks below run on: link classes mixed, oversubscribed tiers, NVLink, parallel links,
+// and ASTRA-sim dimensions, whose hosts forward.
+std::vector<std::pair<const char*, Fabric>> routing_fabrics() {
+    const LinkClass l200{gbps(200), microseconds(2)}, l400{gbps(400), Picoseconds(2'500'000)};
+    std::vector<std::pair<const char*, Fabric>> out;
+    out.emplace_back("fat-tree k=4, mixed links", generate(fat_tree(4, k100, l200, l400)));
+    ThreeTierParams three;
+    three.pods = 3, three.tors_per_pod = 4, three.aggs_per_pod = 2, three.hosts_per_tor = 3, three.cores = 4;
+    three.host = k100, three.tier1 = l200, three.tier2 = l400;
+    out.emplace_back("3-tier, oversubscribed", generate(three));
+    RailOptimizedParams rail;
+    rail.gpus = 64, rail.gpus_per_server = 8, rail.hosts_per_leaf = 4, rail.spines_per_pod = 2;
+    rail.host = rail.tier1 = rail.tier2 = l400;
+    rail.nvlink = {8, {BitsPerSecond(7'200'000'000'000), Picoseconds(25'000)}};
+    out.emplace_back("rail-optimized, NVLink", generate(rail));
+    LeafSpineParams ls;
+    ls.leaves = 4, ls.spines = 3, ls.hosts_per_leaf = 3, ls.links_per_spine = 2, ls.host = k100, ls.tier1 = l200;
+    out.emplace_back("leaf-spine, two links per spine", generate(ls));
+    out.emplace_back("ASTRA-sim 3d", astra_fabric({{"Ring", 2, 200, 50}, {"FullyConnected", 4, 100, 500}, {"Switch", 4, 50, 2000}}, "3d"));
+    return out;
+}
+
+bool same_metrics(const PathMetrics& a, const PathMetrics& b) {
+    return a.hops == b.hops && a.delay_ns == b.delay_ns && a.tx_delay_ns == b.tx_delay_ns && a.min_bw == b.min_bw;
+}
 }  // namespace
 
 class TestTopology : public QObject {
@@ -164,6 +191,69 @@ private slots:
         QCOMPARE(path_length(f, r, 0, 2), 1);    // fully connected
         QCOMPARE(path_length(f, r, 0, 16), 2);   // through the dimension's switch
         QCOMPARE(path_length(f, r, 0, 63), 4);
+    }
+    void routes_hold_the_ports_one_hop_nearer() {
+        // Every table cell against the definition: the node's ports toward forwarders one hop nearer the group, in
+        // port order; each set stored once, numbered in the order its first cell comes (group by group, row by row).
+        for (const auto& [name, f] : routing_fabrics()) {
+            const Routes r = build_routes(f);
+            std::vector<NodeId> forwarder(r.forwarder_count);
+            for (NodeId n = 0; n < f.node_count(); ++n)
+                if (r.forwarder_row[n] != kNone) forwarder[r.forwarder_row[n]] = n;
+            std::map<std::vector<uint16_t>, uint32_t> id_of;
+            uint32_t next_id = 0;
+            for (uint32_t g = 0; g < r.group_count; ++g)
+                for (uint32_t row = 0; row < r.forwarder_count; ++row) {
+                    const size_t cell = size_t(row) * r.group_count + g;
+                    const uint8_t d = r.hops[cell];
+                    if (d == Routes::kUnreachable || (d == 0 && f.hosts_forward)) continue;
+                    if (d == 0) {
+                        QVERIFY2(r.hop_set[cell] == Routes::kDeliver, name);
+                        continue;
+                    }
+                    std::vector<uint16_t> expected;
+                    const NodeId u = forwarder[row];
+                    for (uint32_t p = f.port_begin[u]; p < f.port_begin[u + 1]; ++p) {
+                        const uint32_t peer = r.forwarder_row[f.port_peer[p]];
+                        if (peer != kNone && r.hops[size_t(peer) * r.group_count + g] + 1 == d) expected.push_back(uint16_t(p - f.port_begin[u]));
+                    }
+                    const uint32_t id = r.hop_set[cell];
+                    QVERIFY2(id < r.set_begin.size() - 1, name);
+                    const std::vector<uint16_t> stored(r.set_ports.begin() + r.set_begin[id], r.set_ports.begin() + r.set_begin[id + 1]);
+                    QVERIFY2(stored == expected, name);
+                    auto [it, fresh] = id_of.emplace(stored, next_id);
+                    if (fresh) ++next_id;
+                    QVERIFY2(it->second == id, name);  // one id per set, in order of first use
+                }
+            QCOMPARE(size_t(next_id), r.set_begin.size() - 1);
+        }
+    }
+    void path_metrics_memo_matches_the_walk() {
+        // compile_batch's largest RTT walks destination by destination with one memo; any order must give the
+        // walk's own figures, forwarders as sources too, and unreachable pairs (NVSwitches are no network) alike.
+        for (const auto& [name, f] : routing_fabrics()) {
+            const Routes r = build_routes(f);
+            PathMemo by_destination, shuffled;
+            const NodeId n = NodeId(f.node_count());
+            int reachable = 0;
+            for (NodeId dst = 0; dst < n; ++dst) {
+                if (!f.is_host(dst)) continue;
+                for (NodeId src = 0; src < n; ++src) {
+                    const PathMetrics walk = path_metrics(f, r, src, dst, 1000);
+                    QVERIFY2(same_metrics(path_metrics(f, r, src, dst, 1000, by_destination), walk), name);
+                    reachable += walk.hops > 0;
+                }
+            }
+            QVERIFY2(reachable > 0, name);
+            uint64_t x = 12345;
+            for (int i = 0; i < 4000; ++i) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                const NodeId src = NodeId((x >> 33) % n), dst = NodeId((x >> 13) % n);
+                const uint32_t mtu = (x & 1) ? 1000 : 4096;
+                if (!f.is_host(dst)) continue;
+                QVERIFY2(same_metrics(path_metrics(f, r, src, dst, mtu, shuffled), path_metrics(f, r, src, dst, mtu)), name);
+            }
+        }
     }
     void fabric_checks_name_the_problem() {
         Fabric f;
