@@ -3,8 +3,11 @@
 #include "common/memory_budget.h"
 
 #include <algorithm>
+#include <exception>
 #include <map>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 
 #include "topology/ecmp_hash.h"
@@ -18,9 +21,107 @@ bool forwards(const Fabric& f, NodeId n) {
 
 bool network_peer(const Fabric& f, NodeId peer) { return f.node_kind[peer] != NodeKind::nvswitch; }
 
+// Each forwarder's links to other forwarders, in port order: the searches below walk only these (half of a
+// k = 60 edge switch's ports lead to hosts), by row rather than through node ids.
+struct ForwarderLinks {
+    std::vector<uint32_t> begin;   // row u's links: [begin[u], begin[u + 1])
+    std::vector<uint32_t> row;     // the peer's row
+    std::vector<uint16_t> port;    // u's local port
+};
+
+ForwarderLinks forwarder_links(const Fabric& f, const Routes& r, const std::vector<NodeId>& forwarders) {
+    ForwarderLinks links;
+    links.begin.assign(size_t(r.forwarder_count) + 1, 0);
+    for (uint32_t row = 0; row < r.forwarder_count; ++row) {
+        const NodeId u = forwarders[row];
+        for (uint32_t p = f.port_begin[u]; p < f.port_begin[u + 1]; ++p) {
+            const uint32_t peer_row = r.forwarder_row[f.port_peer[p]];
+            if (peer_row == kNone) continue;
+            links.row.push_back(peer_row);
+            links.port.push_back(static_cast<uint16_t>(p - f.port_begin[u]));
+        }
+        links.begin[row + 1] = static_cast<uint32_t>(links.row.size());
+    }
+    return links;
+}
+
+// Next-hop sets numbered in the order they are first met. A set of one port (every downward hop of a fat-tree)
+// is found by its port; longer ones by their contents, looked up before anything is allocated.
+struct SetTable {
+    std::unordered_map<std::u16string, uint32_t> by_ports;
+    std::vector<uint32_t> by_single_port;
+    std::vector<uint32_t> begin{0};   // set s: ports[begin[s] .. begin[s + 1])
+    std::vector<uint16_t> ports;
+
+    uint32_t count() const { return uint32_t(begin.size() - 1); }
+    uint32_t intern(const std::u16string& set) {
+        uint32_t* single = nullptr;
+        if (set.size() == 1) {
+            if (by_single_port.size() <= set[0]) by_single_port.resize(size_t(set[0]) + 1, kNone);
+            single = &by_single_port[set[0]];
+            if (*single != kNone) return *single;
+        } else if (auto it = by_ports.find(set); it != by_ports.end()) {
+            return it->second;
+        }
+        const uint32_t id = count();
+        for (char16_t c : set) ports.push_back(static_cast<uint16_t>(c));
+        begin.push_back(static_cast<uint32_t>(ports.size()));
+        if (single) *single = id;
+        else by_ports.emplace(set, id);
+        return id;
+    }
+};
+
+// Groups per worker thread when the count is chosen (a k = 60 fat-tree has 1,800: all of this VM's two cores).
+constexpr size_t kGroupsPerWorker = 256;
+
+// The columns of groups [g0, g1) of r.hops and r.hop_set, the latter holding ids of `sets`.
+void route_groups(const Fabric& f, Routes& r, const std::vector<std::vector<NodeId>>& anchors, const ForwarderLinks& links,
+                  uint32_t g0, uint32_t g1, SetTable& sets) {
+    const size_t G = r.group_count;
+    std::vector<uint8_t> dist(r.forwarder_count);
+    std::vector<uint32_t> frontier, next;
+    std::u16string candidates;
+    for (uint32_t g = g0; g < g1; ++g) {
+        // Multi-source BFS over forwarders from the group's attachment switches (or the forwarding host).
+        std::fill(dist.begin(), dist.end(), Routes::kUnreachable);
+        frontier.clear();
+        for (NodeId a : anchors[g]) {
+            dist[r.forwarder_row[a]] = 0;
+            frontier.push_back(r.forwarder_row[a]);
+        }
+        for (uint8_t d = 1; !frontier.empty(); ++d) {
+            next.clear();
+            for (uint32_t u : frontier)
+                for (uint32_t l = links.begin[u]; l < links.begin[u + 1]; ++l) {
+                    const uint32_t row = links.row[l];
+                    if (dist[row] != Routes::kUnreachable) continue;
+                    dist[row] = d;
+                    next.push_back(row);
+                }
+            frontier.swap(next);
+            if (d == Routes::kUnreachable - 1) break;
+        }
+        for (uint32_t row = 0; row < r.forwarder_count; ++row) {
+            const size_t cell = size_t(row) * G + g;
+            r.hops[cell] = dist[row];
+            if (dist[row] == Routes::kUnreachable) continue;
+            if (dist[row] == 0 && !f.hosts_forward) {
+                r.hop_set[cell] = Routes::kDeliver;
+                continue;
+            }
+            if (dist[row] == 0) continue;  // a forwarding host that is the destination itself
+            candidates.clear();
+            for (uint32_t l = links.begin[row]; l < links.begin[row + 1]; ++l)
+                if (dist[links.row[l]] + 1 == dist[row]) candidates.push_back(static_cast<char16_t>(links.port[l]));
+            r.hop_set[cell] = sets.intern(candidates);
+        }
+    }
+}
+
 }  // namespace
 
-Routes build_routes(const Fabric& f) {
+Routes build_routes(const Fabric& f, unsigned worker_count) {
     Routes r;
     const size_t n = f.node_count();
     r.forwarder_row.assign(n, kNone);
@@ -59,81 +160,60 @@ Routes build_routes(const Fabric& f) {
     const size_t G = r.group_count;
     r.hops.assign(size_t(r.forwarder_count) * G, Routes::kUnreachable);
     r.hop_set.assign(size_t(r.forwarder_count) * G, kNone);
-    r.set_begin.push_back(0);
 
-    // Each forwarder's links to other forwarders, in port order: the searches below walk only these (half of a
-    // k = 60 edge switch's ports lead to hosts), by row rather than through node ids.
-    std::vector<uint32_t> link_begin(size_t(r.forwarder_count) + 1, 0), link_row;
-    std::vector<uint16_t> link_port;
-    for (uint32_t row = 0; row < r.forwarder_count; ++row) {
-        const NodeId u = forwarders[row];
-        for (uint32_t p = f.port_begin[u]; p < f.port_begin[u + 1]; ++p) {
-            const uint32_t peer_row = r.forwarder_row[f.port_peer[p]];
-            if (peer_row == kNone) continue;
-            link_row.push_back(peer_row);
-            link_port.push_back(static_cast<uint16_t>(p - f.port_begin[u]));
-        }
-        link_begin[row + 1] = static_cast<uint32_t>(link_row.size());
+    const ForwarderLinks links = forwarder_links(f, r, forwarders);
+
+    // The groups' searches are independent: workers take contiguous ranges of groups, each numbering the sets
+    // it meets; one pass in the order a single search would go (group by group, row by row) then numbers them
+    // for the table, in the order they are first met, so the tables do not depend on the worker count.
+    const size_t wanted = worker_count ? worker_count : std::min<size_t>(G / kGroupsPerWorker, std::max(1u, std::thread::hardware_concurrency()));
+    const uint32_t workers = uint32_t(std::clamp<size_t>(wanted, 1, std::max<size_t>(G, 1)));
+    std::vector<SetTable> sets(workers);
+    std::vector<uint32_t> first_group(workers + 1);
+    for (uint32_t w = 0; w <= workers; ++w) first_group[w] = uint32_t(G * w / workers);
+    if (workers == 1) {
+        route_groups(f, r, anchors, links, 0, uint32_t(G), sets[0]);
+        r.set_begin = std::move(sets[0].begin);
+        r.set_ports = std::move(sets[0].ports);
+        return r;
     }
-
-    // Next-hop sets are interned in the order they are first met. A set of one port (every downward hop of a
-    // fat-tree) is found by its port; longer ones by their contents, looked up before anything is allocated.
-    std::unordered_map<std::u16string, uint32_t> interned;
-    std::vector<uint32_t> single_port_set;
-    auto intern = [&](const std::u16string& ports) {
-        uint32_t* single = nullptr;
-        if (ports.size() == 1) {
-            if (single_port_set.size() <= ports[0]) single_port_set.resize(size_t(ports[0]) + 1, kNone);
-            single = &single_port_set[ports[0]];
-            if (*single != kNone) return *single;
-        } else if (auto it = interned.find(ports); it != interned.end()) {
-            return it->second;
+    std::vector<std::exception_ptr> failed(workers);
+    auto run = [&](uint32_t w) {
+        try {
+            route_groups(f, r, anchors, links, first_group[w], first_group[w + 1], sets[w]);
+        } catch (...) {
+            failed[w] = std::current_exception();
         }
-        const uint32_t id = static_cast<uint32_t>(r.set_begin.size() - 1);
-        for (char16_t c : ports) r.set_ports.push_back(static_cast<uint16_t>(c));
-        r.set_begin.push_back(static_cast<uint32_t>(r.set_ports.size()));
-        if (single) *single = id;
-        else interned.emplace(ports, id);
-        return id;
     };
-    std::vector<uint8_t> dist(r.forwarder_count);
-    std::vector<uint32_t> frontier, next;
-    std::u16string candidates;
-    for (uint32_t g = 0; g < G; ++g) {
-        // Multi-source BFS over forwarders from the group's attachment switches (or the forwarding host).
-        std::fill(dist.begin(), dist.end(), Routes::kUnreachable);
-        frontier.clear();
-        for (NodeId a : anchors[g]) {
-            dist[r.forwarder_row[a]] = 0;
-            frontier.push_back(r.forwarder_row[a]);
-        }
-        for (uint8_t d = 1; !frontier.empty(); ++d) {
-            next.clear();
-            for (uint32_t u : frontier)
-                for (uint32_t l = link_begin[u]; l < link_begin[u + 1]; ++l) {
-                    const uint32_t row = link_row[l];
-                    if (dist[row] != Routes::kUnreachable) continue;
-                    dist[row] = d;
-                    next.push_back(row);
-                }
-            frontier.swap(next);
-            if (d == Routes::kUnreachable - 1) break;
-        }
-        for (uint32_t row = 0; row < r.forwarder_count; ++row) {
-            const size_t cell = size_t(row) * G + g;
-            r.hops[cell] = dist[row];
-            if (dist[row] == Routes::kUnreachable) continue;
-            if (dist[row] == 0 && !f.hosts_forward) {
-                r.hop_set[cell] = Routes::kDeliver;
-                continue;
-            }
-            if (dist[row] == 0) continue;  // a forwarding host that is the destination itself
-            candidates.clear();
-            for (uint32_t l = link_begin[row]; l < link_begin[row + 1]; ++l)
-                if (dist[link_row[l]] + 1 == dist[row]) candidates.push_back(static_cast<char16_t>(link_port[l]));
-            r.hop_set[cell] = intern(candidates);
-        }
+    // Range 0 on this thread; a range whose thread could not be started runs here too.
+    std::vector<std::thread> threads;
+    uint32_t started = 1;
+    try {
+        for (; started < workers; ++started) threads.emplace_back(run, started);
+    } catch (const std::system_error&) {
     }
+    run(0);
+    for (uint32_t w = started; w < workers; ++w) run(w);
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& e : failed)
+        if (e) std::rethrow_exception(e);
+    SetTable table;  // a set two workers both met gets one id
+    std::u16string set;
+    for (uint32_t w = 0; w < workers; ++w) {
+        std::vector<uint32_t> table_id(sets[w].count(), kNone);
+        for (uint32_t g = first_group[w]; g < first_group[w + 1]; ++g)
+            for (uint32_t row = 0; row < r.forwarder_count; ++row) {
+                uint32_t& id = r.hop_set[size_t(row) * G + g];
+                if (id == kNone || id == Routes::kDeliver) continue;
+                if (table_id[id] == kNone) {
+                    set.assign(sets[w].ports.begin() + sets[w].begin[id], sets[w].ports.begin() + sets[w].begin[id + 1]);
+                    table_id[id] = table.intern(set);
+                }
+                id = table_id[id];
+            }
+    }
+    r.set_begin = std::move(table.begin);
+    r.set_ports = std::move(table.ports);
     return r;
 }
 

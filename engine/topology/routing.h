@@ -26,7 +26,9 @@ struct Routes {
     static constexpr uint32_t kDeliver = 0xfffffffeu;
 };
 
-Routes build_routes(const Fabric& f);
+// worker_count: threads that search the groups, 0 to choose by their number and the machine's cores. The tables
+// are the same for every count.
+Routes build_routes(const Fabric& f, unsigned worker_count = 0);
 size_t memory_bytes(const Routes& r);
 
 // The equal-cost egress ports of `node` toward host `dst`, in increasing port order (local indices).

@@ -228,6 +228,18 @@ private slots:
             QCOMPARE(size_t(next_id), r.set_begin.size() - 1);
         }
     }
+    void routes_do_not_depend_on_the_worker_count() {
+        std::vector<std::pair<const char*, Fabric>> fabrics = routing_fabrics();
+        fabrics.emplace_back("fat-tree k=16", generate(fat_tree(16, k100, k100, k100)));
+        for (const auto& [name, f] : fabrics) {
+            const Routes one = build_routes(f, 1);
+            for (unsigned workers : {2u, 3u, 7u, 1000u}) {
+                const Routes many = build_routes(f, workers);
+                QVERIFY2(many.hops == one.hops && many.hop_set == one.hop_set, name);
+                QVERIFY2(many.set_begin == one.set_begin && many.set_ports == one.set_ports, name);
+            }
+        }
+    }
     void path_metrics_memo_matches_the_walk() {
         // compile_batch's largest RTT walks destination by destination with one memo; any order must give the
         // walk's own figures, forwarders as sources too, and unreachable pairs (NVSwitches are no network) alike.
