@@ -72,7 +72,7 @@ struct SetTable {
     }
 };
 
-// Groups per worker thread when the count is chosen (a k = 60 fat-tree has 1,800: all of this VM's two cores).
+// Groups per worker thread when the count is chosen (a k = 60 fat-tree's 1,800 make 7, at most the cores).
 constexpr size_t kGroupsPerWorker = 256;
 
 // The columns of groups [g0, g1) of r.hops and r.hop_set, the latter holding ids of `sets`.
@@ -171,12 +171,6 @@ Routes build_routes(const Fabric& f, unsigned worker_count) {
     std::vector<SetTable> sets(workers);
     std::vector<uint32_t> first_group(workers + 1);
     for (uint32_t w = 0; w <= workers; ++w) first_group[w] = uint32_t(G * w / workers);
-    if (workers == 1) {
-        route_groups(f, r, anchors, links, 0, uint32_t(G), sets[0]);
-        r.set_begin = std::move(sets[0].begin);
-        r.set_ports = std::move(sets[0].ports);
-        return r;
-    }
     std::vector<std::exception_ptr> failed(workers);
     auto run = [&](uint32_t w) {
         try {
