@@ -49,8 +49,9 @@ orrery_install_deps() {
   "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 }
 
+# Arguments go to the configure step (test.sh: -DORRERY_WERROR=ON, so that a new warning fails CI).
 orrery_build() {
   orrery_install_deps
-  cmake --preset release
+  cmake --preset release "$@"
   cmake --build --preset release
 }

@@ -17,7 +17,7 @@ namespace {
 
 // An HPCC config set: OUT names the config; the topology and flows go beside it as <stem>_topology.txt
 // and <stem>_flow.txt. Nothing is written unless every file can be.
-void write_config_set(const Scenario& scenario, const std::filesystem::path& out, bool force) {
+void write_config_set(const Scenario& scenario, const std::filesystem::path& out, bool force, const std::vector<std::filesystem::path>& inputs) {
     Scenario s = scenario;
     const Fabric f = build_fabric(s.topology);
     if (s.cc.ecn.empty() && s.network.ecn.empty()) {
@@ -46,7 +46,7 @@ void write_config_set(const Scenario& scenario, const std::filesystem::path& out
     const std::string config = write_hpcc_config(s, topo_name, flow_name);
     const std::string topology = write_hpcc_topology(f);
     const std::string flows = write_hpcc_flows(workload_flows(s));
-    refuse_outputs({out, dir / topo_name, dir / flow_name}, force);
+    refuse_outputs({out, dir / topo_name, dir / flow_name}, force, inputs);
     write_output(dir / topo_name, topology, force);
     write_output(dir / flow_name, flows, force);
     write_output(out, config, force);
@@ -72,6 +72,7 @@ Runner add_convert(CLI::App& app, const PresetLibrary& presets) {
     return [&presets, o]() -> int {
         const std::filesystem::path in = o->in, out = o->out;
         const InputKind kind = detect_input(in, o->from);
+        refuse_outputs({out}, o->force, {in});
         const std::string ext = out.extension().string();
         Diagnostics warnings;
         if (kind == InputKind::hpcc_config || kind == InputKind::scenario) {
@@ -112,7 +113,7 @@ Runner add_convert(CLI::App& app, const PresetLibrary& presets) {
                         if (s.experiments[i].id == o->experiment) index = i;
                     if (index == s.experiments.size()) throw InputError("--experiment", "no experiment \"" + o->experiment + "\" in " + in.string());
                 }
-                write_config_set(s.scenarios[index], out, o->force);
+                write_config_set(s.scenarios[index], out, o->force, scenario_inputs(in, s));
                 return kOk;
             }
             const Fabric f = build_fabric(s.base.topology);

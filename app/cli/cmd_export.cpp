@@ -35,6 +35,7 @@ std::filesystem::path iteration_file(const std::filesystem::path& out, int itera
 
 int export_timeline(const ExportOptions& o) {
     const std::filesystem::path out = o.out;
+    refuse_inputs_as_outputs({out}, {o.store});
     const std::string ext = out.extension().string();
     if (ext != ".json" && !(ext == ".gz" && out.stem().extension() == ".json"))
         throw InputError(o.out, "the trace is Chrome trace JSON: name the output .json or .json.gz");
@@ -63,7 +64,7 @@ int export_timeline(const ExportOptions& o) {
     }
     std::vector<std::filesystem::path> paths;
     for (const auto& [path, window] : files) paths.push_back(path);
-    refuse_outputs(paths, o.force);
+    refuse_outputs(paths, o.force, {o.store});
     for (const auto& [path, window] : files) {
         const std::string text = chrome_trace(rows, ports, window, skipped).dump();
         write_output(path, gzipped(path) ? gzip_compress(text) : text, o.force);

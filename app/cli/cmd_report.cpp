@@ -46,6 +46,7 @@ void write_pdf(const views::Report& r, const std::string& file) {
 
 int write_report(const ReportOptions& o) {
     const std::filesystem::path out = o.out;
+    refuse_inputs_as_outputs({out}, {o.store});
     std::string ext = out.extension().string();
     std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
     if (ext != ".html" && ext != ".htm" && ext != ".pdf" && ext != ".csv")
@@ -55,7 +56,7 @@ int write_report(const ReportOptions& o) {
         throw InputError(o.out, "this orrery-cli was built without Qt's PDF writer (Qt 6 Gui and Svg were missing when it was configured): "
                                 "write .html and print it from a browser, or rebuild after installers/setup.sh");
 #endif
-    refuse_outputs({out}, o.force);
+    refuse_outputs({out}, o.force, {o.store});
     const views::Report r = views::read_report(o.store, o.run, o.baseline);
     if (ext == ".pdf") {
 #ifdef ORRERY_HAVE_REPORT_PDF

@@ -105,9 +105,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             if (it == fabrics.end()) it = fabrics.emplace(key, std::make_unique<Fabric>(build_fabric(s.topology))).first;
             fabric_of.push_back(it->second.get());
         }
-        const std::filesystem::path store_path = !o->out.empty() ? std::filesystem::path(o->out)
-                                               : std::filesystem::path(base.output.store).is_absolute() ? std::filesystem::path(base.output.store)
-                                                                                                        : base.base_dir / base.output.store;
+        const std::filesystem::path store_path = run_store_path(loaded, o->out);
         ProgressLines progress(o->progress_json, o->json);
         // The run record: `ranks` MPI ranks, the backend described by `device` (empty: as --threads/--backend say).
         auto begin_run_over = [&](ResultsStore& store, int ranks, const std::string& device) {
@@ -125,7 +123,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
         if (o->partition) {
             refuse_what_partitions_cannot_do(loaded, o->backend);
             refuse_what_ranks_cannot_do(loaded);
-            if (rank_from_environment() == 0) refuse_store_path(store_path, {});
+            if (rank_from_environment() == 0) refuse_store_path(store_path, {}, scenario_inputs(path, loaded));
             // Checked and compiled before MPI starts: an input error is the same on every rank.
             const std::vector<ExperimentInput> inputs = flow_inputs(loaded, fabric_of);
             Batch batch = compile_batch(inputs);
@@ -149,7 +147,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
         if (over_ranks) {
             const bool rank0 = rank_from_environment() == 0;
             refuse_what_ranks_cannot_do(loaded);
-            if (rank0) refuse_store_path(store_path, {});
+            if (rank0) refuse_store_path(store_path, {}, scenario_inputs(path, loaded));
             RankedSweep sweep;
             for (size_t i = 0; i < loaded.experiments.size(); ++i) {
                 sweep.ids.push_back(loaded.experiments[i].id);
@@ -190,7 +188,8 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
                     std::fprintf(stderr, "note: %zu of %zu experiments run at packet level on the device backend; the others (analytic, flow or busbw) run on the CPU\n",
                                  packet_level, loaded.scenarios.size());
             }
-            refuse_store_path(store_path, {});
+            refuse_store_path(store_path, {}, scenario_inputs(path, loaded));
+            precheck_llm_experiments(loaded, fabric_of, presets);  // before the store: a job that cannot start stores no run
             ResultsStore store(store_path);
             begin_run(store);
             const FailedRunMark mark_failed(store);
@@ -204,23 +203,18 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
         // Reference-format files, when the scenario asks for them: one set per experiment, refused before the
         // run when they exist.
         const OutputSpec& out = base.output;
-        auto output_name = [&](const std::string& file, size_t e) {
-            std::filesystem::path p = std::filesystem::path(file).is_absolute() ? std::filesystem::path(file) : base.base_dir / file;
-            if (inputs.size() > 1) p = p.parent_path() / (p.stem().string() + "_" + inputs[e].id + p.extension().string());
-            return p;
-        };
-        std::vector<std::filesystem::path> files;
-        for (size_t e = 0; e < inputs.size(); ++e)
-            for (const std::string& file : {out.hpcc_fct_file, out.hpcc_pfc_file, out.hpcc_qlen_file})
-                if (!file.empty()) files.push_back(output_name(file, e));
-        refuse_outputs(files, o->force);
-        refuse_store_path(store_path, files);
+        auto output_name = [&](const std::string& file, size_t e) { return hpcc_output_file(loaded, file, e); };
+        const std::vector<std::filesystem::path> files = hpcc_output_files(loaded);
+        const std::vector<std::filesystem::path> read = scenario_inputs(path, loaded);
+        refuse_outputs(files, o->force, read);
+        refuse_store_path(store_path, files, read);
 
+        // Compiled before the store is opened: a batch that cannot be built (memory, address space) leaves no run behind.
+        Batch batch = compile_batch(inputs);
         ResultsStore store(store_path);
         begin_run(store);
         const FailedRunMark mark_failed(store);
 
-        Batch batch = compile_batch(inputs);
         const SessionResult session = run_session(batch, inputs, &store, o->backend, {}, &progress);
         const std::vector<ExperimentResult>& results = session.results;
         for (size_t e = 0; e < results.size(); ++e) {

@@ -43,9 +43,10 @@ Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets) {
         if (!s.output.hpcc_qlen_file.empty()) outputs.push_back({s.output.hpcc_qlen_file, "qlen"});
         std::vector<std::filesystem::path> files;
         for (auto& [file, which] : outputs) files.push_back(file);
-        refuse_outputs(files, o->force);
-        if (!o->out.empty()) refuse_store_path(o->out, files);
-        Batch batch = compile_batch({input});
+        const std::vector<std::filesystem::path> inputs = scenario_inputs(path, job->loaded);
+        refuse_outputs(files, o->force, inputs);
+        if (!o->out.empty()) refuse_store_path(o->out, files, inputs);
+        Batch batch = compile_batch({input});  // before the store: a batch that cannot be built leaves no run behind
         std::unique_ptr<ResultsStore> store;
         if (!o->out.empty()) {
             store = std::make_unique<ResultsStore>(o->out);

@@ -72,15 +72,38 @@ void check_runnable(const LoadedScenario& s, const PresetLibrary& presets, Diagn
                 else compile_batch({{id, &x, &f, flows}});
             }
         } catch (const InputError& e) {
-            problems.append(e.diagnostics());
+            // A bare JSON path ("workload.parallel.tp") is named with its file, as the reader's errors are.
+            for (const Diagnostic& d : e.diagnostics().items()) {
+                bool bare = false;
+                for (const char* part : {"topology", "network", "cc", "workload", "output", "skipping", "sweep"})
+                    bare |= d.where == part || d.where.rfind(std::string(part) + ".", 0) == 0;
+                const std::string where = bare ? x.source + ": " + d.where : d.where;
+                if (d.severity == Diagnostic::Severity::error) problems.error(where, d.message);
+                else problems.warning(where, d.message);
+            }
         }
     }
 }
 
-int validate_loaded(const std::filesystem::path& file, const LoadedScenario& s, const PresetLibrary& presets, Diagnostics warnings) {
+// `outputs`: the files a run writes; `store`: the results store it appends to, when it has one.
+int validate_loaded(const std::filesystem::path& file, const LoadedScenario& s, const PresetLibrary& presets, Diagnostics warnings,
+                    const std::vector<std::filesystem::path>& outputs, const std::optional<std::filesystem::path>& store) {
     warnings.append(s.warnings);
     if (s.base.workload.llm) check_workload_files(*s.base.workload.llm, warnings);  // imported traces, custom algorithms
     Diagnostics problems;
+    // What `run` writes, checked as run checks it before its first step (an existing file is run's to
+    // refuse or, with --force, to replace; a folder that is missing or an input named as output is not).
+    const std::vector<std::filesystem::path> read = scenario_inputs(file, s);
+    try {
+        refuse_outputs(outputs, true, read);
+    } catch (const InputError& e) {
+        problems.append(e.diagnostics());
+    }
+    try {  // the store may be named anew by run's --out: a warning
+        if (store) refuse_store_path(*store, outputs, read);
+    } catch (const InputError& e) {
+        for (const Diagnostic& d : e.diagnostics().items()) warnings.warning(d.where, d.message + " (output.store; run's --out can name another store)");
+    }
     check_runnable(s, presets, problems, warnings);
     if (problems.has_errors()) {
         print_diagnostics(warnings);
@@ -101,18 +124,28 @@ Runner add_validate(CLI::App& app, const PresetLibrary& presets) {
         ->required();
     app.add_option("--from", *from, "Read FILE as this format: orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot, simai-workload, chakra, msccl, mscclpp");
     return [&presets, file, from]() -> int {
-        const std::filesystem::path path = scenario_argument(*file, presets);
+        bool bundled = false;
+        const std::filesystem::path path = scenario_argument(*file, presets, &bundled);
         const InputKind kind = detect_input(path, *from);
         Diagnostics warnings;
         switch (kind) {
-            case InputKind::scenario: return validate_loaded(path, load_scenario_file(path, presets), presets, warnings);
+            case InputKind::scenario: {
+                const LoadedScenario s = load_scenario_file(path, presets);
+                // As run names them: a bundled scenario stores its results in the working folder (cmd_run.cpp).
+                const std::string store_option = bundled ? path.stem().string() + ".sqlite" : "";
+                return validate_loaded(path, s, presets, warnings, hpcc_output_files(s), run_store_path(s, store_option));
+            }
             case InputKind::hpcc_config: {
                 Diagnostics diags;
                 HpccConfig config = read_hpcc_config(read_text_file(path), path.string(), path.parent_path().empty() ? "." : path.parent_path(), diags);
                 nlohmann::json doc = scenario_from_hpcc_config(config, std::filesystem::current_path(), config.folder, diags);
                 if (diags.has_errors()) throw InputError(diags);
                 LoadedScenario s = load_config_scenario(config, doc, path.string(), config.folder, presets);
-                return validate_loaded(path, s, presets, diags);
+                // run-hpcc writes the config's output files where the reference does: relative to the working folder.
+                std::vector<std::filesystem::path> outputs;
+                for (const std::string& f : {s.base.output.hpcc_fct_file, s.base.output.hpcc_pfc_file, s.base.output.hpcc_qlen_file})
+                    if (!f.empty()) outputs.push_back(f);
+                return validate_loaded(path, s, presets, diags, outputs, std::nullopt);
             }
             case InputKind::simai_workload: {
                 const SimaiWorkload w = read_simai_workload(read_text_file(path), path.string(), warnings);

@@ -1,6 +1,7 @@
 #include "cli/inputs.h"
 
 #include <fstream>
+#include <unistd.h>
 #include <map>
 #include <iostream>
 
@@ -102,7 +103,50 @@ Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const Pres
     }
 }
 
+namespace {
+
+// The name a path resolves to (links, . and ..), for comparing two paths that may not exist yet.
+std::string resolved_name(const std::filesystem::path& f) {
+    std::error_code ec;
+    std::filesystem::path same = std::filesystem::weakly_canonical(f, ec);
+    if (ec) same = std::filesystem::absolute(f).lexically_normal();
+    return same.string();
+}
+
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(a, b, ec) && !ec) return true;
+    return resolved_name(a) == resolved_name(b);
+}
+
+// The temporary file an output is written through before its rename: short and fixed in length, so that
+// any name the file system takes can be written.
+std::filesystem::path temporary_beside(const std::filesystem::path& file) {
+    return file.parent_path() / (".orrery-" + std::to_string(::getpid()) + ".tmp");
+}
+
+// The folder an output goes into exists, is a folder, may be written, and takes a name this long.
+void refuse_unwritable_place(const std::filesystem::path& file) {
+    const std::filesystem::path folder = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+    std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::status(folder, ec);
+    if (st.type() == std::filesystem::file_type::not_found)
+        throw InputError(file.string(), "cannot be written: the folder " + folder.string() + " does not exist (create it first)");
+    if (st.type() != std::filesystem::file_type::directory)
+        throw InputError(file.string(), "cannot be written: " + folder.string() + " is not a folder");
+    if (::access(folder.c_str(), W_OK) != 0)
+        throw InputError(file.string(), "cannot be written: the folder " + folder.string() + " is not writable by this user");
+    const long name_max = ::pathconf(folder.c_str(), _PC_NAME_MAX);
+    const size_t length = file.filename().string().size();
+    if (name_max > 0 && length > size_t(name_max))
+        throw InputError(file.string(), "cannot be written: its name is " + std::to_string(length) + " bytes long, and the file system of " +
+                                            folder.string() + " takes at most " + std::to_string(name_max) + " bytes a name");
+}
+
+}  // namespace
+
 void refuse_existing(const std::filesystem::path& file, bool force) {
+    refuse_unwritable_place(file);
     std::error_code ec;
     const std::filesystem::file_status link = std::filesystem::symlink_status(file, ec);
     if (ec || link.type() == std::filesystem::file_type::not_found) return;
@@ -124,34 +168,80 @@ void refuse_existing(const std::filesystem::path& file, bool force) {
     if (!force) throw InputError(file.string(), "already exists; not overwriting it (pass --force to replace it)");
 }
 
-void refuse_outputs(const std::vector<std::filesystem::path>& files, bool force) {
+void refuse_inputs_as_outputs(const std::vector<std::filesystem::path>& files, const std::vector<std::filesystem::path>& inputs) {
+    for (const std::filesystem::path& f : files)
+        for (const std::filesystem::path& in : inputs)
+            if (same_file(f, in))
+                throw InputError(f.string(), "is also an input of this command (" + in.string() +
+                                                 "): writing it would destroy what is read; give the output another name (--force does not change this)");
+}
+
+void refuse_outputs(const std::vector<std::filesystem::path>& files, bool force, const std::vector<std::filesystem::path>& inputs) {
+    refuse_inputs_as_outputs(files, inputs);
     std::map<std::string, std::filesystem::path> seen;
     for (const std::filesystem::path& f : files) {
-        std::error_code ec;
-        std::filesystem::path same = std::filesystem::weakly_canonical(f, ec);
-        if (ec) same = std::filesystem::absolute(f).lexically_normal();
-        if (auto [it, fresh] = seen.emplace(same.string(), f); !fresh)
+        if (auto [it, fresh] = seen.emplace(resolved_name(f), f); !fresh)
             throw InputError(f.string(), "is named twice among this command's outputs (and the results store): two outputs cannot share a file; give them different names");
         refuse_existing(f, force);
     }
 }
 
-void refuse_store_path(const std::filesystem::path& store, const std::vector<std::filesystem::path>& outputs) {
+void refuse_store_path(const std::filesystem::path& store, const std::vector<std::filesystem::path>& outputs,
+                       const std::vector<std::filesystem::path>& inputs) {
     std::vector<std::filesystem::path> all = outputs;
     all.push_back(store);
-    refuse_outputs(all, true);  // an existing store is appended to: only its kind and its name are checked
+    refuse_outputs(all, true, inputs);  // an existing store is appended to: only its kind and its name are checked
+}
+
+std::vector<std::filesystem::path> scenario_inputs(const std::filesystem::path& scenario_file, const LoadedScenario& loaded) {
+    std::vector<std::filesystem::path> files{scenario_file};
+    for (const Scenario& s : loaded.scenarios) {
+        if (const ImportedTopology* t = std::get_if<ImportedTopology>(&s.topology.source)) files.push_back(t->path);
+        if (!s.workload.flow_file.empty()) files.push_back(s.workload.flow_file);
+        if (s.skipping.enabled && !s.skipping.memo_file.empty()) files.push_back(s.skipping.memo_file);
+        if (const std::optional<LlmWorkload>& w = s.workload.llm) {
+            if (w->trace && w->trace->format == "simai") files.push_back(w->trace->path);
+            for (const std::filesystem::path& f : w->collectives.custom_files) files.push_back(f);
+            if (!w->compute.operator_table.empty()) files.push_back(w->compute.operator_table);
+        }
+    }
+    return files;
+}
+
+std::filesystem::path run_store_path(const LoadedScenario& loaded, const std::string& out_option) {
+    if (!out_option.empty()) return out_option;
+    const std::filesystem::path store = loaded.base.output.store;
+    return store.is_absolute() ? store : loaded.base.base_dir / store;
+}
+
+std::filesystem::path hpcc_output_file(const LoadedScenario& loaded, const std::string& file, size_t e) {
+    std::filesystem::path p = std::filesystem::path(file).is_absolute() ? std::filesystem::path(file) : loaded.base.base_dir / file;
+    if (loaded.experiments.size() > 1) p = p.parent_path() / (p.stem().string() + "_" + loaded.experiments[e].id + p.extension().string());
+    return p;
+}
+
+std::vector<std::filesystem::path> hpcc_output_files(const LoadedScenario& loaded) {
+    const OutputSpec& out = loaded.base.output;
+    std::vector<std::filesystem::path> files;
+    for (size_t e = 0; e < loaded.experiments.size(); ++e)
+        for (const std::string& file : {out.hpcc_fct_file, out.hpcc_pfc_file, out.hpcc_qlen_file})
+            if (!file.empty()) files.push_back(hpcc_output_file(loaded, file, e));
+    return files;
 }
 
 void write_output(const std::filesystem::path& file, const std::string& text, bool force) {
     refuse_existing(file, force);
     std::error_code ec;
-    std::filesystem::path tmp = file;
-    tmp += ".orrery-tmp-" + std::to_string(::getpid());
+    const std::filesystem::path tmp = temporary_beside(file);
     {
         std::ofstream out(tmp, std::ios::binary);
         if (!out) throw InputError(file.string(), "cannot write here (does the folder exist and is it writable?)");
         out << text;
-        if (!out.flush()) throw InputError(file.string(), "writing failed (disk full?)");
+        if (!out.flush()) {
+            out.close();
+            std::filesystem::remove(tmp, ec);
+            throw InputError(file.string(), "writing failed (disk full?)");
+        }
     }
     std::filesystem::rename(tmp, file, ec);
     if (ec) {

@@ -8,6 +8,10 @@
 #include "scenario/presets.h"
 #include "topology/fabric.h"
 
+namespace orrery {
+struct LoadedScenario;
+}
+
 namespace orrery::cli {
 
 // Exit codes of every command.
@@ -28,13 +32,29 @@ std::filesystem::path scenario_argument(const std::string& arg, const PresetLibr
 // Reads any fabric file, or the fabric of a scenario file.
 Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const PresetLibrary& presets, Diagnostics& warnings);
 
-// Throws, naming the file, when it exists and `force` is not given: commands call it for every output
-// before doing the work, so that a refusal never comes after a long run.
+// Throws, naming the file, when it exists and `force` is not given, or when it cannot be written where it
+// is named (no such folder, not a folder, not writable, a name longer than the file system takes): commands
+// call it for every output before doing the work, so that a refusal never comes after a long run.
 void refuse_existing(const std::filesystem::path& file, bool force);
-// refuse_existing for each, and two of them naming the same file (after resolving . and ..) are refused.
-void refuse_outputs(const std::vector<std::filesystem::path>& files, bool force);
-// A results store is appended to, so it must be a regular file (or not exist yet), and none of `outputs`.
-void refuse_store_path(const std::filesystem::path& store, const std::vector<std::filesystem::path>& outputs);
+// refuse_existing for each; two of them naming the same file (after resolving . and .. and links), or one
+// naming a file the command reads (`inputs`), are refused, with or without --force.
+void refuse_outputs(const std::vector<std::filesystem::path>& files, bool force, const std::vector<std::filesystem::path>& inputs = {});
+// Refuses an output that names one of the command's inputs (--force does not change this); refuse_outputs
+// does it too, this is for commands that check it before anything else.
+void refuse_inputs_as_outputs(const std::vector<std::filesystem::path>& files, const std::vector<std::filesystem::path>& inputs);
+// A results store is appended to, so it must be a regular file (or not exist yet), and none of `outputs`
+// or `inputs`.
+void refuse_store_path(const std::filesystem::path& store, const std::vector<std::filesystem::path>& outputs,
+                       const std::vector<std::filesystem::path>& inputs = {});
+// The files a run of `scenario_file` reads: the scenario and every file its experiments import (fabric,
+// flows, workload, collective algorithms, operator table).
+// Where `run` stores the scenario's results: --out when given, else output.store beside the scenario.
+std::filesystem::path run_store_path(const LoadedScenario& loaded, const std::string& out_option);
+// The reference-format file `file` (output.hpcc_files) of experiment e: NAME_<id>.ext when the sweep has
+// several experiments; and every such file of the scenario.
+std::filesystem::path hpcc_output_file(const LoadedScenario& loaded, const std::string& file, size_t e);
+std::vector<std::filesystem::path> hpcc_output_files(const LoadedScenario& loaded);
+std::vector<std::filesystem::path> scenario_inputs(const std::filesystem::path& scenario_file, const LoadedScenario& loaded);
 
 // Writes through a temporary file and a rename; refuses to replace an existing file unless `force`.
 void write_output(const std::filesystem::path& file, const std::string& text, bool force);

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "cli/run_session.h"
 #include "common/diagnostics.h"
@@ -32,6 +34,34 @@ std::vector<std::tuple<std::string, double, std::string>> llm_metrics(const LlmO
 }
 
 }  // namespace
+
+void precheck_llm_experiments(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets) {
+    std::optional<WorkloadTables> tables;
+    Diagnostics problems;
+    std::set<std::string> seen;  // each distinct job once
+    for (size_t i = 0; i < loaded.scenarios.size(); ++i) {
+        const Scenario& s = loaded.scenarios[i];
+        if (!s.workload.llm || s.workload.llm->trace || s.workload.llm->collectives.model == CollectiveModel::busbw) continue;
+        const LlmWorkload& w = *s.workload.llm;
+        if (!seen.insert(s.document["workload"].dump() + s.document["topology"].dump()).second) continue;
+        std::vector<std::string> found = check_llm_workload(w, fabrics[i]);
+        if (found.empty()) {
+            try {
+                if (!tables) tables = load_workload_tables(presets);
+                if (memory_per_rank(w, workload_gpu(w, *tables)).fits())
+                    refuse_graph_beyond_memory(w, *tables, place_ranks(w.parallel, *fabrics[i]), lockstep_lanes(w, uint32_t(w.parallel.world())));
+            } catch (const InputError& e) {
+                for (const Diagnostic& d : e.diagnostics().items()) found.push_back(d.where + ": " + d.message);
+            }
+        }
+        for (const std::string& p : found) {
+            const size_t colon = p.find(": ");
+            const std::string which = loaded.experiments.size() > 1 ? "experiment " + loaded.experiments[i].id + ": " : "";
+            problems.error(s.source + ": " + p.substr(0, colon), which + p.substr(colon + 2));
+        }
+    }
+    if (problems.has_errors()) throw InputError(problems);
+}
 
 LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets,
                                  ResultsStore& store, const Backend& backend, ProgressLines* progress) {

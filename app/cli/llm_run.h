@@ -21,6 +21,11 @@ struct LlmRunResult {
     bool cancelled = false;
 };
 
+// What can be told of each experiment before a run is stored: a job that breaks the parallelism's rules, or
+// whose task graph cannot fit in this machine's memory, is refused (InputError, every problem with its file and
+// field) before the results store is opened, so that no run that never started is stored.
+void precheck_llm_experiments(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets);
+
 LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets,
                                  ResultsStore& store, const Backend& backend, ProgressLines* progress = nullptr);
 

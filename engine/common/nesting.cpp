@@ -84,17 +84,29 @@ std::optional<TooDeep> xml_too_deep(std::string_view text, size_t limit) {
 }
 
 bool valid_utf8(std::string_view text) {
+    // RFC 3629: no overlong forms, no UTF-16 surrogates (U+D800..U+DFFF), nothing above U+10FFFF; the second
+    // byte's range carries those limits (the table in its section 4), the others are plain continuations.
     for (size_t i = 0; i < text.size();) {
         const unsigned char c = static_cast<unsigned char>(text[i]);
         size_t continuation;
+        unsigned char second_low = 0x80, second_high = 0xBF;
         if (c < 0x80) continuation = 0;
         else if (c >= 0xC2 && c <= 0xDF) continuation = 1;
-        else if (c >= 0xE0 && c <= 0xEF) continuation = 2;
-        else if (c >= 0xF0 && c <= 0xF4) continuation = 3;
-        else return false;
-        if (i + continuation >= text.size() && continuation > 0) return false;
-        for (size_t k = 1; k <= continuation; ++k)
-            if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            continuation = 2;
+            if (c == 0xE0) second_low = 0xA0;
+            if (c == 0xED) second_high = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            continuation = 3;
+            if (c == 0xF0) second_low = 0x90;
+            if (c == 0xF4) second_high = 0x8F;
+        } else return false;
+        if (text.size() - i <= continuation) return false;
+        for (size_t k = 1; k <= continuation; ++k) {
+            const unsigned char b = static_cast<unsigned char>(text[i + k]);
+            const unsigned char low = k == 1 ? second_low : 0x80, high = k == 1 ? second_high : 0xBF;
+            if (b < low || b > high) return false;
+        }
         i += continuation + 1;
     }
     return true;

@@ -255,7 +255,23 @@ Batch compile_batch(const std::vector<ExperimentInput>& inputs, std::unique_ptr<
     const uint32_t packet_shift = carries_int || slots == PacketSlots::whole_line ? kFullPacketShift : kCompactPacketShift;
     if (arena && arena->packet_shift() != packet_shift) arena.reset();
     const uint64_t bytes_per_block = block_bytes(packet_shift) + sizeof(uint32_t);
-    b.arena = arena ? std::move(arena) : std::make_unique<BlockArena>(std::max<uint64_t>(physical_memory_bytes(), 1ull << 30) / bytes_per_block, packet_shift);
+    if (!arena) {
+        // Under an address-space limit (ulimit -v) the reservation takes three quarters of what is left, the
+        // rest staying for what grows during the run; refused when that cannot hold a block per ring and queue.
+        uint64_t bytes = std::max<uint64_t>(physical_memory_bytes(), 1ull << 30);
+        const uint64_t left = address_space_left();
+        if (left != UINT64_MAX) {
+            const uint64_t usable = left / 4 * 3, least = (2 * ports + BlockArena::kMinBlocks) * bytes_per_block;
+            if (usable < least)
+                throw InputError(inputs.empty() || inputs[0].scenario->source.empty() ? "batch" : inputs[0].scenario->source,
+                                 "packet storage needs at least " + gib(least) + " of address space (a block for each of " + std::to_string(ports) +
+                                     " ports' rings and queues), but this process's limit (ulimit -v: " + gib(address_space_limit()) + ") leaves " +
+                                     gib(left) + ", three quarters of it usable: raise the limit or simulate a smaller fabric");
+            bytes = std::min(bytes, usable);
+        }
+        arena = std::make_unique<BlockArena>(bytes / bytes_per_block, packet_shift);
+    }
+    b.arena = std::move(arena);
     std::map<std::pair<const Fabric*, uint32_t>, FabricFacts> facts_cache;
     for (uint32_t e = 0; e < inputs.size(); ++e) {
         const ExperimentInput& in = inputs[e];

@@ -14,7 +14,7 @@ namespace orrery {
 namespace {
 
 // Committed in bunches of this many blocks: a whole number of pages for the blocks and for their links.
-constexpr uint64_t kCommitBlocks = 4096;
+constexpr uint64_t kCommitBlocks = BlockArena::kMinBlocks;
 constexpr uint32_t kStockCapacity = 2048;  // blocks a worker keeps at most
 constexpr uint32_t kStockBunch = 512;      // blocks moved between a stock and the arena at once
 

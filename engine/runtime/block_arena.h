@@ -17,6 +17,7 @@ public:
     // Reserves room for up to `max_blocks` (address space only; nothing is committed yet) of packets of
     // 1 << packet_shift bytes (net/blocks.h: 64-byte slots wherever HPCC's INT hops are carried, else 32).
     explicit BlockArena(uint64_t max_blocks, uint32_t packet_shift = net::kFullPacketShift);
+    static constexpr uint64_t kMinBlocks = 4096;  // the least an arena reserves (one commit)
     ~BlockArena();
     BlockArena(const BlockArena&) = delete;
     BlockArena& operator=(const BlockArena&) = delete;

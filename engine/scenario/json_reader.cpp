@@ -199,4 +199,10 @@ void JsonReader::finish() {
     }
 }
 
+std::string string_field(const nlohmann::json& object, const char* key) {
+    if (!object.is_object()) return "";
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 }  // namespace orrery

@@ -64,5 +64,8 @@ std::string describe_json(const nlohmann::json& value);
 std::string join_path(const std::string& base, std::string_view key);
 std::string index_path(const std::string& base, size_t index);
 std::string quoted_list(const std::vector<std::string>& words);
+// The object's field `key` when it is a string, else "" (absent, another type, or `object` not an object):
+// for peeking at a document before it is read, where nlohmann's value() would throw on a number.
+std::string string_field(const nlohmann::json& object, const char* key);
 
 }  // namespace orrery

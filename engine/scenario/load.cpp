@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "scenario/build.h"
+#include "scenario/json_reader.h"
 #include "scenario/read.h"
 #include "workload/tables.h"
 
@@ -142,7 +143,7 @@ void tag_experiment(Diagnostics& into, const Diagnostics& from, const Experiment
 void nvlink_rate_from_gpu(nlohmann::json& resolved, const PresetLibrary& presets, std::optional<nlohmann::json>& gpu_table) {
     if (!resolved.is_object() || !resolved.contains("workload") || !resolved["workload"].is_object()) return;
     const nlohmann::json& w = resolved["workload"];
-    if (w.value("kind", "") != "llm" || !resolved.contains("topology") || !resolved["topology"].is_object()) return;
+    if (string_field(w, "kind") != "llm" || !resolved.contains("topology") || !resolved["topology"].is_object()) return;
     nlohmann::json& t = resolved["topology"];
     if (!t.contains("generator")) return;  // explicit and imported fabrics carry their own rates
     if (t.contains("link_defaults") && t["link_defaults"].is_object() && t["link_defaults"].contains("nvlink") &&

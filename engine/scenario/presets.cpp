@@ -70,7 +70,7 @@ std::optional<nlohmann::json> PresetLibrary::load(const std::string& section, co
         const size_t errors = diags.error_count();
         nlohmann::json doc = parse_json_text(read_text_file(p.file), p.file.string(), diags);
         if (diags.error_count() != errors) return std::nullopt;
-        if (!doc.is_object() || doc.value("format", "") != "orrery-preset" || doc.value("section", "") != section ||
+        if (!doc.is_object() || string_field(doc, "format") != "orrery-preset" || string_field(doc, "section") != section ||
             !doc.contains("value") || !doc["value"].is_object()) {
             diags.error(p.file.string(), "expected a preset {\"format\": \"orrery-preset\", \"section\": \"" + section +
                                              "\", \"value\": {...}}");

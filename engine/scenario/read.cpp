@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "common/input_file.h"
 #include "common/quantity.h"
 
 namespace orrery {
@@ -274,8 +275,8 @@ std::optional<TopologySpec> read_import(JsonReader& r, const std::filesystem::pa
                                     : ext == ".yml" || ext == ".yaml" ? "astra-yaml" : "hpcc");
     t.format = f == "simai" ? FabricFileFormat::simai : f == "astra-yaml" ? FabricFileFormat::astra_yaml
              : f == "graphml" ? FabricFileFormat::graphml : f == "dot" ? FabricFileFormat::dot : FabricFileFormat::hpcc;
-    if (!std::filesystem::exists(t.path)) {
-        r.error("import", "file not found: " + t.path.string());
+    if (const std::string problem = input_file_problem(t.path); !problem.empty()) {
+        r.error("import", problem);
         return std::nullopt;
     }
     return TopologySpec{"import", t};
@@ -439,7 +440,8 @@ WorkloadSpec read_workload(JsonReader& r, const std::filesystem::path& base_dir)
     } else if (has_file) {
         if (auto f = r.string("file", Need::required))
             w.flow_file = std::filesystem::path(*f).is_absolute() ? std::filesystem::path(*f) : base_dir / *f;
-        if (!w.flow_file.empty() && !std::filesystem::exists(w.flow_file)) r.error("file", "file not found: " + w.flow_file.string());
+        if (!w.flow_file.empty())
+            if (const std::string problem = input_file_problem(w.flow_file); !problem.empty()) r.error("file", problem);
     } else if (const nlohmann::json* list = r.array("flows", Need::required, "an array of flows")) {
         for (size_t i = 0; i < list->size(); ++i) {
             JsonReader f((*list)[i], r.source(), index_path(r.path_of("flows"), i), r.diagnostics());

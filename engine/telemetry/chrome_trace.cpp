@@ -11,10 +11,10 @@ namespace {
 double micros(int64_t ps) { return double(ps / 1000) / 1000.0; }
 
 int stream_order(const std::string& s) {
-    static const char* order[] = {"compute", "tp", "pp", "dp", "ep"};
-    for (int i = 0; i < 5; ++i)
+    static const char* order[] = {"compute", "tp", "pp", "dp", "ep", "embedding"};
+    for (int i = 0; i < 6; ++i)
         if (s == order[i]) return i;
-    return 5;
+    return 6;
 }
 
 }  // namespace

@@ -128,9 +128,18 @@ int64_t process_start_ticks(int64_t pid) {
     return -1;
 }
 
+// A process that has exited but is not yet reaped (a zombie, state Z in /proc/PID/stat) runs nothing.
+bool zombie(int64_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');
+    return close != std::string::npos && close + 2 < text.size() && (text[close + 2] == 'Z' || text[close + 2] == 'X');
+}
+
 bool process_alive(int64_t pid, int64_t started) {
     if (pid <= 0) return false;
     if (::kill(pid_t(pid), 0) != 0 && errno != EPERM) return false;
+    if (zombie(pid)) return false;
     return started < 0 || process_start_ticks(pid) == started;
 }
 
@@ -141,6 +150,24 @@ std::string utc_now() {
     return buf;
 }
 
+int64_t pragma_integer(sqlite3* db, const char* sql) {
+    sqlite3_stmt* q = nullptr;
+    int64_t value = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, nullptr) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) value = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return value;
+}
+
+// A SQLite file is whole pages; one cut short (a copy broken off, a full disk) is damaged even where
+// quick_check reads its last page as zeros.
+std::string cut_short_problem(sqlite3* db, const std::filesystem::path& file) {
+    std::error_code ec;
+    const uintmax_t size = std::filesystem::file_size(file, ec);
+    const int64_t page = pragma_integer(db, "PRAGMA page_size");
+    if (ec || page <= 0 || size % uintmax_t(page) == 0) return "";
+    return "its size (" + std::to_string(size) + " bytes) is not a whole number of its " + std::to_string(page) + "-byte pages: the file was cut short";
+}
+
 }  // namespace
 
 ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
@@ -149,70 +176,88 @@ ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
         sqlite3_close(db_);
         throw InputError(file.string(), "cannot open the results store: " + why);
     }
-    sqlite3_busy_timeout(db_, 5000);
+    sqlite3_busy_timeout(db_, 30000);
+    auto refuse = [&](const std::string& why) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw InputError(file.string(), why);
+    };
+    // Checking what is there and creating the tables is one write transaction, taken before the first read:
+    // a second process creating the same store waits for it (busy timeout) and then finds a whole store,
+    // never a half-created one it would call foreign.
+    if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
+        refuse(std::string("cannot be used as an Orrery results store or project (") + sqlite3_errmsg(db_) + "): choose another file");
     // An existing database must be an Orrery store (or empty): never write into someone else's file.
     int existing = 0;
     sqlite3_stmt* tables = nullptr;
     if (sqlite3_prepare_v2(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", -1, &tables, nullptr) != SQLITE_OK) {
         const std::string why = sqlite3_errmsg(db_);  // e.g. "file is not a database": some other file is there
-        sqlite3_close(db_);
-        db_ = nullptr;
-        throw InputError(file.string(), "cannot be used as an Orrery results store or project (" + why + "): choose another file");
+        refuse("cannot be used as an Orrery results store or project (" + why + "): choose another file");
     }
     if (sqlite3_step(tables) == SQLITE_ROW) existing = sqlite3_column_int(tables, 0);
     sqlite3_finalize(tables);
-    bool ours = existing == 0;
-    if (!ours) {
-        sqlite3_stmt* check = nullptr;
-        if (sqlite3_prepare_v2(db_, "SELECT value FROM orrery_store WHERE key = 'format'", -1, &check, nullptr) == SQLITE_OK &&
-            sqlite3_step(check) == SQLITE_ROW)
-            ours = std::string(reinterpret_cast<const char*>(sqlite3_column_text(check, 0))) == "orrery-results";
-        sqlite3_finalize(check);
-    }
-    if (!ours) {
-        sqlite3_close(db_);
-        db_ = nullptr;
-        throw InputError(file.string(), "is a SQLite database but not an Orrery results store or project: choose another file");
-    }
     if (existing > 0) {
-        // A store written by a newer Orrery may hold what this build would damage: refuse it, never append.
-        if (const std::string newer = newer_schema_problem(db_); !newer.empty()) {
-            sqlite3_close(db_);
-            db_ = nullptr;
-            throw InputError(file.string(), newer + ": not appending to it");
-        }
+        if (const std::string why = not_a_store_problem(db_); !why.empty()) refuse(why + ": not appending to it");
         // A damaged file is refused before anything is written into it.
-        sqlite3_stmt* check = nullptr;
-        std::string verdict = "ok";
-        if (sqlite3_prepare_v2(db_, "PRAGMA quick_check", -1, &check, nullptr) == SQLITE_OK && sqlite3_step(check) == SQLITE_ROW)
-            verdict = reinterpret_cast<const char*>(sqlite3_column_text(check, 0));
-        else
-            verdict = sqlite3_errmsg(db_);
-        sqlite3_finalize(check);
-        if (verdict != "ok") {
-            sqlite3_close(db_);
-            db_ = nullptr;
-            throw InputError(file.string(), "the results store is damaged (SQLite: " + verdict + "): not appending to it; keep a copy and run 'sqlite3 " +
-                                                file.string() + " .recover' to salvage what it holds");
+        std::string verdict = cut_short_problem(db_, file);
+        if (verdict.empty()) {
+            sqlite3_stmt* check = nullptr;
+            verdict = "ok";
+            if (sqlite3_prepare_v2(db_, "PRAGMA quick_check", -1, &check, nullptr) == SQLITE_OK && sqlite3_step(check) == SQLITE_ROW)
+                verdict = reinterpret_cast<const char*>(sqlite3_column_text(check, 0));
+            else
+                verdict = sqlite3_errmsg(db_);
+            sqlite3_finalize(check);
+            if (verdict == "ok") verdict.clear();
         }
+        if (!verdict.empty())
+            refuse("the results store is damaged (" + verdict + "): not appending to it; keep a copy and run 'sqlite3 " + file.string() +
+                   " .recover' to salvage what it holds");
+    }
+    try {
+        exec(db_, kSchema, file_);
+        add_missing_columns();
+        exec(db_, "INSERT OR IGNORE INTO orrery_store VALUES ('format', 'orrery-results'), ('schema_version', '1');", file_);
+        exec(db_, "COMMIT;", file_);
+    } catch (const InputError& e) {
+        refuse(e.diagnostics().items().empty() ? "results store: cannot create its tables" : e.diagnostics().items().front().message);
     }
     exec(db_, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", file_);
-    exec(db_, kSchema, file_);
-    add_missing_columns();
-    exec(db_, "INSERT OR IGNORE INTO orrery_store VALUES ('format', 'orrery-results'), ('schema_version', '1');", file_);
     thread_ = std::thread([this] { writer(); });
     mark_interrupted_runs();
 }
 
 std::string ResultsStore::newer_schema_problem(sqlite3* db) {
     sqlite3_stmt* v = nullptr;
-    int version = 0;
-    if (sqlite3_prepare_v2(db, "SELECT value FROM orrery_store WHERE key = 'schema_version'", -1, &v, nullptr) == SQLITE_OK && sqlite3_step(v) == SQLITE_ROW)
-        version = std::atoi(reinterpret_cast<const char*>(sqlite3_column_text(v, 0)));
+    std::string text;
+    bool found = false;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM orrery_store WHERE key = 'schema_version'", -1, &v, nullptr) == SQLITE_OK && sqlite3_step(v) == SQLITE_ROW) {
+        found = true;
+        const unsigned char* t = sqlite3_column_text(v, 0);
+        text = t ? reinterpret_cast<const char*>(t) : "";
+    }
     sqlite3_finalize(v);
+    if (!found) return "has no schema_version in its orrery_store table: it is damaged or was not written by Orrery";
+    const bool digits = !text.empty() && text.size() <= 9 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const int version = digits ? std::atoi(text.c_str()) : 0;
+    if (version < 1)
+        return "has the schema_version \"" + text + "\", which no Orrery writes (a positive integer): the store is damaged";
     if (version <= schema_version()) return "";
     return "was written by a newer Orrery (results store schema version " + std::to_string(version) + "; this build knows version " +
            std::to_string(schema_version()) + ")";
+}
+
+std::string ResultsStore::not_a_store_problem(sqlite3* db) {
+    sqlite3_stmt* check = nullptr;
+    bool ours = false;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM orrery_store WHERE key = 'format'", -1, &check, nullptr) == SQLITE_OK && sqlite3_step(check) == SQLITE_ROW) {
+        const unsigned char* t = sqlite3_column_text(check, 0);
+        ours = t && std::string(reinterpret_cast<const char*>(t)) == "orrery-results";
+    }
+    sqlite3_finalize(check);
+    if (!ours) return "is a SQLite database but not an Orrery results store or project (one written by the workbench or by orrery-cli run)";
+    return newer_schema_problem(db);
 }
 
 void ResultsStore::add_missing_columns() {

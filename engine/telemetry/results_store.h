@@ -102,8 +102,12 @@ public:
     int64_t run_id() const { return run_id_; }
     static int schema_version() { return 1; }
     // Empty when the open database `db` is of a schema version this build knows; otherwise why not (a newer
-    // Orrery wrote it). The reader and the writer both refuse such a store.
+    // Orrery wrote it, or its schema_version is not a positive integer). The reader and the writer both
+    // refuse such a store.
     static std::string newer_schema_problem(sqlite3* db);
+    // Empty when `db` is an Orrery results store (or project) that newer_schema_problem passes; otherwise
+    // why not, for "FILE <why>" messages. What every reader checks before its first query.
+    static std::string not_a_store_problem(sqlite3* db);
 
 private:
     void add_missing_columns();

@@ -36,20 +36,10 @@ StoreReader::StoreReader(const std::filesystem::path& file) : file_(file) {
         throw InputError(file.string(), "cannot open the results store: " + why);
     }
     sqlite3_busy_timeout(db_, 5000);
-    bool ours = false;
-    sqlite3_stmt* check = nullptr;
-    if (sqlite3_prepare_v2(db_, "SELECT value FROM orrery_store WHERE key = 'format'", -1, &check, nullptr) == SQLITE_OK && sqlite3_step(check) == SQLITE_ROW)
-        ours = std::string(reinterpret_cast<const char*>(sqlite3_column_text(check, 0))) == "orrery-results";
-    sqlite3_finalize(check);
-    if (!ours) {
+    if (const std::string why = ResultsStore::not_a_store_problem(db_); !why.empty()) {
         sqlite3_close(db_);
         db_ = nullptr;
-        throw InputError(file.string(), "is not an Orrery results store or project (one written by the workbench or by orrery-cli run)");
-    }
-    if (const std::string newer = ResultsStore::newer_schema_problem(db_); !newer.empty()) {
-        sqlite3_close(db_);
-        db_ = nullptr;
-        throw InputError(file.string(), newer);
+        throw InputError(file.string(), why);
     }
 }
 

@@ -377,7 +377,7 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
                     for (int l = layers_per_chunk; l-- > 0;) {
                         const int layer = layers[size_t(c * layers_per_chunk + l)];
                         const bool moe = is_moe_layer(m, layer), leading = layer < m.dense_layers;
-                        const std::string L = "L" + std::to_string(layer);
+                        const std::string L = std::string("L") + std::to_string(layer);
                         if (p.recompute) forward_layer(layer, "recompute ");
                         if (moe) sync_ep(L + " combine bwd " + tag);
                         step(Phase::backward_input, dur[{false, 1, moe, leading}], L + (moe ? " experts" : " mlp") + " bwd-input " + tag);
@@ -478,7 +478,7 @@ TaskGraph build_task_graph(const LlmWorkload& w, const WorkloadTables& t, const 
                 pairs.push_back({r, rank_of(p, {rc.tp, rc.dp, p.pp - 1})});
             }
             for (const auto& family : b.families(pairs)) {
-                const uint32_t end = b.collective(CollectiveKind::all_reduce, Group::dp, family, m.vocab * m.hidden / p.tp * w.bytes_per_param,
+                const uint32_t end = b.collective(CollectiveKind::all_reduce, Group::embedding, family, m.vocab * m.hidden / p.tp * w.bytes_per_param,
                                                   [&](uint32_t u) { return b.last_compute[u]; }, it + "tied embedding grads");
                 for (uint32_t u : b.units_of(family)) synced[u].push_back(end);
             }

@@ -30,7 +30,7 @@ Operator gemm(const std::string& name, double rows, double inner, double cols, P
 }
 
 std::string shape_key(const ModelSpec& m, const ParallelSpec& p, Phase phase) {
-    return "b" + std::to_string(p.micro_batch_size) + "s" + std::to_string(m.seq) + "h" + std::to_string(m.hidden) + "tp" +
+    return std::string("b") + std::to_string(p.micro_batch_size) + "s" + std::to_string(m.seq) + "h" + std::to_string(m.hidden) + "tp" +
            std::to_string(p.tp) + (p.sequence_parallel ? "sp" : "") + ":" + phase_name(phase);
 }
 

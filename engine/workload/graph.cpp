@@ -15,6 +15,7 @@ const char* group_name(Group g) {
         case Group::pp: return "pp";
         case Group::dp: return "dp";
         case Group::ep: return "ep";
+        case Group::embedding: return "embedding";
     }
     return "?";
 }

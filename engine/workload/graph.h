@@ -16,7 +16,10 @@
 namespace orrery {
 
 enum class OpKind : uint8_t { compute, transfer, local, join };
-enum class Group : uint8_t { none, tp, pp, dp, ep };
+// embedding: the tied-embedding gradient all-reduce between the first and last pipeline stage (Megatron's
+// embedding group), neither data nor pipeline parallelism.
+enum class Group : uint8_t { none, tp, pp, dp, ep, embedding };
+inline constexpr size_t kGroupCount = 6;
 const char* group_name(Group g);
 
 struct Op {
@@ -85,8 +88,9 @@ struct TaskGraph {
     std::vector<std::vector<uint32_t>> member_sets;  // interned: the GPUs of local ops
     std::map<std::vector<uint32_t>, uint32_t> member_index;
     // A graph that outgrows the machine is refused while it is built (add() throws InputError at `where`):
-    // kOpBytes is what an op costs through a run (graph ~120 B, executor ~90 B, flow network, timeline).
-    static constexpr uint64_t kOpBytes = 250;
+    // kOpBytes is what an op costs through a run: the graph, the executor, the flow network and the timeline
+    // (the peak resident memory of flow-level runs over their op count; engine/workload/README.md).
+    static constexpr uint64_t kOpBytes = 700;
     uint64_t max_ops = UINT64_MAX;
     std::string where = "workload";
 

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "common/diagnostics.h"
+#include "common/memory_budget.h"
 #include "net/state.h"
 
 namespace orrery {
@@ -50,9 +51,31 @@ LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const Workloa
         return job;  // not run: no task graph
     }
     job.place = place_ranks(w.parallel, fabric);
-    job.graph = build_task_graph(w, t, job.place, lockstep_lanes(w, uint32_t(w.parallel.world())));
+    const bool lockstep = lockstep_lanes(w, uint32_t(w.parallel.world()));
+    refuse_graph_beyond_memory(w, t, job.place, lockstep);
+    job.graph = build_task_graph(w, t, job.place, lockstep);
     index_transfers(job);
     return job;
+}
+
+void refuse_graph_beyond_memory(const LlmWorkload& w, const WorkloadTables& t, const Placement& place, bool lockstep) {
+    // Each micro-batch beyond the pipeline's depth adds the same schedule, so the graph grows by the same
+    // number of operations per micro-batch: two small builds give that slope, and a job whose graph cannot fit
+    // is refused at once with the estimate instead of minutes and gigabytes into building it.
+    const int small = w.parallel.pp, m = w.parallel.micro_batches;
+    if (m <= 4 * small) return;
+    LlmWorkload probe = w;
+    probe.iterations = 1;
+    probe.parallel.micro_batches = small;
+    const uint64_t at_small = build_task_graph(probe, t, place, lockstep).size();
+    probe.parallel.micro_batches = 2 * small;
+    const uint64_t at_double = build_task_graph(probe, t, place, lockstep).size();
+    const uint64_t per_micro_batch = (at_double - at_small) / uint64_t(small);
+    const uint64_t ops = (at_small + uint64_t(m - small) * per_micro_batch) * uint64_t(std::max(1, w.iterations));
+    refuse_beyond_memory("workload.parallel.micro_batches",
+                         "the task graph of " + std::to_string(m) + " micro-batches (about " + std::to_string(ops) + " operations, " +
+                             std::to_string(per_micro_batch) + " a micro-batch over " + std::to_string(w.parallel.world()) + " ranks)",
+                         ops * TaskGraph::kOpBytes);
 }
 
 void index_transfers(LlmJob& job) {
@@ -156,6 +179,7 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
     }
     // A lockstep graph reports per lane, under the lane's first rank; a collective once per lane it runs on.
     std::vector<int64_t> last_comm_end(g.world, 0);
+    std::vector<Group> last_comm_group(g.world, Group::dp);  // the group of the collective that ends last
     std::vector<uint32_t> lanes;
     for (uint32_t ci = 0; ci < g.collectives.size(); ++ci) {
         const CollectiveRecord& c = g.collectives[ci];
@@ -168,7 +192,10 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
                 lanes.push_back(lane);
             }
             sources.push_back({lane, ci, r, s});
-            last_comm_end[lane] = std::max(last_comm_end[lane], e);
+            if (e >= last_comm_end[lane]) {
+                last_comm_end[lane] = e;
+                last_comm_group[lane] = c.group;
+            }
         }
     }
     {
@@ -200,7 +227,7 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
         RankBreakdown b;
         b.rank = g.first_rank(r);
         int64_t prev_end = 0;
-        double exposed[5] = {0, 0, 0, 0, 0}, bubble = 0, compute = 0, optimizer = 0;
+        double exposed[kGroupCount] = {}, bubble = 0, compute = 0, optimizer = 0;
         for (uint32_t op : compute_of[r]) {
             const int64_t start = x.start()[op], end = x.end()[op];
             compute += double(end - start);
@@ -221,9 +248,11 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
             }
             prev_end = std::max(prev_end, end);
         }
-        // After its last compute: its own collectives still running are exposed DP (gradients, parameters).
+        // After its last compute: its own collectives still running are exposed, charged to the one that ends
+        // last (DP gradients or parameters, or the embedding sync).
         const int64_t tail_comm = std::max<int64_t>(0, last_comm_end[r] - prev_end);
-        exposed[size_t(Group::dp)] += double(tail_comm);
+        const Group tail_group = last_comm_group[r] == Group::none ? Group::dp : last_comm_group[r];
+        exposed[size_t(tail_group)] += double(tail_comm);
         const double ps = 1e-12 / it;
         b.compute_s = compute * ps;
         b.optimizer_s = optimizer * ps;
@@ -231,8 +260,10 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
         b.exposed_pp_s = exposed[size_t(Group::pp)] * ps;
         b.exposed_dp_s = exposed[size_t(Group::dp)] * ps;
         b.exposed_ep_s = exposed[size_t(Group::ep)] * ps;
+        b.exposed_embedding_s = exposed[size_t(Group::embedding)] * ps;
         b.bubble_s = bubble * ps;
-        b.idle_s = o.iteration_time_s - (b.compute_s + b.exposed_tp_s + b.exposed_pp_s + b.exposed_dp_s + b.exposed_ep_s + b.bubble_s);
+        b.idle_s = o.iteration_time_s -
+                   (b.compute_s + b.exposed_tp_s + b.exposed_pp_s + b.exposed_dp_s + b.exposed_ep_s + b.exposed_embedding_s + b.bubble_s);
         o.ranks.push_back(b);
     }
     return o;
@@ -251,6 +282,7 @@ nlohmann::json llm_summary_json(const LlmOutcome& o) {
     j["breakdown_mean_per_rank"] = {{"compute_s", mean(&RankBreakdown::compute_s)},       {"optimizer_s", mean(&RankBreakdown::optimizer_s)},
                                     {"exposed_tp_s", mean(&RankBreakdown::exposed_tp_s)}, {"exposed_pp_s", mean(&RankBreakdown::exposed_pp_s)},
                                     {"exposed_dp_s", mean(&RankBreakdown::exposed_dp_s)}, {"exposed_ep_s", mean(&RankBreakdown::exposed_ep_s)},
+                                    {"exposed_embedding_s", mean(&RankBreakdown::exposed_embedding_s)},
                                     {"bubble_s", mean(&RankBreakdown::bubble_s)},         {"idle_s", mean(&RankBreakdown::idle_s)}};
     j["ops"] = o.ops;
     j["network_flows"] = o.flows;

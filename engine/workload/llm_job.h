@@ -40,6 +40,9 @@ const GpuSpec& workload_gpu(const LlmWorkload& w, const WorkloadTables& t);
 // Whether a job of `ranks` ranks is built in lockstep lanes (Granularity): "stage", or "auto" with
 // kLockstepFrom ranks or more, off the packet level and without PXN.
 bool lockstep_lanes(const LlmWorkload& w, uint32_t ranks);
+// Throws InputError at workload.parallel.micro_batches when the job's task graph, estimated from two small
+// builds, would not fit in this machine's memory (common/memory_budget.h). prepare_llm_job calls it.
+void refuse_graph_beyond_memory(const LlmWorkload& w, const WorkloadTables& t, const Placement& place, bool lockstep);
 // The warning an automatic choice of lanes gives (where: workload.granularity).
 std::string lockstep_warning(uint32_t ranks);
 
@@ -57,6 +60,7 @@ struct RankBreakdown {
     uint32_t rank = 0;
     double compute_s = 0, optimizer_s = 0;   // optimizer_s is part of compute_s
     double exposed_tp_s = 0, exposed_pp_s = 0, exposed_dp_s = 0, exposed_ep_s = 0;
+    double exposed_embedding_s = 0;          // the tied-embedding gradient all-reduce (first ↔ last stage)
     double bubble_s = 0;                     // waiting for another pipeline stage's compute
     double idle_s = 0;                       // the rest: waiting for the slowest rank at the end
 };
@@ -64,7 +68,7 @@ struct RankBreakdown {
 struct TimelineSpan {
     uint32_t rank;
     int iteration;
-    std::string stream;                      // "compute", "tp", "pp", "dp", "ep"
+    std::string stream;                      // "compute", "tp", "pp", "dp", "ep", "embedding"
     std::string name, kind;                  // kind: forward, backward-input, backward-weight, optimizer, or the collective
     int64_t start_ps, end_ps;
     int64_t bytes;

@@ -1,5 +1,7 @@
 #include "workload/read_llm.h"
 
+#include "common/input_file.h"
+
 namespace orrery {
 
 const char* collective_algorithm_name(CollectiveAlgorithm a) {
@@ -50,8 +52,8 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
             // Chakra: the path is the prefix ASTRA-sim is given; rank 0's file must be there.
             const std::filesystem::path first = t.format == "chakra" ? std::filesystem::path(t.path.string() + ".0.et") : t.path;
             const std::filesystem::path first_gz = first.string() + ".gz";
-            if (!std::filesystem::exists(first) && !(t.format == "chakra" && std::filesystem::exists(first_gz)))
-                imp->error("path", "file not found: " + first.string());
+            if (const std::string problem = input_file_problem(first); !problem.empty() && !(t.format == "chakra" && input_file_problem(first_gz).empty()))
+                imp->error("path", problem);
         }
         imp->finish();
         for (const char* k : {"model", "parallel"}) {
@@ -146,7 +148,7 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
                     continue;
                 }
                 const std::filesystem::path f = resolve((*list)[i].get<std::string>());
-                if (!std::filesystem::exists(f)) c->error(key, "file not found: " + f.string());
+                if (const std::string problem = input_file_problem(f); !problem.empty()) c->error(key, problem);
                 s.custom_files.push_back(f);
             }
         c->finish();
@@ -164,7 +166,7 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
         if (auto l = c->time("launch_overhead", Need::optional)) s.launch_overhead = *l;
         if (auto t = c->string("operator_table", Need::optional)) {
             s.operator_table = std::filesystem::path(*t).is_absolute() ? std::filesystem::path(*t) : base_dir / *t;
-            if (!std::filesystem::exists(s.operator_table)) c->error("operator_table", "file not found: " + s.operator_table.string());
+            if (const std::string problem = input_file_problem(s.operator_table); !problem.empty()) c->error("operator_table", problem);
         }
         if (auto e = c->object("efficiency", Need::optional)) {
             for (const char* cls : {"gemm", "attention", "elementwise", "optimizer", "memory"})

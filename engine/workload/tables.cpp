@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/diagnostics.h"
+#include "scenario/json_reader.h"
 #include "scenario/presets.h"
 
 namespace orrery {
@@ -31,7 +32,7 @@ nlohmann::json read_data_table(const PresetLibrary& presets, const std::string& 
     Diagnostics parse_errors;
     const nlohmann::json doc = parse_json_text(read_text_file(*file), file->string(), parse_errors);
     if (parse_errors.has_errors()) throw InputError(parse_errors);
-    if (!doc.is_object() || doc.value("format", "") != format)
+    if (!doc.is_object() || string_field(doc, "format") != format)
         throw InputError(file->string(), "expected a table with \"format\": \"" + format + "\"");
     return doc;
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include "cli/cli_process.h"
@@ -561,15 +562,217 @@ private slots:
         Result r = run({"export", "timeline", "s.sqlite", "--experiment", "e0000", "-o", "t.json"}, tmp.path());
         QCOMPARE(r.code, 1);
         QVERIFY2(first_error_line(r.err).contains("has no finished run: in run 1, its newest, it is running"), qPrintable(r.err));
-        // The next process to open the store finds its process gone and marks it. This run fails at the end
-        // (its FCT file cannot be written: no such folder), and is marked failed.
+        // A run refused before its first step (its FCT file's folder is missing) stores nothing, and the store
+        // is left as it was.
         doc["workload"]["flows"] = {{{"src", 0}, {"dst", 1}, {"size", "10KB"}}};
         doc["output"] = {{"hpcc_files", {{"fct", "no/such/folder/fct.txt"}}}};
         std::ofstream(tmp.filePath("fails.json").toStdString()) << doc.dump(1);
         r = run({"run", "fails.json", "--out", "s.sqlite"}, tmp.path());
         QCOMPARE(r.code, 1);
-        QVERIFY2(first_error_line(r.err).contains("no/such/folder/fct.txt: error: cannot write here"), qPrintable(r.err));
-        QCOMPARE(statuses("s.sqlite"), (std::vector<std::string>{"interrupted/interrupted", "failed/finished"}));
+        QVERIFY2(first_error_line(r.err).contains("no/such/folder/fct.txt: error: cannot be written: the folder"), qPrintable(r.err));
+        QCOMPARE(statuses("s.sqlite"), std::vector<std::string>{"running/running"});
+        // The next process to open the store finds the killed run's process gone and marks it.
+        doc.erase("output");
+        std::ofstream(tmp.filePath("next.json").toStdString()) << doc.dump(1);
+        QCOMPARE(run({"run", "next.json", "--out", "s.sqlite"}, tmp.path()).code, 0);
+        QCOMPARE(statuses("s.sqlite"), (std::vector<std::string>{"interrupted/interrupted", "finished/finished"}));
+    }
+    void an_input_is_never_an_output() {
+        // `report r.csv -o r.csv --force` once replaced the results store with its report; a scenario's
+        // output.hpcc_files naming the scenario, and a config's FCT_OUTPUT_FILE naming its FLOW_FILE, likewise.
+        QTemporaryDir tmp;
+        const QString ref = QString(ORRERY_TEST_DIR) + "/reference/ns3-hpcc";
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
+                              {"workload", {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 5}, {"size", "100KB"}}}}}}};
+        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        QCOMPARE(run({"run", "s.json", "--out", "r.csv"}, tmp.path()).code, 0);
+        const qint64 store_size = QFileInfo(tmp.filePath("r.csv")).size();
+        for (const QStringList& args : {QStringList{"report", "r.csv", "-o", "r.csv", "--force"},
+                                        QStringList{"report", "r.csv", "-o", "./r.csv", "--force"},
+                                        QStringList{"export", "timeline", "r.csv", "--experiment", "e0000", "-o", "r.csv", "--force"}}) {
+            Result r = run(args, tmp.path());
+            QCOMPARE(r.code, 1);
+            QVERIFY2(first_error_line(r.err).contains("is also an input of this command"), qPrintable(r.err));
+            QCOMPARE(QFileInfo(tmp.filePath("r.csv")).size(), store_size);
+        }
+        // The store named as the scenario, and an FCT file named as the scenario: refused by validate and run.
+        Result r = run({"run", "s.json", "--out", "s.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("is also an input of this command"), qPrintable(r.err));
+        doc["output"] = {{"hpcc_files", {{"fct", "s2.json"}}}};
+        std::ofstream(tmp.filePath("s2.json").toStdString()) << doc.dump(1);
+        const QByteArray before = QFileInfo(tmp.filePath("s2.json")).lastModified().toString().toUtf8();
+        for (const char* command : {"validate", "run"}) {
+            r = run(command == std::string("run") ? QStringList{"run", "s2.json", "--force"} : QStringList{"validate", "s2.json"}, tmp.path());
+            QCOMPARE(r.code, 1);
+            QVERIFY2(first_error_line(r.err).contains("s2.json: error: is also an input of this command"), qPrintable(r.err));
+        }
+        QVERIFY(QFile(tmp.filePath("s2.json")).open(QIODevice::ReadOnly));
+        QVERIFY(nlohmann::json::parse(std::ifstream(tmp.filePath("s2.json").toStdString())) == doc);
+        // run-hpcc: FCT_OUTPUT_FILE naming its own FLOW_FILE.
+        for (const char* f : {"topology.txt", "flow_ring.txt", "trace.txt"}) QVERIFY(QFile::copy(ref + "/" + f, tmp.filePath(f)));
+        QFile in(ref + "/config_ring_dctcp.txt");
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QString config = QString::fromUtf8(in.readAll()).replace("FCT_OUTPUT_FILE fct_ring_dctcp.txt", "FCT_OUTPUT_FILE flow_ring.txt");
+        QFile out(tmp.filePath("c.txt"));
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(config.toUtf8());
+        out.close();
+        const qint64 flows_size = QFileInfo(tmp.filePath("flow_ring.txt")).size();
+        r = run({"run-hpcc", "c.txt", "--force"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("flow_ring.txt: error: is also an input of this command"), qPrintable(r.err));
+        QCOMPARE(QFileInfo(tmp.filePath("flow_ring.txt")).size(), flows_size);
+        // convert onto its own input.
+        r = run({"convert", "s.json", "-o", "s.json", "--force"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("is also an input of this command"), qPrintable(r.err));
+    }
+    void outputs_are_checked_before_the_first_step() {
+        // A missing folder or a name too long for the file system once failed after the simulation, half the
+        // files written; a 250-character name failed for the temporary name's suffix.
+        QTemporaryDir tmp;
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
+                              {"workload", {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 5}, {"size", "100KB"}}}}}},
+                              {"output", {{"hpcc_files", {{"fct", "fct.txt"}, {"pfc", "no/such/folder/pfc.txt"}}}}}};
+        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        for (const char* command : {"validate", "run"}) {
+            Result r = run({command, "s.json"}, tmp.path());
+            QCOMPARE(r.code, 1);
+            QVERIFY2(first_error_line(r.err).contains("no/such/folder/pfc.txt: error: cannot be written: the folder"), qPrintable(r.err));
+        }
+        QVERIFY(!QFile::exists(tmp.filePath("fct.txt")));
+        QVERIFY(!QFile::exists(tmp.filePath("results.sqlite")));
+        const std::string long_name = std::string(250, 'a') + ".txt", too_long = std::string(300, 'b') + ".txt";
+        doc["output"] = {{"hpcc_files", {{"fct", long_name}}}};
+        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        Result r = run({"run", "s.json"}, tmp.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(QFileInfo(tmp.filePath(QString::fromStdString(long_name))).size() > 0);
+        doc["output"] = {{"hpcc_files", {{"fct", too_long}}}};
+        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        r = run({"validate", "s.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("its name is 304 bytes long, and the file system of"), qPrintable(r.err));
+        r = run({"fabric", "fat-tree:k=4", "-o", QString::fromStdString(too_long)}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("its name is 304 bytes long"), qPrintable(r.err));
+        // An imported file whose name the system refuses names the scenario's field.
+        doc.erase("output");
+        doc["topology"] = {{"import", std::string(300, 'c') + ".txt"}};
+        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        r = run({"validate", "s.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).startsWith("s.json: topology.import: error: "), qPrintable(r.err));
+        doc["topology"] = {{"import", "."}};
+        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        r = run({"validate", "s.json"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).startsWith("s.json: topology.import: error: ") && r.err.contains("is a folder, expected a file"), qPrintable(r.err));
+    }
+    void stores_are_created_once_and_checked() {
+        QTemporaryDir tmp;
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
+                              {"workload", {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 5}, {"size", "100KB"}}}}}}};
+        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        // Two runs creating the same new store at once: both succeed, the store holds both runs (ten times).
+        for (int trial = 0; trial < 10; ++trial) {
+            const QString store = QString("same%1.sqlite").arg(trial);
+            QProcess a, b;
+            for (QProcess* p : {&a, &b}) {
+                p->setWorkingDirectory(tmp.path());
+                p->start(ORRERY_CLI, {"run", "s.json", "--out", store});
+            }
+            for (QProcess* p : {&a, &b}) {
+                QVERIFY(p->waitForFinished(60000));
+                QVERIFY2(p->exitCode() == 0, p->readAllStandardError().constData());
+            }
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open_v2(tmp.filePath(store).toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+            sqlite3_stmt* q = nullptr;
+            QCOMPARE(sqlite3_prepare_v2(db, "SELECT count(*) FROM runs WHERE status = 'finished'", -1, &q, nullptr), SQLITE_OK);
+            QCOMPARE(sqlite3_step(q), SQLITE_ROW);
+            QCOMPARE(sqlite3_column_int(q, 0), 2);
+            sqlite3_finalize(q);
+            sqlite3_close(db);
+        }
+        // A schema_version no Orrery writes, and a store cut short by one byte: refused, not appended to.
+        QCOMPARE(run({"run", "s.json", "--out", "good.sqlite"}, tmp.path()).code, 0);
+        for (const char* version : {"abc", "-1", "1.9"}) {
+            const QString name = QString("v%1.sqlite").arg(QString(version).replace('.', '_'));
+            QVERIFY(QFile::copy(tmp.filePath("good.sqlite"), tmp.filePath(name)));
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(tmp.filePath(name).toUtf8().constData(), &db), SQLITE_OK);
+            const std::string sql = std::string("UPDATE orrery_store SET value = '") + version + "' WHERE key = 'schema_version'";
+            QCOMPARE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+            const qint64 size = QFileInfo(tmp.filePath(name)).size();
+            for (const QStringList& args : {QStringList{"run", "s.json", "--out", name}, QStringList{"report", name, "-o", name + ".html"}}) {
+                Result r = run(args, tmp.path());
+                QCOMPARE(r.code, 1);
+                QVERIFY2(first_error_line(r.err).contains(QString("has the schema_version \"%1\", which no Orrery writes").arg(version)), qPrintable(r.err));
+            }
+            QCOMPARE(QFileInfo(tmp.filePath(name)).size(), size);
+        }
+        QVERIFY(QFile::copy(tmp.filePath("good.sqlite"), tmp.filePath("short.sqlite")));
+        QVERIFY(QFile::resize(tmp.filePath("short.sqlite"), QFileInfo(tmp.filePath("short.sqlite")).size() - 1));
+        Result r = run({"run", "s.json", "--out", "short.sqlite"}, tmp.path());
+        QCOMPARE(r.code, 1);
+        QVERIFY2(first_error_line(r.err).contains("the results store is damaged") && r.err.contains("cut short"), qPrintable(r.err));
+    }
+    void a_run_under_an_address_space_limit() {
+        // Packet storage once reserved the machine's whole memory in address space, so under `ulimit -v` every
+        // packet-level run failed with an internal error.
+        QTemporaryDir tmp;
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
+                              {"workload", {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 5}, {"size", "1MB"}}}}}}};
+        std::ofstream(tmp.filePath("s.json").toStdString()) << doc.dump(1);
+        QProcess p;
+        p.setWorkingDirectory(tmp.path());
+        p.start("/bin/sh", {"-c", QString("ulimit -v 3000000 && exec '%1' run s.json --out r.sqlite").arg(ORRERY_CLI)});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    }
+    void a_killed_run_not_yet_reaped_is_interrupted() {
+        // The run's process killed while its parent does not reap it (a zombie): the next writer marks it.
+        QTemporaryDir tmp;
+        nlohmann::json flows = nlohmann::json::array();
+        for (int i = 0; i < 128; ++i) flows.push_back({{"src", i}, {"dst", (i + 1) % 128}, {"size", "20MB"}});
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 8}}},
+                              {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+        std::ofstream(tmp.filePath("long.json").toStdString()) << doc.dump(1);
+        QProcess parent;  // a shell that starts the run, then becomes `sleep`, which never reaps it
+        parent.setWorkingDirectory(tmp.path());
+        parent.start("/bin/sh", {"-c", QString("'%1' run long.json --out z.sqlite --progress-json 2>err.txt & echo $!; exec sleep 120").arg(ORRERY_CLI)});
+        QVERIFY(parent.waitForReadyRead(10000));
+        const qint64 pid = parent.readLine().trimmed().toLongLong();
+        QVERIFY(pid > 0);
+        QElapsedTimer t;
+        t.start();
+        auto started = [&] {
+            QFile err(tmp.filePath("err.txt"));
+            return err.open(QIODevice::ReadOnly) && err.readAll().contains("\"event\":\"progress\"");
+        };
+        while (!started() && t.elapsed() < 60000) QThread::msleep(50);
+        QVERIFY(started());
+        QCOMPARE(::kill(pid_t(pid), SIGKILL), 0);
+        QThread::msleep(200);
+        QVERIFY(QFile(QString("/proc/%1/stat").arg(pid)).exists());  // a zombie: gone, not reaped
+        doc["workload"]["flows"] = {{{"src", 0}, {"dst", 1}, {"size", "10KB"}}};
+        std::ofstream(tmp.filePath("short.json").toStdString()) << doc.dump(1);
+        QCOMPARE(run({"run", "short.json", "--out", "z.sqlite"}, tmp.path()).code, 0);
+        parent.kill();
+        parent.waitForFinished();
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open_v2(tmp.filePath("z.sqlite").toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+        sqlite3_stmt* q = nullptr;
+        QCOMPARE(sqlite3_prepare_v2(db, "SELECT status FROM runs ORDER BY run_id", -1, &q, nullptr), SQLITE_OK);
+        QStringList statuses;
+        while (sqlite3_step(q) == SQLITE_ROW) statuses << reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        sqlite3_close(db);
+        QCOMPARE(statuses, (QStringList{"interrupted", "finished"}));
     }
     void inputs_too_big_for_the_machine_are_refused_at_once() {
         QTemporaryDir tmp;
@@ -597,6 +800,21 @@ private slots:
         r = run({"validate", "wide.json"}, tmp.path());
         if (r.code == 1) QVERIFY2(first_error_line(r.err).contains("routing tables for 65538 forwarding nodes × 65536 destination groups would need about 20.0 GiB"), qPrintable(r.err));
         else qInfo("this machine has memory for the 65,536-leaf fabric's routing tables");
+        // 100,000 micro-batches: the task graph is estimated from two small builds and refused at once (it once
+        // ran a minute to std::bad_alloc at 10 GB), by validate and by run.
+        nlohmann::json many = {{"format", "orrery-scenario"}, {"version", 1},
+                               {"topology", {{"generator", "rail-optimized"}, {"gpus", 16}, {"gpus_per_server", 8}}},
+                               {"workload", {{"kind", "llm"}, {"model", {{"preset", "gpt3-13b"}}}, {"network_mode", "flow"},
+                                             {"parallel", {{"tp", 8}, {"pp", 2}, {"micro_batches", 100000}}}}}};
+        write("many.json", many);
+        for (const char* command : {"validate", "run"}) {
+            r = run({command, "many.json"}, tmp.path());
+            QCOMPARE(r.code, 1);
+            QVERIFY2(first_error_line(r.err).startsWith("many.json: workload.parallel.micro_batches: error: the task graph of 100000 micro-batches (about ") ||
+                         first_error_line(r.err).startsWith("workload.parallel.micro_batches: error: the task graph of 100000 micro-batches (about "),
+                     qPrintable(r.err));
+        }
+        QVERIFY(!QFile::exists(tmp.filePath("results.sqlite")));
         QVERIFY2(t.elapsed() < 20000, qPrintable(QString::number(t.elapsed()) + " ms"));
         // A 10^18-byte flow: beyond the 32-bit sequence numbers, and a warning that no stop time ends the run.
         nlohmann::json huge = base;

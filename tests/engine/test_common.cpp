@@ -2,6 +2,7 @@
 #include <QtTest>
 
 #include "common/diagnostics.h"
+#include "common/nesting.h"
 #include "common/quantity.h"
 #include "common/sha256.h"
 #include "topology/ecmp_hash.h"
@@ -82,6 +83,17 @@ private slots:
         QCOMPARE(murmur3_32(nullptr, 0, 1), 0x514e28b7u);
         // The key is (sip, dip, sport | dport << 16); the seed is the switch id, so switches split differently.
         QVERIFY(ecmp_hash(node_ip(1), node_ip(0), 10000, 100, 16) != ecmp_hash(node_ip(1), node_ip(0), 10000, 100, 17));
+    }
+    void utf8_is_rfc3629() {
+        QVERIFY(valid_utf8("plain ASCII"));
+        QVERIFY(valid_utf8("\xC3\xA9t\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \xF4\x8F\xBF\xBF"));  // é, €, an emoji, U+10FFFF
+        QVERIFY(!valid_utf8("\xED\xA0\x80"));      // a UTF-16 surrogate (U+D800) written as UTF-8: JSON writers throw on it
+        QVERIFY(!valid_utf8("\xE0\x80\x80"));      // overlong NUL
+        QVERIFY(!valid_utf8("\xF0\x80\x80\x80"));  // overlong
+        QVERIFY(!valid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+        QVERIFY(!valid_utf8("\xC3"));              // cut short
+        QVERIFY(!valid_utf8("\xE2\x82"));
+        QVERIFY(!valid_utf8("\xA9"));              // a lone continuation
     }
     void reference_addresses() {
         QCOMPARE(node_ip(4), 0x0b000401u);

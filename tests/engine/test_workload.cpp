@@ -190,12 +190,28 @@ private slots:
         QCOMPARE(tied.size(), size_t(2));  // one per TP rank of the DP replica
         for (const CollectiveRecord& c : tied) {
             QCOMPARE(c.kind, CollectiveKind::all_reduce);
+            QCOMPARE(c.group, Group::embedding);  // named for what it is: DP is 1 here
             QCOMPARE(c.bytes, int64_t(1000 * 1024 / 2 * 2));
             QCOMPARE(c.ranks.size(), size_t(2));
             const ParallelSpec& p = load(doc).scenarios[0].workload.llm->parallel;
             QCOMPARE(rank_coord(p, c.ranks[0]).pp, 0);
             QCOMPARE(rank_coord(p, c.ranks[1]).pp, 3);
             QCOMPARE(rank_coord(p, c.ranks[0]).tp, rank_coord(p, c.ranks[1]).tp);
+        }
+        {   // Its time shows as its own stream and its own exposed part, never as DP (which is 1 here).
+            const LoadedScenario sc = load(doc);
+            const Fabric f = build_fabric(sc.scenarios[0].topology);
+            const LlmJob job = prepare_llm_job(*sc.scenarios[0].workload.llm, f, t);
+            const LlmOutcome o = run_llm_analytic(job, f, build_routes(f), 1000);
+            bool stream = false;
+            for (const TimelineSpan& s : o.timeline) {
+                QVERIFY2(s.stream != "dp", s.name.c_str());
+                stream |= s.stream == "embedding";
+            }
+            QVERIFY(stream);
+            double exposed_dp = 0;
+            for (const RankBreakdown& b : o.ranks) exposed_dp += b.exposed_dp_s;
+            QCOMPARE(exposed_dp, 0.0);
         }
         doc["workload"]["model"]["tied_embeddings"] = false;
         QVERIFY(tied_collectives(doc).empty());

@@ -1496,7 +1496,7 @@ private slots:
         };
         auto run = [&](const std::vector<const Scenario*>& sweep, int threads, const wormhole::MemoTable* memo = nullptr) {
             std::vector<ExperimentInput> in;
-            for (size_t i = 0; i < sweep.size(); ++i) in.push_back(input("e" + std::to_string(i), sweep[i]));
+            for (size_t i = 0; i < sweep.size(); ++i) in.push_back(input(std::string("e") + std::to_string(i), sweep[i]));
             Batch b = compile_batch(in);
             RunOptions o;
             o.threads = threads;

@@ -48,7 +48,12 @@ std::vector<std::string> summary_of(const ResultsTable& t, int baseline, double 
     Report r;
     r.table = t;
     compose_report(r, baseline);
-    return summarize({&r.table, r.labels, baseline, tie});
+    SummaryInput in;
+    in.table = &r.table;
+    in.labels = r.labels;
+    in.baseline = baseline;
+    in.tie = tie;
+    return summarize(in);
 }
 
 std::vector<std::vector<double>> query_doubles(const QString& store, const std::string& sql) {

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include "common/diagnostics.h"
+#include "telemetry/results_store.h"
 #include "telemetry/sqlite_query.h"
 
 namespace orrery::views {
@@ -18,6 +19,11 @@ struct ReadOnlyStore {
             throw InputError(file, "cannot open the results store: " + why);
         }
         sqlite3_busy_timeout(db, 2000);
+        if (const std::string why = ResultsStore::not_a_store_problem(db); !why.empty()) {
+            sqlite3_close(db);
+            db = nullptr;
+            throw InputError(file, why);
+        }
     }
     ~ReadOnlyStore() { sqlite3_close(db); }
     ReadOnlyStore(const ReadOnlyStore&) = delete;
