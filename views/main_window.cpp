@@ -44,6 +44,7 @@
 #include "telemetry/results_store.h"
 #include "telemetry/store_reader.h"
 #include "views/cluster_job.h"
+#include "views/words.h"
 #include "views/inspector_view.h"
 #include "views/network_editor.h"
 #include "views/results_view.h"
@@ -56,6 +57,18 @@
 
 namespace orrery::views {
 namespace {
+
+// "Start with an empty scenario": no fabric (the canvas is empty), the starter's network and model forms.
+nlohmann::json empty_scenario() {
+    return {{"format", "orrery-scenario"},
+            {"version", 1},
+            {"name", "scenario"},
+            {"network", {{"preset", "reference-400g"}}},
+            {"cc", {{"preset", "dcqcn-400g"}}},
+            {"workload", {{"kind", "llm"}, {"model", {{"preset", "gpt3-6.7b"}}}, {"gpu", "H100"},
+                          {"parallel", {{"tp", 8}, {"pp", 2}, {"dp", 1}, {"micro_batches", 2}, {"sp", true}, {"zero", 1}}}, {"network_mode", "packet"}}},
+            {"output", {{"record", {"fct", "pfc", "queues", "flow_rates"}}}}};
+}
 
 nlohmann::json starter_scenario() {
     return {{"format", "orrery-scenario"},
@@ -107,10 +120,15 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
 
     connect(topology_, &TopologyEditor::changed, this, &MainWindow::topology_changed);
     connect(topology_, &TopologyEditor::message, this, &MainWindow::log);
-    connect(topology_, &TopologyEditor::bufferEdited, this, [this](QString size) { apply_edit("network.buffer_per_switch", QString::fromStdString(nlohmann::json(size.toStdString()).dump())); });
+    connect(topology_, &TopologyEditor::bufferEdited, this,
+            [this](QString size) { apply_edit("network.buffer_per_switch", QString::fromStdString(nlohmann::json(size.toStdString()).dump()), topology_); });
+    topology_->use_undo_stack(&edits_);
+    connect(topology_, &TopologyEditor::historyStep, this, [this] {
+        if (tabs_->currentWidget() != topology_) tabs_->setCurrentWidget(topology_);
+    });
     connect(topology_->scene(), &QGraphicsScene::selectionChanged, this, [this] { feed_->set_port_nodes(picked_switch_nodes()); });
     for (ScenarioForm* f : std::initializer_list<ScenarioForm*>{strategy_, network_, sweep_})
-        connect(f, &ScenarioForm::edited, this, &MainWindow::apply_edit);
+        connect(f, &ScenarioForm::edited, this, [this, f](QString path, QString value) { apply_edit(path, value, tab_of(f)); });
     connect(network_, &NetworkEditor::message, this, &MainWindow::log);
     connect(results_, &ResultsView::message, this, &MainWindow::log);
     connect(results_, &ResultsView::openTimeline, this, [this](qint64 run, QString experiment) {
@@ -125,7 +143,7 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
     });
     connect(feed_, &TelemetryFeed::chunk, this, [this](std::shared_ptr<const TelemetryChunk> c) { inspector_->add(*c); });
     connect(runner_, &RunController::started, this, [this](qint64 run, int experiments) {
-        log(QString("Run started: %1 experiments").arg(experiments));
+        log("Run started: " + counted(experiments, "experiment", "experiments"));
         inspector_->state().clear();
         // output.record absent records everything; present, it lists what is recorded.
         const nlohmann::json record = json_at(document_, "output.record");
@@ -312,9 +330,9 @@ void MainWindow::build_menus() {
     add(file, "&Quit", QKeySequence::Quit, [this] { close(); });
 
     QMenu* edit = menuBar()->addMenu("&Edit");
-    QAction* undo = topology_->undo_stack()->createUndoAction(this, "&Undo");
+    QAction* undo = edits_.createUndoAction(this, "&Undo");
     undo->setShortcut(QKeySequence::Undo);
-    QAction* redo = topology_->undo_stack()->createRedoAction(this, "&Redo");
+    QAction* redo = edits_.createRedoAction(this, "&Redo");
     redo->setShortcut(QKeySequence::Redo);
     edit->addAction(undo);
     edit->addAction(redo);
@@ -414,6 +432,9 @@ QString MainWindow::ask_project_file_for_run() {
 void MainWindow::new_project() {
     project_.reset();
     clear_run_dock();
+    // Nothing of the previous project's runs stays on show.
+    feed_->stop();
+    inspector_->state().clear();
     load_scenario("scenario", starter_scenario());
     dirty_ = false;
     results_->set_store(QString());
@@ -436,13 +457,26 @@ void MainWindow::load_scenario(const std::string& name, const nlohmann::json& do
         log(QString("Topology of \"%1\" not shown: %2").arg(QString::fromStdString(name), e.what()));
     }
     last_topology_ = document_.contains("topology") ? document_["topology"] : nlohmann::json();
+    loading_ = true;
     topology_->set_doc(doc);
+    loading_ = false;
     refresh_forms();
     dirty_ = false;
     update_title();
 }
 
 void MainWindow::topology_changed() {
+    if (loading_) return;  // load_scenario shows the document's own fabric
+    if (topology_->doc().boxes.empty()) {  // an empty canvas is no fabric (not an explicit one of no nodes)
+        if (document_.contains("topology")) {
+            document_.erase("topology");
+            last_topology_ = nlohmann::json();
+            refresh_forms();
+            dirty_ = true;
+            update_title();
+        }
+        return;
+    }
     const nlohmann::json t = doc_to_topology(topology_->doc());
     const bool fabric_changed = t != last_topology_;
     if (fabric_changed && !(t.is_object() && t.empty())) {
@@ -454,21 +488,52 @@ void MainWindow::topology_changed() {
     update_title();
 }
 
-void MainWindow::apply_edit(const QString& path, const QString& value_json) {
+// One form edit in the document's history: the whole document before and after (small next to the fabric,
+// which the topology's own commands keep), and the tab the edit was made on, shown again when it is undone.
+class DocumentEdit : public QUndoCommand {
+public:
+    DocumentEdit(MainWindow* w, const QString& text, nlohmann::json before, nlohmann::json after, QWidget* tab)
+        : QUndoCommand(text), w_(w), before_(std::move(before)), after_(std::move(after)), tab_(tab) {}
+    void undo() override { w_->show_document(before_, tab_); }
+    void redo() override { w_->show_document(after_, tab_); }
+
+private:
+    MainWindow* w_;
+    nlohmann::json before_, after_;
+    QWidget* tab_;
+};
+
+void MainWindow::apply_edit(const QString& path, const QString& value_json, QWidget* tab) {
     if (locked_) return;
     const std::string p = path.toStdString();
+    nlohmann::json next = document_;
     if (value_json.isEmpty()) {
-        erase_at(document_, p);
+        erase_at(next, p);
     } else {
         std::string why;
-        if (!set_at_path(document_, p, nlohmann::json::parse(value_json.toStdString()), &why)) {
+        if (!set_at_path(next, p, nlohmann::json::parse(value_json.toStdString()), &why)) {
             log(path + ": " + QString::fromStdString(why));
             return;
         }
     }
+    if (next == document_) return;  // a field left with its value unchanged (focus moving away on F5) is no edit
+    if (!tab) tab = tab_of(sender());
+    const QString label = tabs_->tabText(tabs_->indexOf(tab)).replace("&&", "&");
+    edits_.push(new DocumentEdit(this, (value_json.isEmpty() ? "Reset " : "Set ") + path + (label.isEmpty() ? "" : " (" + label + ")"), document_, next, tab));
+}
+
+QWidget* MainWindow::tab_of(QObject* o) const {
+    for (QObject* at = o; at; at = at->parent())
+        if (auto* w = qobject_cast<QWidget*>(at); w && tabs_->indexOf(w) >= 0) return w;
+    return tabs_->currentWidget();
+}
+
+void MainWindow::show_document(const nlohmann::json& document, QWidget* tab) {
+    document_ = document;
     dirty_ = true;
     update_title();
     refresh_forms();
+    if (tab && tabs_->currentWidget() != tab) tabs_->setCurrentWidget(tab);
 }
 
 void MainWindow::refresh_forms() {
@@ -544,6 +609,12 @@ void MainWindow::act_on_welcome(const WelcomeChoice& choice) {
             if (!f.isEmpty() && !open_project(f, &why)) QMessageBox::warning(this, "Open project", why);
             return;
         }
+        case WelcomeChoice::empty:
+            if (!maybe_save()) return;
+            new_project();
+            load_scenario("scenario", empty_scenario());
+            log("An empty scenario: draw a fabric on the Topology tab (or Fabric ▸ Generate), then File ▸ Save as…");
+            return;
         case WelcomeChoice::nothing:
             return;
     }
@@ -701,14 +772,24 @@ bool MainWindow::save_project_as(const QString& file, QString* why) {
 }
 
 bool MainWindow::maybe_save() {
-    if (!dirty_ || qEnvironmentVariableIsSet("ORRERY_NO_DIALOGS")) return true;
-    const auto answer = QMessageBox::question(this, "Unsaved changes", "Save the changes to " + QString::fromStdString(scenario_name_) + "?",
-                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (!dirty_ || (qEnvironmentVariableIsSet("ORRERY_NO_DIALOGS") && !ask_save_changes)) return true;
+    const auto answer = ask_save_changes ? ask_save_changes()
+                                         : QMessageBox::question(this, "Unsaved changes", "Save the changes to " + QString::fromStdString(scenario_name_) + "?",
+                                                                 QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Cancel) return false;
     if (answer == QMessageBox::Save) {
         QString why;
         return save(&why);
     }
+    // Discard: the autosaved copy of these edits goes too, or the next open would offer them back.
+    if (project_) {
+        try {
+            project_->clear_autosave(scenario_name_);
+        } catch (const InputError& e) {
+            log(e.what());
+        }
+    }
+    dirty_ = false;
     return true;
 }
 
@@ -788,7 +869,10 @@ bool MainWindow::start_run(QString* why) {
     }
     // One core stays with the workbench, so its live views keep their frame rate while the engine runs.
     const int threads = int(std::max(1u, std::thread::hardware_concurrency() - 1));
-    if (!runner_->start(document_, project_path(), threads, why)) return false;
+    // The run carries the scenario's name in the project (the document's own "name" may be a template's).
+    nlohmann::json document = document_;
+    document["name"] = scenario_name_;
+    if (!runner_->start(document, project_path(), threads, why)) return false;
     set_locked(true);
     run_status_->setText("Running…");
     overall_->setValue(0);

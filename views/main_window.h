@@ -7,7 +7,9 @@
 #include <set>
 
 #include <QMainWindow>
+#include <QMessageBox>
 #include <QTimer>
+#include <QUndoStack>
 
 #include "scenario/presets.h"
 #include "views/project_file.h"
@@ -52,6 +54,8 @@ public:
     // Run ▸ Run on a project not saved yet asks for a file (empty: the user declined); replaceable, so tests
     // answer without dialogs.
     std::function<QString()> ask_run_project_file;
+    // Asked before unsaved changes would be lost (Save, Discard or Cancel); replaceable (tests answer without a dialog).
+    std::function<QMessageBox::StandardButton()> ask_save_changes;
     void cancel_run();
 
     const nlohmann::json& document() const { return document_; }
@@ -73,7 +77,11 @@ public:
     static bool create_demo_project(const PresetLibrary& presets, const QString& file, QString* why);
 
     // Every editor's change goes through here: (dotted path, JSON value) into the one scenario document.
-    void apply_edit(const QString& path, const QString& value_json);
+    // A form's edit of the document (value_json empty: remove the key), one step of the undo history,
+    // remembered with the tab it was made on (`tab`; null: the sending form's tab).
+    void apply_edit(const QString& path, const QString& value_json, QWidget* tab = nullptr);
+    QUndoStack* undo_stack() { return &edits_; }
+    QTabWidget* tabs() { return tabs_; }
 
 signals:
     void runFinished(bool ok, QString message);
@@ -88,6 +96,9 @@ private:
     void build_docks();
     void topology_changed();
     void refresh_forms();
+    // The document as an undo or redo step left it, on `tab` (DocumentEdit).
+    void show_document(const nlohmann::json& document, QWidget* tab);
+    QWidget* tab_of(QObject* o) const;  // the tab page holding `o` (else the current one)
     void refresh_project_tree();
     void refresh_run_table();
     void clear_run_dock();
@@ -131,6 +142,9 @@ private:
     RunController* runner_;
     TelemetryFeed* feed_;
     QTimer autosave_timer_;
+    QUndoStack edits_;  // every tab's edits of the document, in one history
+    bool loading_ = false;  // load_scenario is showing a document's fabric: no edit
+    friend class DocumentEdit;
 };
 
 }  // namespace orrery::views

@@ -1,4 +1,5 @@
 #include "views/topology_editor.h"
+#include "views/words.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -29,8 +30,14 @@ class DocCommand : public QUndoCommand {
 public:
     DocCommand(TopologyEditor* editor, const QString& text, TopoDoc before, TopoDoc after)
         : QUndoCommand(text), editor_(editor), before_(std::move(before)), after_(std::move(after)) {}
-    void undo() override { editor_->apply(before_); }
-    void redo() override { editor_->apply(after_); }
+    void undo() override {
+        editor_->apply(before_);
+        emit editor_->historyStep();
+    }
+    void redo() override {
+        editor_->apply(after_);
+        emit editor_->historyStep();
+    }
 
 private:
     TopologyEditor* editor_;
@@ -76,7 +83,7 @@ private:
 
 TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : QWidget(parent), presets_(presets) {
     confirm_delete = [this](int n) {
-        return QMessageBox::question(this, "Delete", QString("Delete %1 items (boxes and links)?").arg(n)) == QMessageBox::Yes;
+        return QMessageBox::question(this, "Delete", "Delete " + counted(n, "item", "items") + " (boxes and links)?") == QMessageBox::Yes;
     };
     scene_ = new TopologyScene(this);
     view_ = new TopologyView(scene_, this);
@@ -162,7 +169,7 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
             emit message("Link not made: " + why);
             return;
         }
-        undo_.push(new DocCommand(this, "Link", doc_, next));
+        undo_->push(new DocCommand(this, "Link", doc_, next));
     });
     connect(scene_, &TopologyScene::linkEveryNicRequested, this, [this](uint64_t server, uint64_t target, bool rails) {
         QString why;
@@ -172,7 +179,7 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
             emit message("Links not made: " + why);
             return;
         }
-        undo_.push(new DocCommand(this, rails ? QString("Link %1 NICs to their rails").arg(added.size()) : QString("Link %1 NICs").arg(added.size()), doc_, next));
+        undo_->push(new DocCommand(this, "Link " + counted(added.size(), "NIC", "NICs") + (rails ? " to their rails" : ""), doc_, next));
         scene_->select({}, std::set<uint64_t>(added.begin(), added.end()));  // the new links, highlighted
     });
     connect(scene_, &TopologyScene::moveFinished, this, [this](std::map<uint64_t, QPointF> moved) {
@@ -190,10 +197,10 @@ void TopologyEditor::apply(const TopoDoc& doc) {
     const std::set<uint64_t> selected = scene_->selected_boxes(), selected_links = scene_->selected_links();
     scene_->sync(doc_);
     scene_->select(selected, selected_links);
-    summary_->setText(QString("%1 hosts (GPUs with one NIC each), %2 switches, %3 links%4")
-                          .arg(doc_.host_count())
-                          .arg(doc_.switch_count())
-                          .arg(doc_.links.size())
+    summary_->setText(QString("%1 (GPUs with one NIC each), %2, %3%4")
+                          .arg(counted(doc_.host_count(), "host", "hosts"))
+                          .arg(counted(doc_.switch_count(), "switch", "switches"))
+                          .arg(counted(doc_.links.size(), "link", "links"))
                           .arg(scene_->collapsed() ? QString("; shown as groups (over %1 hosts): tick \"Show every box\" to edit boxes").arg(kCollapseHosts)
                                                    : doc_.generator.is_null() ? "" : "; as generated"));
     update_properties();
@@ -201,7 +208,7 @@ void TopologyEditor::apply(const TopoDoc& doc) {
 }
 
 void TopologyEditor::set_doc(const TopoDoc& doc) {
-    undo_.clear();
+    undo_->clear();
     scene_->forget_room();
     apply(doc);
     view_->fit();
@@ -229,7 +236,7 @@ void TopologyEditor::edit(const QString& what, const std::function<void(TopoDoc&
     if (locked_) return;
     TopoDoc next = doc_;
     change(next);
-    undo_.push(new DocCommand(this, what, doc_, next));
+    undo_->push(new DocCommand(this, what, doc_, next));
 }
 
 void TopologyEditor::add_from_palette(const QString& kind, QPointF scene_pos) {
@@ -246,20 +253,20 @@ void TopologyEditor::delete_selection() {
     const int count = int(boxes.size() + links.size());
     if (count == 0 || locked_) return;
     if (count > 10 && !confirm_delete(count)) return;
-    edit(QString("Delete %1 items").arg(count), [&](TopoDoc& d) { remove(d, boxes, links); });
+    edit("Delete " + counted(count, "item", "items"), [&](TopoDoc& d) { remove(d, boxes, links); });
 }
 
 void TopologyEditor::copy_selection() {
     clipboard_ = extract(doc_, scene_->selected_boxes());
     paste_count_ = 0;
-    emit message(QString("Copied %1 boxes and %2 links between them").arg(clipboard_.boxes.size()).arg(clipboard_.links.size()));
+    emit message("Copied " + counted(clipboard_.boxes.size(), "box", "boxes") + " and " + counted(clipboard_.links.size(), "link", "links") + " between them");
 }
 
 void TopologyEditor::paste_clipboard() {
     if (clipboard_.boxes.empty()) return;
     ++paste_count_;
     std::set<uint64_t> added;
-    edit(QString("Paste %1 boxes").arg(clipboard_.boxes.size()), [&](TopoDoc& d) { added = paste(d, clipboard_, QPointF(40, 40) * paste_count_); });
+    edit("Paste " + counted(clipboard_.boxes.size(), "box", "boxes"), [&](TopoDoc& d) { added = paste(d, clipboard_, QPointF(40, 40) * paste_count_); });
     scene_->select(added);
 }
 
@@ -267,7 +274,7 @@ void TopologyEditor::duplicate_selection() {
     const TopoDoc fragment = extract(doc_, scene_->selected_boxes());
     if (fragment.boxes.empty()) return;
     std::set<uint64_t> added;
-    edit(QString("Duplicate %1 boxes").arg(fragment.boxes.size()), [&](TopoDoc& d) { added = paste(d, fragment, QPointF(40, 40)); });
+    edit("Duplicate " + counted(fragment.boxes.size(), "box", "boxes"), [&](TopoDoc& d) { added = paste(d, fragment, QPointF(40, 40)); });
     scene_->select(added);
 }
 
@@ -282,7 +289,7 @@ void TopologyEditor::generate(const nlohmann::json& generator) {
         l.b += shift;
     }
     next.next_id += shift;
-    undo_.push(new DocCommand(this, "Generate " + QString::fromStdString(generator.value("generator", std::string("fabric"))), doc_, next));
+    undo_->push(new DocCommand(this, "Generate " + QString::fromStdString(generator.value("generator", std::string("fabric"))), doc_, next));
     view_->fit();
 }
 
@@ -297,10 +304,12 @@ void TopologyEditor::open_generator_dialog() {
     }
 }
 
+QString TopologyEditor::selection_text() const { return selection_label_->text(); }
+
 void TopologyEditor::update_properties() {
     const std::set<uint64_t> boxes = scene_->selected_boxes(), links = scene_->selected_links();
     selection_label_->setText(boxes.empty() && links.empty() ? "Nothing selected"
-                                                             : QString("Selected: %1 boxes, %2 links").arg(boxes.size()).arg(links.size()));
+                                                             : "Selected: " + counted(boxes.size(), "box", "boxes") + ", " + counted(links.size(), "link", "links"));
     link_panel_->setVisible(!links.empty());
     box_panel_->setVisible(boxes.size() == 1 && links.empty());
     if (!links.empty()) {
@@ -345,7 +354,7 @@ void TopologyEditor::apply_link_properties() {
     for (const TopoLink& l : doc_.links)
         if (links.count(l.id) && (l.rate != link_rate_->text() || l.delay != link_delay_->text())) differs = true;
     if (!differs) return;
-    edit(QString("Set %1 links to %2, %3").arg(links.size()).arg(link_rate_->text(), link_delay_->text()), [&](TopoDoc& d) {
+    edit(QString("Set %1 to %2, %3").arg(counted(links.size(), "link", "links"), link_rate_->text(), link_delay_->text()), [&](TopoDoc& d) {
         for (TopoLink& l : d.links)
             if (links.count(l.id)) {
                 l.rate = link_rate_->text();

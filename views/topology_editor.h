@@ -26,11 +26,14 @@ public:
 
     const TopoDoc& doc() const { return doc_; }
     void set_doc(const TopoDoc& doc);  // a new document: clears the undo history
-    QUndoStack* undo_stack() { return &undo_; }
+    QUndoStack* undo_stack() { return undo_; }
+    // The document's one history (the main window's, shared by every tab); the editor's own until then.
+    void use_undo_stack(QUndoStack* stack) { undo_ = stack; }
     TopologyScene* scene() { return scene_; }
     TopologyView* view() { return view_; }
     void set_locked(bool locked);      // while a run uses the scenario
     void show_buffer(const QString& size);  // what the property panel shows for switches
+    QString selection_text() const;         // the property panel's "Selected: …" line
 
     // Every edit goes through here: `change` turns the current document into the next one.
     void edit(const QString& what, const std::function<void(TopoDoc&)>& change);
@@ -51,6 +54,7 @@ signals:
     // The shared buffer of every switch (network.buffer_per_switch: the engine models one value for all).
     void bufferEdited(QString size);
     void message(QString text);        // for the log
+    void historyStep();                // an edit of this editor was undone or redone (show the tab)
 
 private:
     void apply(const TopoDoc& doc);
@@ -61,7 +65,8 @@ private:
     const PresetLibrary& presets_;
     TopoDoc doc_;
     TopoDoc clipboard_;
-    QUndoStack undo_;
+    QUndoStack own_undo_;
+    QUndoStack* undo_ = &own_undo_;
     TopologyScene* scene_;
     TopologyView* view_;
     QListWidget* palette_;

@@ -4,6 +4,8 @@
 
 #include <QApplication>
 #include <QGraphicsSceneMouseEvent>
+#include <QGraphicsView>
+#include <QPainterPathStroker>
 #include <QKeyEvent>
 #include <QResizeEvent>
 #include <QMimeData>
@@ -141,7 +143,25 @@ void LinkItem::set_link(const TopoLink& link) {
     setToolTip(link.rate + ", " + link.delay);
 }
 
-QRectF LinkItem::boundingRect() const { return QGraphicsLineItem::boundingRect().adjusted(-4, -4, 4, 4); }
+double LinkItem::scene_per_pixel() const {
+    if (!scene() || scene()->views().isEmpty()) return 1.0;
+    const double scale = scene()->views().first()->transform().m11();
+    return scale > 0 ? 1.0 / scale : 1.0;
+}
+
+QRectF LinkItem::boundingRect() const {
+    const double half = std::max(4.0, kHitPixels / 2 * scene_per_pixel());
+    return QGraphicsLineItem::boundingRect().adjusted(-half, -half, half, half);
+}
+
+QPainterPath LinkItem::shape() const {
+    QPainterPath path(line().p1());
+    path.lineTo(line().p2());
+    QPainterPathStroker stroker;
+    stroker.setWidth(kHitPixels * scene_per_pixel());
+    stroker.setCapStyle(Qt::RoundCap);
+    return stroker.createStroke(path);
+}
 
 void LinkItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
     if (isSelected()) {

@@ -47,8 +47,13 @@ public:
     // A selected link is drawn highlighted along its whole length, not with Qt's dashed bounding box.
     void paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget* w) override;
     QRectF boundingRect() const override;
+    // Picked within kHitPixels / 2 screen pixels of the line, at any zoom (a 1.5-px line alone is hard to hit).
+    QPainterPath shape() const override;
+    static constexpr double kHitPixels = 8;
 
 private:
+    // Scene units per screen pixel in the scene's first view (1 without a view).
+    double scene_per_pixel() const;
     TopoLink link_;
 };
 

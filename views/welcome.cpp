@@ -83,7 +83,7 @@ WelcomePage::WelcomePage(const QStringList& recent, QWidget* parent) : QDialog(p
     auto* open = new QPushButton("Open another project…", this);
     connect(open, &QPushButton::clicked, this, [this] { choose({WelcomeChoice::open_other, -1, {}}); });
     auto* close = new QPushButton("Start with an empty scenario", this);
-    connect(close, &QPushButton::clicked, this, &QDialog::reject);
+    connect(close, &QPushButton::clicked, this, [this] { choose({WelcomeChoice::empty, -1, {}}); });
     buttons->addWidget(open);
     buttons->addStretch();
     buttons->addWidget(close);

@@ -19,7 +19,7 @@ struct ScenarioTemplate {
 std::vector<ScenarioTemplate> scenario_templates();
 
 struct WelcomeChoice {
-    enum Kind { nothing, demo, from_template, recent, open_other } kind = nothing;
+    enum Kind { nothing, demo, from_template, recent, open_other, empty } kind = nothing;
     int template_index = -1;
     QString file;  // recent
 };

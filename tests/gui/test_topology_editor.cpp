@@ -9,6 +9,8 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <cmath>
+
 #include "gui_fixtures.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
@@ -108,6 +110,43 @@ private slots:
         editor.undo_stack()->undo();
         editor.undo_stack()->undo();  // the link
         QCOMPARE(editor.doc().links.size(), size_t(0));
+    }
+
+    void a_link_is_picked_a_few_pixels_off_its_line_and_counts_read_right() {
+        TopologyEditor editor(presets);
+        editor.resize(1000, 700);
+        editor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&editor));
+        editor.set_doc(doc_from_topology({{"generator", "leaf-spine"}, {"leaves", 1}, {"spines", 1}, {"hosts_per_leaf", 1}}, {}, presets));
+        editor.view()->fit();
+        QCoreApplication::processEvents();
+        // The leaf-spine link: clicked 3 screen pixels beside its middle, at the fitted zoom and zoomed out.
+        const TopoLink* uplink = nullptr;
+        for (const TopoLink& l : editor.doc().links) {
+            const TopoBox* a = nullptr;
+            for (const TopoBox& b : editor.doc().boxes) if (b.id == l.a || b.id == l.b) a = b.kind == BoxKind::network_switch && b.tier == 2 ? &b : a;
+            if (a) uplink = &l;
+        }
+        QVERIFY(uplink);
+        const uint64_t id = uplink->id;
+        for (double zoom : {1.0, 0.25}) {
+            editor.view()->scale(zoom, zoom);
+            QCoreApplication::processEvents();
+            LinkItem* item = editor.scene()->link_item(id);
+            QVERIFY(item);
+            const QPoint mid = editor.view()->mapFromScene(item->line().center());
+            const QPointF dir = item->line().p2() - item->line().p1();
+            const double len = std::hypot(dir.x(), dir.y());
+            const QPoint off = mid + QPoint(int(std::lround(-dir.y() / len * 3)), int(std::lround(dir.x() / len * 3)));
+            editor.scene()->clearSelection();
+            QTest::mouseClick(editor.view()->viewport(), Qt::LeftButton, {}, off);
+            QVERIFY2(editor.scene()->selected_links() == std::set<uint64_t>{id}, qPrintable(QString("zoom %1").arg(zoom)));
+        }
+        QVERIFY2(editor.selection_text() == "Selected: 0 boxes, 1 link", qPrintable(editor.selection_text()));
+        editor.delete_selection();
+        QCOMPARE(editor.undo_stack()->undoText(), QString("Delete 1 item"));
+        editor.undo_stack()->undo();
+        QCOMPARE(editor.undo_stack()->redoText(), QString("Delete 1 item"));
     }
 
     void delete_above_ten_items_asks_first() {

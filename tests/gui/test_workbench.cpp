@@ -181,6 +181,80 @@ private slots:
         QCOMPARE(text, std::string("my notes"));
     }
 
+    void one_undo_history_for_every_tab() {
+        // Ctrl+Z after a Network & CC edit once undid the last link drawn on the Topology tab instead.
+        auto w = open_demo("undo.orrery");
+        w->show();
+        const size_t links = w->topology()->doc().links.size();
+        const nlohmann::json before = w->document();
+        w->tabs()->setCurrentWidget(w->topology());
+        w->topology()->edit("Remove a link", [](TopoDoc& d) { d.links.pop_back(); });
+        w->tabs()->setCurrentWidget(w->network());
+        emit w->network()->edited("network.buffer_per_switch", "\"24MB\"");
+        w->tabs()->setCurrentIndex(1);
+        emit w->strategy()->edited("workload.parallel.micro_batches", "8");
+        QCOMPARE(w->undo_stack()->count(), 3);
+        QCOMPARE(w->document()["workload"]["parallel"]["micro_batches"].get<int>(), 8);
+        w->tabs()->setCurrentWidget(w->topology());
+        // Each undo takes back the last edit and shows its tab; the fabric is untouched until its own turn.
+        w->undo_stack()->undo();
+        QCOMPARE(w->tabs()->currentIndex(), 1);
+        QVERIFY(w->document()["workload"]["parallel"]["micro_batches"] == before["workload"]["parallel"]["micro_batches"]);
+        QCOMPARE(w->topology()->doc().links.size(), links - 1);
+        w->undo_stack()->undo();
+        QCOMPARE(w->tabs()->currentWidget(), static_cast<QWidget*>(w->network()));
+        QVERIFY(json_at(w->document(), "network.buffer_per_switch") == json_at(before, "network.buffer_per_switch"));
+        QCOMPARE(w->topology()->doc().links.size(), links - 1);
+        w->undo_stack()->undo();
+        QCOMPARE(w->tabs()->currentWidget(), static_cast<QWidget*>(w->topology()));
+        QCOMPARE(w->topology()->doc().links.size(), links);
+        // Redo walks forward the same way.
+        w->undo_stack()->redo();
+        w->undo_stack()->redo();
+        QCOMPARE(w->tabs()->currentWidget(), static_cast<QWidget*>(w->network()));
+        QCOMPARE(json_at(w->document(), "network.buffer_per_switch").get<std::string>(), std::string("24MB"));
+        QCOMPARE(w->topology()->doc().links.size(), links - 1);
+        // A field left unchanged is no edit: nothing is pushed and the project is not marked modified.
+        QString why;
+        QVERIFY(w->save(&why));
+        emit w->network()->edited("network.buffer_per_switch", "\"24MB\"");
+        QVERIFY(!w->dirty());
+    }
+
+    void discard_new_project_and_empty_scenario_mean_what_they_say() {
+        const QString cli = fake_cli("quick-cli-2.sh", kRunsOneExperiment);
+        auto w = std::make_unique<MainWindow>(presets, cli);
+        QString why;
+        const QString file = dir.filePath("discard.orrery");
+        QVERIFY(MainWindow::create_demo_project(presets, file, &why) && w->open_project(file, &why));
+        // F5 does not mark the project modified; the run carries the scenario's name, not "untitled".
+        QSignalSpy done(w.get(), &MainWindow::runFinished);
+        QVERIFY2(w->start_run(&why), qPrintable(why));
+        QVERIFY(!w->dirty());
+        QVERIFY(testing::wait_for([&] { return done.count() > 0; }, 10'000));
+        QVERIFY(!w->dirty());
+        // Discard on close discards: the autosave is not offered back on the next open.
+        w->topology()->edit("Add leaf", [](TopoDoc& d) { add_box(d, BoxKind::network_switch, 1, 1, {500, 500}); });
+        const size_t edited = w->topology()->doc().switch_count();
+        w->autosave();
+        QVERIFY(ProjectFile(file.toStdString()).autosaved("demo"));
+        w->ask_save_changes = [] { return QMessageBox::Discard; };
+        QVERIFY(w->close());
+        w = std::make_unique<MainWindow>(presets, cli);
+        QVERIFY(w->open_project(file, &why));
+        QCOMPARE(w->topology()->doc().switch_count(), edited - 1);
+        QVERIFY(!ProjectFile(file.toStdString()).autosaved("demo"));
+        // File ▸ New project shows nothing of the old project's runs in the Inspector.
+        w->inspector()->state().add(TelemetryChunk{{"e0000", ExperimentTelemetry{}}});
+        QVERIFY(!w->inspector()->state().experiments().empty());
+        w->new_project();
+        QVERIFY(w->inspector()->state().experiments().empty());
+        // "Start with an empty scenario" starts with an empty canvas.
+        w->act_on_welcome({WelcomeChoice::empty, -1, {}});
+        QCOMPARE(w->topology()->doc().boxes.size(), size_t(0));
+        QVERIFY(!w->document().contains("topology"));
+    }
+
     void memory_check_shows_the_engines_numbers() {
         auto w = open_demo("p2.orrery");
         StrategyEditor* s = w->strategy();
@@ -772,7 +846,8 @@ private slots:
     void the_timeline_legend_names_every_colour() {
         // Every stream and compute kind the task graph writes gets a legend entry naming it, each a colour of its own.
         const std::vector<std::pair<std::string, std::string>> spans = {
-            {"compute", "forward"}, {"compute", "backward"}, {"compute", "optimizer"}, {"tp", "all_reduce"}, {"pp", "send"}, {"dp", "reduce_scatter"}, {"ep", "all_to_all"}};
+            {"compute", "forward"}, {"compute", "backward"}, {"compute", "optimizer"}, {"tp", "all_reduce"}, {"pp", "send"}, {"dp", "reduce_scatter"}, {"ep", "all_to_all"},
+            {"embedding", "all_reduce"}};
         std::set<std::string> labels;
         for (const auto& [stream, kind] : spans) labels.insert(span_style(stream, kind).label);
         QCOMPARE(labels.size(), spans.size());
