@@ -15,6 +15,7 @@
 
 #include "common/diagnostics.h"
 #include "common/quantity.h"
+#include "scenario/applicability.h"
 #include "scenario/scenario.h"
 
 namespace orrery::views {
@@ -281,8 +282,48 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
     scroll->setWidgetResizable(true);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    mode_note_ = new QLabel(this);
+    mode_note_->setWordWrap(true);
+    mode_note_->setStyleSheet("background:#fff4d6; padding:6px;");
+    mode_note_->hide();
+    layout->addWidget(mode_note_);
     layout->addWidget(scroll);
 }
+
+void NetworkEditor::show_applicability(const nlohmann::json& resolved) {
+    // The one table validate and run consult: fields the job's mode does not honour are greyed, their labels
+    // say why, and a line above the form names the mode.
+    const std::optional<TimingMode> mode = timing_mode_of(resolved);
+    bool any = false;
+    for (const auto& [path, w] : rows_) {
+        const std::string note = mode ? applicability_note(path, *mode) : "";
+        QWidget* label = nullptr;
+        for (QFormLayout* form : findChildren<QFormLayout*>())
+            if (QWidget* l = form->labelForField(w)) label = l;
+        if (label) {
+            label->setEnabled(note.empty());
+            label->setToolTip(QString::fromStdString(note));
+        }
+        any |= !note.empty();
+    }
+    if (any) {
+        mode_note_->setText("This job is timed " + QString::fromStdString(timing_mode_phrase(*mode)) +
+                            ": the greyed settings have no effect there (their labels' tooltips say why); validate and run warn of them.");
+        mode_note_->show();
+    } else {
+        mode_note_->hide();
+    }
+}
+
+QString NetworkEditor::applicability_of_field(const std::string& path) const {
+    auto it = rows_.find(path);
+    if (it == rows_.end()) return {};
+    for (QFormLayout* form : findChildren<QFormLayout*>())
+        if (QWidget* l = form->labelForField(it->second)) return l->toolTip();
+    return {};
+}
+
+QString NetworkEditor::mode_note() const { return mode_note_->isHidden() ? QString() : mode_note_->text(); }
 
 QLineEdit* NetworkEditor::field(const std::string& path) const {
     auto it = fields_.find(path);
@@ -354,6 +395,7 @@ void NetworkEditor::load(const nlohmann::json& doc) {
             }
         }
     show_algorithm(algorithm_->currentText());
+    show_applicability(resolved);
     loading_ = false;
 }
 

@@ -60,6 +60,12 @@ private:
     std::map<std::string, QCheckBox*> checks_;
     std::map<std::string, QComboBox*> choices_;  // booleans whose default depends on the algorithm
     std::map<std::string, QWidget*> rows_;  // per field, to hide other algorithms' parameters
+    QLabel* mode_note_ = nullptr;          // what the job's network mode does not honour (scenario/applicability.h)
+    void show_applicability(const nlohmann::json& resolved);
+public:
+    // The note on a field's label (its tooltip), empty where the scenario's mode honours it; for tests.
+    QString applicability_of_field(const std::string& path) const;
+    QString mode_note() const;
     QFormLayout* cc_form_;
     QTableWidget* ecn_;
 };

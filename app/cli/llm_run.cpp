@@ -33,6 +33,38 @@ std::vector<std::tuple<std::string, double, std::string>> llm_metrics(const LlmO
     return m;
 }
 
+// The flow table of a job timed without packets (output.record "fct"): a row per network transfer with its
+// standalone FCT (alone on its path, as the packet level records it) for slowdowns. A lockstep transfer stands
+// for all its lanes' pairs in step: its row is its first pair across servers, as per-rank rows are each lane's.
+std::vector<FlowRow> transfer_rows(const LlmJob& job, const LlmOutcome& o, const Fabric& fabric, const Routes& routes, uint32_t mtu, int priority) {
+    std::vector<FlowRow> rows;
+    std::map<std::pair<uint32_t, uint32_t>, PathMetrics> paths;
+    auto standalone_ps = [&](uint32_t src, uint32_t dst, int64_t bytes) {
+        auto it = paths.find({src, dst});
+        if (it == paths.end()) it = paths.emplace(std::make_pair(src, dst), path_metrics(fabric, routes, src, dst, mtu)).first;
+        return int64_t(standalone_fct_ns(it->second, uint64_t(bytes), mtu)) * 1000;
+    };
+    for (size_t i = 0; i < job.transfers.size() && i < o.transfer_times.size(); ++i) {
+        const Op& t = job.graph.ops[job.transfers[i]];
+        const auto [start, end] = o.transfer_times[i];
+        auto add = [&](uint32_t from, uint32_t to, uint16_t sport, int64_t bytes) {
+            const uint32_t src = job.place.host[from], dst = job.place.host[to];
+            rows.push_back({uint32_t(rows.size()), src, dst, sport, kLlmDestinationPort, uint32_t(priority), uint64_t(bytes), start, end,
+                            standalone_ps(src, dst, bytes)});
+        };
+        if (t.pairs == UINT32_MAX) {
+            add(t.rank, t.peer, job.source_port[i], t.bytes);
+            continue;
+        }
+        for (const RankPair& pr : job.graph.pair_sets[t.pairs].pairs)
+            if (job.place.server[pr.first] != job.place.server[pr.second]) {
+                add(pr.first, pr.second, 0, t.bytes / int64_t(std::max<uint32_t>(1, t.steps)));
+                break;
+            }
+    }
+    return rows;
+}
+
 }  // namespace
 
 void precheck_llm_experiments(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets) {
@@ -77,13 +109,13 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
     BusbwRatios ratios;  // read once, on the first busbw experiment
     // An experiment timed without packets: its metrics, timeline and summary, as soon as it is done.
     auto finish_without_packets = [&](size_t i, const LlmOutcome& o, const std::string& mode, const std::string& note,
-                                  std::chrono::steady_clock::time_point t0) {
+                                  std::chrono::steady_clock::time_point t0, std::vector<FlowRow> flows) {
         const std::string& id = loaded.experiments[i].id;
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         auto metrics = llm_metrics(o);
         metrics.emplace_back("wall_time", wall, "s");
         store.timeline(id, timeline_rows(o));
-        store.experiment_finished(id, "ok", note, int64_t(o.iteration_time_s * o.iterations * 1e12), 0, 0, wall, {}, {}, metrics,
+        store.experiment_finished(id, "ok", note, int64_t(o.iteration_time_s * o.iterations * 1e12), 0, 0, wall, std::move(flows), {}, metrics,
                                   progress ? std::function<void()>([progress, id, wall] { progress->done(id, "ok", wall); }) : nullptr);
         nlohmann::json j = llm_summary_json(o);
         j["id"] = id;
@@ -113,7 +145,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             finish_without_packets(i, busbw_outcome(est), "busbw",
                                "SimAI's analytical bus-bandwidth estimate (SimAI_analytical): no task graph, no network; exposed DP_EP " +
                                    std::to_string(est.exposed_dp_ep_s) + " s of the exposed DP",
-                               t0);
+                               t0, {});
             continue;
         }
         jobs[i] = std::make_unique<LlmJob>(prepare_any_llm_job(w, *fabrics[i], tables, warnings));
@@ -149,7 +181,9 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
                 note += "; lockstep lanes: one per pipeline stage (" + std::to_string(job.graph.lane_ranks[0].size()) +
                         " ranks each, in step; each collective one task over all the stage's groups); per-rank rows and timeline "
                         "spans are each lane's, under its first rank";
-            finish_without_packets(i, o, mode, note, t0);
+            const uint32_t mtu = uint32_t(s.network.packet_payload.count);
+            finish_without_packets(i, o, mode, note, t0,
+                                   s.output.record_fct ? transfer_rows(job, o, *fabrics[i], routes->second, mtu, w.collectives.priority) : std::vector<FlowRow>{});
             jobs[i].reset();  // its graph is done with: a sweep of large jobs holds one at a time
             continue;
         }

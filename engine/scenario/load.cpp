@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "scenario/applicability.h"
 #include "scenario/build.h"
 #include "scenario/json_reader.h"
 #include "scenario/read.h"
@@ -144,6 +145,8 @@ void nvlink_rate_from_gpu(nlohmann::json& resolved, const PresetLibrary& presets
     if (!resolved.is_object() || !resolved.contains("workload") || !resolved["workload"].is_object()) return;
     const nlohmann::json& w = resolved["workload"];
     if (string_field(w, "kind") != "llm" || !resolved.contains("topology") || !resolved["topology"].is_object()) return;
+    // SimAI's busbw formula takes its bandwidths from workload.collectives.busbw (scenario/applicability.h).
+    if (w.contains("collectives") && string_field(w["collectives"], "model") == "busbw") return;
     nlohmann::json& t = resolved["topology"];
     if (!t.contains("generator")) return;  // explicit and imported fabrics carry their own rates
     if (t.contains("link_defaults") && t["link_defaults"].is_object() && t["link_defaults"].contains("nvlink") &&
@@ -203,7 +206,8 @@ LoadedScenario load_scenario_document(const nlohmann::json& document, const std:
         if (!local.has_errors()) nvlink_rate_from_gpu(experiment_resolved, presets, gpu_table);
         std::optional<Scenario> s;
         if (!local.has_errors()) s = read_scenario(experiment_resolved, context, local);
-        if (s) {
+        if (s) check_applicability(experiment_resolved, *s, source, local);  // keys this experiment's mode does not honour
+        if (s && !local.has_errors()) {
             e.sha256 = sha256_of_document(experiment_resolved);
             if (options.check_fabrics) {
                 // Everything check_against_fabric reads: the fabric, the flows and stop time, the network's ECN

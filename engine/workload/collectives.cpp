@@ -10,6 +10,22 @@
 
 namespace orrery {
 
+AlphaBeta CollectiveContext::intra_fit(CollectiveKind kind, int group) const {
+    AlphaBeta fit = tables.intra_fit(gpu, kind, group);
+    if (place.nvlink_bytes_per_s > 0) {
+        const auto spec_of = tables.gpus.find(gpu);
+        if (spec_of != tables.gpus.end() && spec_of->second.nvlink_bytes_per_s > 0)
+            fit.bus_bytes_per_s *= place.nvlink_bytes_per_s / spec_of->second.nvlink_bytes_per_s;
+    }
+    return fit;
+}
+
+int64_t CollectiveContext::intra_ps(CollectiveKind kind, int group, int64_t bytes) const {
+    if (group <= 1 || bytes <= 0) return 0;
+    const AlphaBeta ab = intra_fit(kind, group);
+    return int64_t(std::llround((ab.alpha_s + double(bytes) * bus_factor(kind, group) / ab.bus_bytes_per_s) * 1e12));
+}
+
 uint32_t Placement::rank_on(int32_t s, int32_t l) const {
     const size_t cell = size_t(s) * size_t(gpus_per_server) + size_t(l);
     return s < 0 || l < 0 || l >= gpus_per_server || cell >= rank_at.size() ? UINT32_MAX : rank_at[cell];
@@ -52,7 +68,7 @@ struct Emitter {
     // An intra-server collective among `members` (their first is the op's rank), or a copy between two GPUs.
     uint32_t local(CollectiveKind kind, const std::vector<uint32_t>& members, int64_t bytes, const std::vector<uint32_t>& after) {
         Op op = make(OpKind::local, members[0], kind == CollectiveKind::send_recv ? members.back() : members[0], bytes);
-        op.duration = intra_collective_ps(c.tables, c.gpu, kind, int(members.size()), bytes);
+        op.duration = c.intra_ps(kind, int(members.size()), bytes);
         op.local_kind = kind;
         if (lockstep()) {  // the same members of every group, one group after another
             std::vector<uint32_t> all;
@@ -74,7 +90,7 @@ struct Emitter {
         op.pairs = g.intern_pairs(pairs, channel, cycle);
         op.steps = uint32_t(steps);
         // A step of its pairs inside one server, alone: NVLink propagation and the bytes at the calibrated copy busbw.
-        const AlphaBeta fit = c.tables.intra_fit(c.gpu, CollectiveKind::send_recv, 2);
+        const AlphaBeta fit = c.intra_fit(CollectiveKind::send_recv, 2);
         op.duration = c.place.nvlink_hop_ps + int64_t(std::llround(double(bytes) / steps / fit.bus_bytes_per_s * 1e12));
         return g.add(op, after);
     }
@@ -99,7 +115,7 @@ struct Emitter {
     // bandwidth, not the table's per-call α (7 µs on H100, which a 128-GPU ring would pay 254 times).
     uint32_t step(uint32_t src, uint32_t dst, int64_t bytes, const std::vector<uint32_t>& after) {
         Op op = make(OpKind::local, src, dst, bytes);
-        const AlphaBeta fit = c.tables.intra_fit(c.gpu, CollectiveKind::send_recv, 2);
+        const AlphaBeta fit = c.intra_fit(CollectiveKind::send_recv, 2);
         op.duration = c.place.nvlink_hop_ps + int64_t(std::llround(double(bytes) / fit.bus_bytes_per_s * 1e12));
         op.local_kind = CollectiveKind::send_recv;
         op.members = g.intern_members({src, dst});

@@ -23,6 +23,9 @@ struct Placement {
     int gpus_per_server = 1;
     std::vector<uint32_t> rank_at;  // [server · gpus_per_server + local] → rank, UINT32_MAX where no rank sits
     int64_t nvlink_hop_ps = 50'000; // GPU → NVSwitch → GPU propagation (two NVLink link delays; SimAI's 25 ns each)
+    // The fabric's GPU → NVSwitch link rate (link_defaults.nvlink.rate: the raw per-GPU NVLink bandwidth, one
+    // direction), bytes/s; 0 where the fabric has no NVSwitch (the GPU's own bandwidth of data/gpus.json applies).
+    double nvlink_bytes_per_s = 0;
     uint32_t rank_on(int32_t server, int32_t local) const;
 };
 
@@ -31,6 +34,11 @@ struct CollectiveContext {
     const WorkloadTables& tables;
     const std::string& gpu;
     const CollectiveSpec& spec;
+    // The calibrated α-β fit inside a server (data/intra_server.json), its bandwidth scaled by the fabric's NVLink
+    // rate over the GPU's own: collectives reach the same fraction of the NVLink rate in every network mode (the
+    // flow and packet levels load NVLink ports of that rate; the analytic level times with this fit).
+    AlphaBeta intra_fit(CollectiveKind kind, int group) const;
+    int64_t intra_ps(CollectiveKind kind, int group, int64_t bytes) const;  // α + bytes × bus factor ÷ bandwidth
 };
 
 // Emits one collective over `ranks` (in ring order) of `bytes` per rank — the whole buffer: the input of an

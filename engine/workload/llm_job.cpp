@@ -137,6 +137,8 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
     o.iterations = job.workload->iterations;
     o.ops = g.size();
     o.flows = job.transfers.size();
+    o.transfer_times.reserve(job.transfers.size());
+    for (uint32_t op : job.transfers) o.transfer_times.emplace_back(x.start()[op], x.end()[op]);
     if (g.lockstep()) {  // the network flows its tasks stand for: every pair across servers, per step and piece
         std::vector<size_t> network_pairs(g.pair_sets.size(), SIZE_MAX);
         o.flows = 0;

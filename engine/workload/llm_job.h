@@ -83,6 +83,9 @@ struct LlmOutcome {
     std::vector<RankBreakdown> ranks;        // per rank, per iteration (means)
     std::vector<TimelineSpan> timeline;
     size_t ops = 0, flows = 0;
+    // Per network transfer (LlmJob::transfers order): when it started and finished, ps; for the flow table of
+    // runs that time transfers without packets (output.record "fct").
+    std::vector<std::pair<int64_t, int64_t>> transfer_times;
 };
 
 LlmOutcome summarize_llm(const LlmJob& job, const Executor& x);

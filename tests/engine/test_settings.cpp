@@ -15,12 +15,18 @@
 #include "common/sha256.h"
 #include "runtime/batch.h"
 #include "runtime/hpcc_job.h"
+#include "scenario/applicability.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
 #include "scenario/read.h"
 #include "scenario/sweep.h"
 #include "topology/routing.h"
+#include "workload/flow_mode.h"
 #include "workload/llm_job.h"
+#ifdef ORRERY_TEST_IMPORTS
+#include "imports/import_job.h"
+#include "imports/simai_busbw.h"
+#endif
 
 using namespace orrery;
 
@@ -261,6 +267,64 @@ std::vector<Base> bases() {
     return out;
 }
 
+// What an LLM experiment computes in a mode without packets, as a digest: on the flow and analytic levels the
+// outcome (iteration time, every rank's breakdown, the timeline, each transfer's times) and the flow table the
+// run stores (output.record "fct"); with the busbw model SimAI's estimate. At packet level: compile().
+Compiled mode_outcome(const nlohmann::json& doc, TimingMode mode) {
+    if (mode == TimingMode::packet) return compile(doc);
+    try {
+        const LoadedScenario loaded = load_scenario_document(doc, "settings.json", ORRERY_SOURCE_DIR, kPresets);
+        const Scenario& s = loaded.scenarios.at(0);
+        const Fabric f = build_fabric(s.topology);
+        LlmWorkload w = *s.workload.llm;
+        std::string bytes;
+        auto number = [&](double x) { bytes += std::to_string(x) + ","; };
+        if (mode == TimingMode::busbw) {
+#ifdef ORRERY_TEST_IMPORTS
+            Diagnostics warnings;
+            const BusbwEstimate e = estimate_simai_import(w, uint32_t(f.count(NodeKind::host)), load_busbw_ratios(kPresets), warnings);
+            for (double x : {e.exposed_dp_s, e.exposed_dp_ep_s, e.exposed_tp_s, e.exposed_ep_s, e.exposed_pp_s, e.bubble_s, e.compute_s, e.total_s}) number(x);
+            return {sha256_hex(bytes), ""};
+#else
+            return {"", "no importers in this build"};
+#endif
+        }
+        const WorkloadTables tables = load_workload_tables(kPresets);
+        Diagnostics warnings;
+#ifdef ORRERY_TEST_IMPORTS
+        const LlmJob job = prepare_any_llm_job(w, f, tables, warnings);
+#else
+        const LlmJob job = prepare_llm_job(w, f, tables);
+#endif
+        if (!job.oom_message.empty()) return {"", job.oom_message};
+        number(double(job.memory.worst().total()));  // the memory check every mode makes (an experiment that does not fit ends "oom")
+        const Routes routes = build_routes(f);
+        const LlmOutcome o = mode == TimingMode::flow ? run_llm_flow(job, f, routes, wire_format(s), tables)
+                                                      : run_llm_analytic(job, f, routes, uint32_t(s.network.packet_payload.count));
+        number(o.iteration_time_s);
+        for (const RankBreakdown& r : o.ranks)
+            for (double x : {r.compute_s, r.optimizer_s, r.exposed_tp_s, r.exposed_pp_s, r.exposed_dp_s, r.exposed_ep_s, r.exposed_embedding_s, r.bubble_s}) number(x);
+        for (const TimelineSpan& t : o.timeline)
+            bytes += std::to_string(t.rank) + t.stream + t.name + t.kind + std::to_string(t.start_ps) + "-" + std::to_string(t.end_ps) + t.peers + ";";
+        for (const auto& [start, end] : o.transfer_times) bytes += std::to_string(start) + "-" + std::to_string(end) + ",";
+        bytes += "|stored flows " + std::to_string(s.output.record_fct);
+        return {sha256_hex(bytes), ""};
+    } catch (const InputError& e) {
+        return {"", e.what()};
+    } catch (const std::exception& e) {
+        return {"", std::string("not an input error: ") + e.what()};
+    }
+}
+
+// Keys each mode's walk leaves alone: the mode itself, and the fabric's shape (its generators and node lists are
+// walked at packet level above, where a changed fabric changes the experiment); its links' rates, delays and
+// losses are walked in every mode.
+bool walked_elsewhere(const std::string& key) {
+    if (key == "workload.network_mode" || key == "workload.collectives.model") return true;
+    if (key.rfind("topology.", 0) != 0) return false;
+    return key.rfind("topology.link_defaults", 0) != 0 && key != "topology.links.rate" && key != "topology.links.delay" && key != "topology.links.error_rate";
+}
+
 }  // namespace
 
 class TestSettings : public QObject {
@@ -316,6 +380,120 @@ private slots:
               verdict.size() - live);
         QVERIFY2(dead.empty(), ("keys accepted and ignored:" + dead).c_str());
     }
+    void every_key_under_every_llm_mode_is_honoured_or_the_table_says_so() {
+        // An LLM job on the flow and analytic networks and under SimAI's busbw formula: every key the reader asks
+        // for is given other values one at a time. A key that changes what the mode computes must be "honoured"
+        // in scenario/applicability's table; one that changes nothing must be "meaningless" there (and validate
+        // and run then warn of it) or refused; a key the table calls meaningless must indeed change nothing.
+        std::vector<std::pair<TimingMode, Base>> cases;
+        for (const Base& b : bases()) {
+            if (!b.doc["workload"].contains("model")) continue;  // the LLM bases
+            for (TimingMode m : {TimingMode::flow, TimingMode::analytic}) {
+                Base x = b;
+                x.doc["workload"]["network_mode"] = timing_mode_name(m);
+                x.label = b.label + " (" + timing_mode_name(m) + ")";
+                cases.push_back({m, x});
+            }
+        }
+#ifdef ORRERY_TEST_IMPORTS
+        Base busbw = bases()[0];
+        busbw.label = "SimAI import, busbw";
+        // GPT-3 13B, TP 8 over 16 servers: its data-parallel all-reduces cross the NICs.
+        busbw.doc["topology"] = {{"generator", "rail-optimized"}, {"gpus", 128}, {"gpus_per_server", 8}, {"link_defaults", nlohmann::json::object()}};
+        busbw.doc["workload"] = {{"kind", "llm"}, {"gpu", "A100"},
+                                 {"import", {{"format", "simai"}, {"path", std::string(ORRERY_TEST_DIR) + "/reference/formats/simai-workload/G13B-M1-C01_GPT13B_megatron_tp8_pp1_mbs1_A100.txt"}}},
+                                 {"collectives", {{"model", "busbw"}, {"busbw", nlohmann::json::object()}}}};
+        cases.push_back({TimingMode::busbw, busbw});
+#endif
+        std::map<std::pair<std::string, TimingMode>, std::string> verdict;  // (key, mode) → live, refused: …, dead: …
+        size_t tried = 0;
+        for (const auto& [mode, base] : cases) {
+            const Compiled reference = mode_outcome(base.doc, mode);
+            QVERIFY2(reference.refusal.empty(), (base.label + ": " + reference.refusal).c_str());
+            QCOMPARE(mode_outcome(base.doc, mode).digest, reference.digest);
+            Diagnostics diags;
+            diags.record_keys(true);
+            const nlohmann::json resolved = resolve_presets(base.doc, kPresets, "settings.json", diags);
+            read_scenario(resolved, {"settings.json", ORRERY_SOURCE_DIR}, diags);
+            std::set<std::string> seen;
+            for (const KeyUse& k : diags.keys_used()) {
+                const std::string key = without_indices(k.path);
+                if (kNotSettings.count(key) || walked_elsewhere(key) || !seen.insert(k.path).second || k.path.rfind("sweep", 0) == 0) continue;
+                std::string& v = verdict[{key, mode}];
+                if (v == "live") continue;
+                std::string outcome = "dead in \"" + base.label + "\"";
+                for (const nlohmann::json& value : candidates(k)) {
+                    nlohmann::json doc = base.doc;
+                    std::string why;
+                    if (!set_at_path(doc, k.path, value, &why)) continue;
+                    ++tried;
+                    const Compiled c = mode_outcome(doc, mode);
+                    if (!c.refusal.empty()) {
+                        QVERIFY2(c.refusal.find("not an input error") == std::string::npos, (k.path + ": " + c.refusal).c_str());
+                        if (outcome.rfind("dead", 0) == 0) outcome = "refused: " + c.refusal;
+                    } else if (c.digest != reference.digest) {
+                        outcome = "live";
+                        break;
+                    }
+                }
+                if (v.empty() || v.rfind("dead", 0) == 0 || outcome == "live") v = outcome;
+            }
+        }
+        std::string wrong;
+        size_t live = 0, meaningless = 0;
+        for (const auto& [key_mode, v] : verdict) {
+            const auto& [key, mode] = key_mode;
+            const KeyApplicability* row = applicability_of(key);
+            const Applies said = row ? row->in[size_t(mode)] : Applies::honoured;
+            if (v == "live") {
+                ++live;
+                if (said != Applies::honoured) wrong += "\n  " + key + " changes the outcome " + timing_mode_name(mode) + " but the table does not say honoured";
+            } else if (v.rfind("dead", 0) == 0) {
+                ++meaningless;
+                if (said != Applies::meaningless) wrong += "\n  " + key + " at " + timing_mode_name(mode) + ": accepted and ignored (" + v + ") but the table says honoured";
+            }
+        }
+        qInfo("%zu (key, mode) pairs walked (%zu values run): %zu honoured, %zu meaningless and warned of, the rest refused", verdict.size(), tried, live,
+              meaningless);
+        QVERIFY(verdict.size() > 100);
+        if (!wrong.empty()) qWarning("%s", wrong.c_str());  // whole: QVERIFY2 cuts its message short
+        QVERIFY2(wrong.empty(), "the table of scenario/applicability.cpp disagrees with what the modes compute (above)");
+    }
+
+    void a_key_a_mode_does_not_honour_is_warned_of_or_refused() {
+        // The flow level ignores congestion control: a cc section is named in a warning, once; the busbw model
+        // refuses channels; an LLM job refuses reference-format files.
+        nlohmann::json doc;
+        for (const Base& b : bases())
+            if (b.label == "llm") doc = b.doc;
+        doc["workload"]["network_mode"] = "flow";
+        doc["cc"]["dcqcn"] = {{"rate_ai", "10Mbps"}, {"rate_hai", "50Mbps"}};
+        doc["network"]["ecn"] = {{"enabled", false}};
+        const LoadedScenario flow = load_scenario_document(doc, "s.json", ORRERY_SOURCE_DIR, kPresets);
+        const std::string said = flow.warnings.format();
+        QVERIFY2(said.find("s.json: cc: warning: has no effect at network_mode \"flow\"") != std::string::npos, said.c_str());
+        QVERIFY2(said.find("cc: warning") == said.rfind("cc: warning"), said.c_str());  // once for the section, not per parameter
+        QVERIFY2(said.find("cc.algorithm") == std::string::npos, said.c_str());            // its header bytes count at flow level
+        QVERIFY2(said.find("s.json: network.ecn: warning: has no effect") != std::string::npos, said.c_str());
+        QVERIFY2(said.find("output.record \"queues\"") == std::string::npos, said.c_str());  // this base names no record list
+        doc["output"]["record"] = {"fct", "queues"};
+        const std::string with_queues = load_scenario_document(doc, "s.json", ORRERY_SOURCE_DIR, kPresets).warnings.format();
+        QVERIFY2(with_queues.find("s.json: output.record \"queues\": warning: has no effect") != std::string::npos, with_queues.c_str());
+        QVERIFY2(with_queues.find("output.record \"fct\"") == std::string::npos, with_queues.c_str());
+        doc["output"]["hpcc_files"] = {{"fct", "fct.txt"}};
+        try {
+            load_scenario_document(doc, "s.json", ORRERY_SOURCE_DIR, kPresets);
+            QFAIL("reference-format files for an LLM job were accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("s.json: output.hpcc_files: error: refused") != std::string::npos, e.what());
+        }
+        // At packet level nothing of this is said.
+        doc["workload"]["network_mode"] = "packet";
+        doc["output"].erase("hpcc_files");
+        const std::string packet = load_scenario_document(doc, "s.json", ORRERY_SOURCE_DIR, kPresets).warnings.format();
+        QVERIFY2(packet.find("has no effect") == std::string::npos, packet.c_str());
+    }
+
     void every_modelled_hpcc_config_key_changes_the_experiment_data() {
         QTest::addColumn<QString>("config");
         for (const char* cc : {"dcqcn", "hpcc", "timely", "dctcp"}) QTest::newRow(cc) << QString("config_incast_%1.txt").arg(cc);

@@ -221,6 +221,19 @@ private slots:
         QVERIFY(!w->dirty());
     }
 
+    void the_network_form_greys_what_the_jobs_mode_does_not_honour() {
+        // The table validate and run consult (scenario/applicability.h) greys the same fields in the form.
+        auto w = open_demo("modes.orrery");
+        emit w->strategy()->edited("workload.network_mode", "\"packet\"");
+        QVERIFY(w->network()->mode_note().isEmpty());
+        QVERIFY(w->network()->applicability_of_field("network.buffer_per_switch").isEmpty());
+        emit w->strategy()->edited("workload.network_mode", "\"flow\"");
+        QVERIFY2(w->network()->mode_note().contains("network_mode \"flow\""), qPrintable(w->network()->mode_note()));
+        QVERIFY2(w->network()->applicability_of_field("network.buffer_per_switch").startsWith("no effect at network_mode \"flow\""),
+                 qPrintable(w->network()->applicability_of_field("network.buffer_per_switch")));
+        QVERIFY(w->network()->applicability_of_field("network.packet_payload").isEmpty());  // headers count at flow level
+    }
+
     void discard_new_project_and_empty_scenario_mean_what_they_say() {
         const QString cli = fake_cli("quick-cli-2.sh", kRunsOneExperiment);
         auto w = std::make_unique<MainWindow>(presets, cli);
