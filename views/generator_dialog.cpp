@@ -1,4 +1,5 @@
 #include "views/generator_dialog.h"
+#include "views/topology_doc.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -28,8 +29,8 @@ GeneratorDialog::GeneratorDialog(QWidget* parent) : QDialog(parent) {
     leaves_ = spin(1, 512, 4, "leaves");
     spines_ = spin(1, 512, 2, "spines");
     hosts_ = spin(1, 512, 8, "hosts");
-    rate_ = new QLineEdit("400Gbps", this);
-    delay_ = new QLineEdit("1us", this);
+    rate_ = new QLineEdit(kNewLinkRate, this);
+    delay_ = new QLineEdit(kNewLinkDelay, this);
     form_->addRow("Generator", kind_);
     form_->addRow("GPUs", gpus_);
     form_->addRow("GPUs per server", per_server_);

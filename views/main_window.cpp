@@ -13,6 +13,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QListWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -44,6 +45,7 @@
 #include "telemetry/results_store.h"
 #include "telemetry/store_reader.h"
 #include "views/cluster_job.h"
+#include "views/scenario_checks.h"
 #include "views/words.h"
 #include "views/inspector_view.h"
 #include "views/network_editor.h"
@@ -244,6 +246,13 @@ void MainWindow::build_docks() {
     rl->addWidget(run_status_);
     rl->addWidget(run_table_, 1);
     dock("Run", "run-dock", run_panel, Qt::RightDockWidgetArea);
+
+    problems_ = new QListWidget(this);
+    problems_->setWordWrap(true);
+    dock("Problems", "problems-dock", problems_, Qt::BottomDockWidgetArea);
+    problems_timer_.setSingleShot(true);
+    problems_timer_.setInterval(300);
+    connect(&problems_timer_, &QTimer::timeout, this, &MainWindow::check_problems);
 
     log_ = new QPlainTextEdit(this);
     log_->setReadOnly(true);
@@ -536,7 +545,30 @@ void MainWindow::show_document(const nlohmann::json& document, QWidget* tab) {
     if (tab && tabs_->currentWidget() != tab) tabs_->setCurrentWidget(tab);
 }
 
+bool MainWindow::run_enabled() const { return run_action_->isEnabled(); }
+
+void MainWindow::check_problems() {
+    const ScenarioProblems p = check_document(document_, base_dir(), presets_);
+    problems_->clear();
+    auto add = [&](const std::string& line, bool error) {
+        auto* item = new QListWidgetItem((error ? "Error: " : "Warning: ") + QString::fromStdString(line), problems_);
+        item->setForeground(error ? QColor(176, 0, 0) : QColor(150, 100, 0));
+        item->setToolTip(QString::fromStdString(line));
+    };
+    for (const std::string& e : p.errors) add(e, true);
+    for (const std::string& w : p.warnings) add(w, false);
+    if (p.errors.empty() && p.warnings.empty()) new QListWidgetItem("No problems: the engine accepts this scenario", problems_);
+    problem_errors_ = int(p.errors.size());
+    // Run waits for the errors to be fixed; a run's own red message goes once the scenario is valid again.
+    if (!locked_) run_action_->setEnabled(problem_errors_ == 0);
+    run_action_->setToolTip(problem_errors_ ? "Fix the errors in the Problems list first" : "Run the scenario's sweep");
+    if (problem_errors_ == 0 && run_status_->text().contains("color:#b00")) run_status_->setText("Ready to run");
+    if (auto* dock = findChild<QDockWidget*>("problems-dock"))
+        dock->setWindowTitle(problem_errors_ ? QString("Problems (%1)").arg(counted(size_t(problem_errors_), "error", "errors")) : QString("Problems"));
+}
+
 void MainWindow::refresh_forms() {
+    problems_timer_.start();
     {
         Diagnostics diags;
         const nlohmann::json resolved = resolve_presets(document_, presets_, "scenario", diags);
@@ -824,7 +856,7 @@ void MainWindow::set_locked(bool locked) {
     strategy_->setEnabled(!locked);
     network_->setEnabled(!locked);
     sweep_->setEnabled(!locked);
-    run_action_->setEnabled(!locked);
+    run_action_->setEnabled(!locked && problem_errors_ == 0);
     cancel_action_->setEnabled(locked);
 }
 
@@ -861,6 +893,7 @@ bool MainWindow::start_run(QString* why) {
         return false;
     }
     const std::vector<std::string> errors = validate_document(document_, base_dir(), presets_);
+    check_problems();
     if (!errors.empty()) {
         QStringList lines;
         for (const std::string& e : errors) lines << QString::fromStdString(e);

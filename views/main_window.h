@@ -17,6 +17,7 @@
 
 class QAction;
 class QLabel;
+class QListWidget;
 class QPlainTextEdit;
 class QProgressBar;
 class QTabWidget;
@@ -67,6 +68,9 @@ public:
     SweepEditor* sweep() const { return sweep_; }
     ResultsView* results() const { return results_; }
     InspectorView* inspector() const { return inspector_; }
+    QListWidget* problems() const { return problems_; }
+    bool run_enabled() const;
+    void check_problems_now() { check_problems(); }  // what the pause after an edit does (tests)
     RunController* runner() const { return runner_; }
     QTabWidget* tabs() const { return tabs_; }
     QPlainTextEdit* log_view() const { return log_; }
@@ -99,6 +103,7 @@ private:
     // The document as an undo or redo step left it, on `tab` (DocumentEdit).
     void show_document(const nlohmann::json& document, QWidget* tab);
     QWidget* tab_of(QObject* o) const;  // the tab page holding `o` (else the current one)
+    void check_problems();              // fills the Problems list; Run is off while it holds an error
     void refresh_project_tree();
     void refresh_run_table();
     void clear_run_dock();
@@ -143,6 +148,9 @@ private:
     TelemetryFeed* feed_;
     QTimer autosave_timer_;
     QUndoStack edits_;  // every tab's edits of the document, in one history
+    QListWidget* problems_ = nullptr;  // the engine's validation of the document, as it is edited
+    QTimer problems_timer_;            // a pause in editing, then the check
+    int problem_errors_ = 0;
     bool loading_ = false;  // load_scenario is showing a document's fabric: no edit
     friend class DocumentEdit;
 };

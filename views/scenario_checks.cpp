@@ -53,6 +53,19 @@ MemoryCheck check_llm_job(const nlohmann::json& document, const std::filesystem:
     return c;
 }
 
+ScenarioProblems check_document(const nlohmann::json& document, const std::filesystem::path& base_dir, const PresetLibrary& presets) {
+    ScenarioProblems p;
+    try {
+        const LoadedScenario loaded = load_scenario_document(document, "scenario", base_dir, presets, LoadOptions{true});
+        for (const Diagnostic& d : loaded.warnings.items()) p.warnings.push_back(d.where + ": " + d.message);
+    } catch (const InputError& e) {
+        for (const Diagnostic& d : e.diagnostics().items())
+            (d.severity == Diagnostic::Severity::error ? p.errors : p.warnings).push_back(d.where + ": " + d.message);
+        if (p.errors.empty()) p.errors.push_back(e.what());
+    }
+    return p;
+}
+
 std::vector<std::string> validate_document(const nlohmann::json& document, const std::filesystem::path& base_dir, const PresetLibrary& presets) {
     try {
         load_scenario_document(document, "scenario", base_dir, presets, LoadOptions{true});

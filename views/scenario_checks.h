@@ -31,4 +31,11 @@ MemoryCheck check_llm_job(const nlohmann::json& document, const std::filesystem:
 // Every error of the whole scenario and its sweep, as the CLI's `validate` prints them; empty when valid.
 std::vector<std::string> validate_document(const nlohmann::json& document, const std::filesystem::path& base_dir, const PresetLibrary& presets);
 
+// The errors and the warnings (keys the job's mode ignores, TP across servers, ECN rates derived, …) of the
+// engine's own validation, each "where: message", for the workbench's Problems list.
+struct ScenarioProblems {
+    std::vector<std::string> errors, warnings;
+};
+ScenarioProblems check_document(const nlohmann::json& document, const std::filesystem::path& base_dir, const PresetLibrary& presets);
+
 }  // namespace orrery::views

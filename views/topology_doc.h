@@ -31,11 +31,15 @@ struct TopoBox {
     QPointF pos;               // scene coordinates of the top-left corner
 };
 
+// What a link drawn by hand (the first of a fabric; later ones copy the last) and the Generate dialog start
+// with: one default for both, a current cluster's NIC rate.
+inline const QString kNewLinkRate = "400Gbps", kNewLinkDelay = "1us";
+
 struct TopoLink {
     uint64_t id = 0;
     uint64_t a = 0, b = 0;     // box ids
     int port_a = -1, port_b = -1;  // NIC index on a server; -1 on a switch (ports follow link order)
-    QString rate = "100Gbps", delay = "1us";
+    QString rate = kNewLinkRate, delay = kNewLinkDelay;
 };
 
 struct TopoDoc {

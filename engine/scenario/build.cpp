@@ -8,7 +8,9 @@
 #include "io/graph_formats.h"
 #include "io/hpcc_flows.h"
 #include "io/hpcc_topology.h"
+#include "scenario/applicability.h"
 #include "scenario/sweep.h"
+#include "workload/build.h"
 #include "topology/routing.h"
 
 namespace orrery {
@@ -41,6 +43,30 @@ std::vector<FlowSpec> workload_flows(const Scenario& s) {
     return s.workload.flows;
 }
 
+void check_llm_against_fabric(const Scenario& s, const Fabric& f, Diagnostics& diags) {
+    if (!s.workload.llm || s.workload.llm->trace || s.workload.llm->collectives.model == CollectiveModel::busbw) return;
+    const LlmWorkload& w = *s.workload.llm;
+    // The job's own rules (layers over stages, heads over TP, EP, the world against the hosts), as a run
+    // checks them before it builds anything: the editors show them as the user types.
+    for (const std::string& p : check_llm_workload(w, &f)) {
+        const size_t colon = p.find(": ");
+        diags.error(s.source + ": " + p.substr(0, colon), p.substr(colon + 2));
+    }
+    // Tensor parallelism is meant to stay inside an NVLink domain: a TP group across servers puts every layer's
+    // collectives on the network. Legal, and sometimes what is studied, so a warning.
+    const int per_server = f.gpus_per_server;
+    const int tp = w.parallel.tp;
+    if (per_server > 1 && tp > 1) {
+        if (tp > per_server)
+            diags.warning(s.source + ": workload.parallel.tp",
+                          "TP " + std::to_string(tp) + " spans servers of " + std::to_string(per_server) +
+                              " GPUs: every layer's tensor-parallel collectives cross the network instead of NVLink (Megatron keeps TP inside a server)");
+        else if (per_server % tp != 0)
+            diags.warning(s.source + ": workload.parallel.tp", "TP " + std::to_string(tp) + " does not divide the " + std::to_string(per_server) +
+                                                                   " GPUs of a server: some TP groups span two servers and cross the network every layer");
+    }
+}
+
 void check_against_fabric(const Scenario& s, const Fabric& f, Diagnostics& diags) {
     const std::vector<FlowSpec> flows = workload_flows(s);
     bool need_routes = false;
@@ -63,7 +89,8 @@ void check_against_fabric(const Scenario& s, const Fabric& f, Diagnostics& diags
             if (path_length(f, routes, flow.src, flow.dst) < 0)
                 diags.error(flow.where, "host " + std::to_string(flow.dst) + " cannot be reached from host " + std::to_string(flow.src));
     }
-    if (s.network.ecn_enabled) {
+    check_llm_against_fabric(s, f, diags);
+    if (s.network.ecn_enabled && timing_mode(s) == TimingMode::packet) {
         std::set<int64_t> derived;
         for (NodeId n = 0; n < f.node_count(); ++n) {
             if (f.node_kind[n] != NodeKind::network_switch) continue;

@@ -1,6 +1,7 @@
 #include "workload/llm_job.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -266,6 +267,7 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
         b.bubble_s = bubble * ps;
         b.idle_s = o.iteration_time_s -
                    (b.compute_s + b.exposed_tp_s + b.exposed_pp_s + b.exposed_dp_s + b.exposed_ep_s + b.exposed_embedding_s + b.bubble_s);
+        if (std::fabs(b.idle_s) < 1e-15) b.idle_s = 0;  // the sum's rounding (a rank with no idle time read -4e-19 s)
         o.ranks.push_back(b);
     }
     return o;

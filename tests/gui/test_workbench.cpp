@@ -8,6 +8,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QSignalSpy>
 #include <QThread>
 #include <cstdio>
@@ -44,6 +45,8 @@
 #include "views/main_window.h"
 #include "views/network_editor.h"
 #include "views/report/report_text.h"
+#include "views/report/results_table.h"
+#include "views/topology_doc.h"
 #include "views/results_view.h"
 #include "views/run_controller.h"
 #include "views/strategy_editor.h"
@@ -232,6 +235,41 @@ private slots:
         QVERIFY2(w->network()->applicability_of_field("network.buffer_per_switch").startsWith("no effect at network_mode \"flow\""),
                  qPrintable(w->network()->applicability_of_field("network.buffer_per_switch")));
         QVERIFY(w->network()->applicability_of_field("network.packet_payload").isEmpty());  // headers count at flow level
+    }
+
+    void the_engines_checks_run_as_the_user_edits() {
+        // TP 3 with 32 attention heads was accepted until F5, and the failed run was stored as a run.
+        auto w = open_demo("problems.orrery");
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"name", "tp"},
+                              {"topology", {{"generator", "rail-optimized"}, {"gpus", 16}, {"gpus_per_server", 4}}},
+                              {"workload", {{"kind", "llm"}, {"network_mode", "flow"}, {"model", {{"preset", "gpt3-6.7b"}}},
+                                            {"parallel", {{"tp", 4}, {"dp", 4}}}}}};
+        w->load_scenario("tp", doc);
+        w->check_problems_now();
+        auto lines = [&] {
+            QStringList out;
+            for (int i = 0; i < w->problems()->count(); ++i) out << w->problems()->item(i)->text();
+            return out.join("\n");
+        };
+        QVERIFY2(!lines().contains("Error:"), qPrintable(lines()));
+        QVERIFY(w->run_enabled());
+        emit w->strategy()->edited("workload.parallel.tp", "3");
+        w->check_problems_now();
+        QVERIFY2(lines().contains("Error: scenario: workload.parallel.tp: 32 attention heads do not split over TP 3"), qPrintable(lines()));
+        QVERIFY(!w->run_enabled());
+        QString why;
+        const size_t runs_before = list_runs(dir.filePath("problems.orrery").toStdString()).size();
+        QVERIFY(!w->start_run(&why));
+        QCOMPARE(list_runs(dir.filePath("problems.orrery").toStdString()).size(), runs_before);  // nothing stored
+        // TP 8 on servers of 4 GPUs is legal, and said.
+        emit w->strategy()->edited("workload.parallel.tp", "8");
+        emit w->strategy()->edited("workload.parallel.dp", "2");
+        w->check_problems_now();
+        QVERIFY2(!lines().contains("Error:"), qPrintable(lines()));
+        QVERIFY2(lines().contains("TP 8 spans servers of 4 GPUs"), qPrintable(lines()));
+        QVERIFY(w->run_enabled());
+        // A hand-drawn link starts at the rate the Generate dialog offers.
+        QCOMPARE(TopoLink{}.rate, kNewLinkRate);
     }
 
     void discard_new_project_and_empty_scenario_mean_what_they_say() {

@@ -12,6 +12,7 @@ namespace {
 
 constexpr int kChartWidth = 580, kChartHeight = 300;
 constexpr size_t kTransposeUpTo = 8;  // experiments as columns up to this many; beyond, one row each
+constexpr int kPdfTextWidthPx = 182 * 96 * 10 / 254 - 16;  // A4 less 14 mm margins each side at 96 px an inch, less the document's own margin
 
 std::string escape(const std::string& s) { return markup_escape(s); }
 
@@ -45,38 +46,100 @@ std::string cell(const Report& r, size_t row, size_t m) {
     return s;
 }
 
+// A table as cells of HTML: its header and its rows. Written whole for a browser (it scrolls); on a page of
+// `page_px` pixels (the PDF) split into several tables of the columns that fit, each repeating the first
+// `keep` columns, so that no column is cut at the page's edge.
+struct CellTable {
+    std::vector<std::string> header;
+    std::vector<std::string> row_class;  // per row: its <tr> class ("" none)
+    std::vector<std::vector<std::string>> rows;
+};
+
+// The printed width of a cell, from its text without markup: about 7 px a character at the PDF's 9-point
+// font, plus padding and border.
+int cell_px(const std::string& html) {
+    if (html.find("class='lw'") != std::string::npos) return 200;  // a cell that wraps takes this much
+    int chars = 0;
+    bool tag = false;
+    for (size_t i = 0; i < html.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(html[i]);
+        if (c == '<') tag = true;
+        else if (c == '>') tag = false;
+        else if (!tag && (c & 0xC0) != 0x80) ++chars;  // one per UTF-8 character
+    }
+    return 7 * chars + 18;
+}
+
+void write_table(std::ostringstream& h, const CellTable& t, size_t keep, int page_px) {
+    const size_t columns = t.header.size();
+    std::vector<int> width(columns, 0);
+    for (size_t c = 0; c < columns; ++c) {
+        width[c] = cell_px(t.header[c]);
+        for (const auto& row : t.rows) width[c] = std::max(width[c], cell_px(row[c]));
+    }
+    int kept = 0;
+    for (size_t c = 0; c < keep && c < columns; ++c) kept += width[c];
+    std::vector<std::pair<size_t, size_t>> chunks;  // [first, last) of the other columns
+    for (size_t c = keep; c < columns;) {
+        size_t end = c;
+        int used = kept;
+        while (end < columns && (page_px <= 0 || end == c || used + width[end] <= page_px)) used += width[end++];
+        chunks.push_back({c, end});
+        c = end;
+    }
+    if (chunks.empty()) chunks.push_back({keep, keep});
+    for (const auto& [first, last] : chunks) {
+        h << "<table><tr>";
+        for (size_t c = 0; c < columns; ++c)
+            if (c < keep || (c >= first && c < last)) h << t.header[c];
+        h << "</tr>";
+        for (size_t i = 0; i < t.rows.size(); ++i) {
+            h << "<tr" << (t.row_class[i].empty() ? "" : " class='" + t.row_class[i] + "'") << ">";
+            for (size_t c = 0; c < columns; ++c)
+                if (c < keep || (c >= first && c < last)) h << t.rows[i][c];
+            h << "</tr>";
+        }
+        h << "</table>";
+    }
+}
+
 bool is_key(const std::string& metric) {
     for (const KeyMetric& k : key_metrics())
         if (metric == k.name) return true;
     return false;
 }
 
-void metrics_table(std::ostringstream& h, const Report& r, bool keys_only) {
+// Up to kTransposeUpTo experiments: a column each (split over several tables where the page is too narrow);
+// beyond: a row each, the metrics as columns (split likewise).
+void metrics_table(std::ostringstream& h, const Report& r, bool keys_only, int page_px) {
     const ResultsTable& t = r.table;
     std::vector<size_t> shown;
     for (size_t m = 0; m < t.metrics.size(); ++m)
         if (!keys_only || is_key(t.metrics[m].name)) shown.push_back(m);
     if (shown.empty()) return;
+    CellTable c;
+    // Printed, a metric's name may wrap (long ones would leave the experiments no room); on screen it stays whole.
+    const std::string label_class = page_px > 0 ? "lw" : "l";
     if (t.rows.size() <= kTransposeUpTo) {
-        h << "<table><tr><th class='l'>metric</th>";
-        for (size_t i = 0; i < t.rows.size(); ++i) h << "<th" << (int(i) == r.baseline ? " class='base'" : "") << ">" << escape(r.short_labels[i]) << "</th>";
-        h << "</tr>";
+        c.header.push_back("<th class='l'>metric</th>");
+        for (size_t i = 0; i < t.rows.size(); ++i)
+            c.header.push_back(std::string("<th") + (int(i) == r.baseline ? " class='base'" : "") + ">" + escape(r.short_labels[i]) + "</th>");
         for (size_t m : shown) {
-            h << "<tr><td class='l'>" << escape(metric_label(t.metrics[m].name)) << "</td>";
-            for (size_t i = 0; i < t.rows.size(); ++i) h << "<td" << (int(i) == r.baseline ? " class='base'" : "") << ">" << cell(r, i, m) << "</td>";
-            h << "</tr>";
+            c.row_class.push_back("");
+            c.rows.push_back({"<td class='" + label_class + "'>" + escape(metric_label(t.metrics[m].name)) + "</td>"});
+            for (size_t i = 0; i < t.rows.size(); ++i)
+                c.rows.back().push_back(std::string("<td") + (int(i) == r.baseline ? " class='base'" : "") + ">" + cell(r, i, m) + "</td>");
         }
     } else {
-        h << "<table><tr><th class='l'>experiment</th><th>status</th>";
-        for (size_t m : shown) h << "<th>" << escape(metric_label(t.metrics[m].name)) << "</th>";
-        h << "</tr>";
+        c.header = {"<th class='l'>experiment</th>", "<th>status</th>"};
+        for (size_t m : shown) c.header.push_back("<th>" + escape(metric_label(t.metrics[m].name)) + "</th>");
         for (size_t i = 0; i < t.rows.size(); ++i) {
-            h << "<tr" << (int(i) == r.baseline ? " class='base'" : "") << "><td class='l'>" << escape(r.labels[i]) << "</td><td>" << escape(t.rows[i].status) << "</td>";
-            for (size_t m : shown) h << "<td>" << cell(r, i, m) << "</td>";
-            h << "</tr>";
+            c.row_class.push_back(int(i) == r.baseline ? "base" : "");
+            c.rows.push_back({"<td class='l'>" + escape(r.labels[i]) + "</td>", "<td>" + escape(t.rows[i].status) + "</td>"});
+            for (size_t m : shown) c.rows.back().push_back("<td>" + cell(r, i, m) + "</td>");
         }
     }
-    h << "</table>";
+    write_table(h, c, t.rows.size() <= kTransposeUpTo ? 1 : 2, page_px);
 }
 
 }  // namespace
@@ -96,6 +159,10 @@ std::vector<RenderedChart> report_charts(const Report& r) {
 }
 
 std::string report_html(const Report& r, bool inline_svg) {
+    // Printed (the PDF: charts as images), tables must fit A4's text width: 182 mm at 96 px an inch.
+    const int page_px = inline_svg ? 0 : kPdfTextWidthPx;
+    // Printed, a SHA-256 takes two lines of 32 digits: whole, it pushed the wall times off the page.
+    auto sha = [&](const std::string& s) { return page_px > 0 && s.size() > 32 ? escape(s.substr(0, 32)) + "<br>" + escape(s.substr(32)) : escape(s); };
     const ResultsTable& t = r.table;
     const Reproducibility& p = r.repro;
     std::ostringstream h;
@@ -104,7 +171,7 @@ std::string report_html(const Report& r, bool inline_svg) {
          "h1{font-size:22px;margin-bottom:0}h2{font-size:17px;margin-top:1.6em;border-bottom:1px solid #ddd}"
          ".sub{color:#666;margin-top:4px}table{border-collapse:collapse;margin:6px 0}"
          "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;font-size:13px}th{background:#eee;white-space:nowrap}"
-         ".l{text-align:left;white-space:nowrap}.base{background:#f3f3f3}.worse{color:#b00}.better{color:#070}.same{color:#888}"
+         ".l{text-align:left;white-space:nowrap}.lw{text-align:left}.base{background:#f3f3f3}.worse{color:#b00}.better{color:#070}.same{color:#888}"
          ".summary li{margin:4px 0}.summary li:first-child{font-weight:bold}.charts{display:flex;flex-wrap:wrap;gap:16px}"
          ".chart svg{max-width:100%;height:auto}.mono{font-family:monospace;font-size:12px}.note{color:#666;font-size:12px}"
          "@page{size:A4;margin:14mm}@media print{body{max-width:none;margin:0;font-size:11px}.chart{break-inside:avoid}h2{break-after:avoid}}"
@@ -125,25 +192,24 @@ std::string report_html(const Report& r, bool inline_svg) {
     } else if (!differs) {
         h << "<p>The experiments differ in no swept parameter (replications: see the seeds below).</p>";
     } else {
-        h << "<table><tr><th class='l'>experiment</th>";
+        CellTable c;
+        c.header.push_back("<th class='l'>experiment</th>");
         for (size_t q = 0; q < t.parameter_paths.size(); ++q)
-            if (t.parameter_differs[q]) h << "<th>" << escape(t.parameter_paths[q]) << "</th>";
-        h << "</tr>";
+            if (t.parameter_differs[q]) c.header.push_back("<th>" + escape(t.parameter_paths[q]) + "</th>");
         for (size_t i = 0; i < t.rows.size(); ++i) {
-            h << "<tr" << (int(i) == r.baseline ? " class='base'" : "") << "><td class='l'>" << escape(t.rows[i].experiment) << (int(i) == r.baseline ? " (baseline)" : "")
-              << "</td>";
+            c.row_class.push_back(int(i) == r.baseline ? "base" : "");
+            c.rows.push_back({"<td class='l'>" + escape(t.rows[i].experiment) + (int(i) == r.baseline ? " (baseline)" : "") + "</td>"});
             for (size_t q = 0; q < t.parameter_paths.size(); ++q)
-                if (t.parameter_differs[q]) h << "<td>" << escape(t.rows[i].parameters[q]) << "</td>";
-            h << "</tr>";
+                if (t.parameter_differs[q]) c.rows.back().push_back("<td>" + escape(t.rows[i].parameters[q]) + "</td>");
         }
-        h << "</table>";
+        write_table(h, c, 1, page_px);
     }
 
     h << "<h2>Key metrics</h2>";
     if (r.baseline >= 0)
         h << "<p>Differences are against the baseline, " << escape(r.labels[size_t(r.baseline)])
           << ": <span class='better'>green</span> is better, <span class='worse'>red</span> worse, (=) a tie.</p>";
-    metrics_table(h, r, true);
+    metrics_table(h, r, true, page_px);
 
     const std::vector<RenderedChart> charts = report_charts(r);
     if (!charts.empty()) {
@@ -169,7 +235,7 @@ std::string report_html(const Report& r, bool inline_svg) {
     }
 
     h << "<h2>Every metric</h2>";
-    metrics_table(h, r, false);
+    metrics_table(h, r, false, page_px);
     bool failed = false;
     for (const ResultRow& row : t.rows) failed = failed || !row.message.empty();
     if (failed) {
@@ -182,14 +248,14 @@ std::string report_html(const Report& r, bool inline_svg) {
     h << "<h2>Reproducibility</h2><table>"
       << "<tr><td class='l'>results store</td><td class='mono l'>" << escape(p.store) << ", run " << t.run.run_id << "</td></tr>"
       << "<tr><td class='l'>scenario file</td><td class='mono l'>" << escape(p.scenario_file) << "</td></tr>"
-      << "<tr><td class='l'>scenario SHA-256</td><td class='mono l'>" << escape(p.scenario_sha256) << "</td></tr>"
+      << "<tr><td class='l'>scenario SHA-256</td><td class='mono l'>" << sha(p.scenario_sha256) << "</td></tr>"
       << "<tr><td class='l'>Orrery</td><td class='mono l'>" << escape(p.engine_version) << " (revision " << escape(p.git_revision.empty() ? "unknown" : p.git_revision)
       << ")</td></tr>"
       << "<tr><td class='l'>engine</td><td class='mono l'>" << escape(p.backend) << (p.device.empty() ? "" : " ") << escape(p.device) << ", " << p.threads
       << " thread" << (p.threads == 1 ? "" : "s") << " on " << escape(p.host) << "</td></tr></table>";
     h << "<table><tr><th class='l'>experiment</th><th>seed</th><th>experiment SHA-256 (canonical JSON)</th><th>wall time</th></tr>";
     for (const ExperimentFacts& e : p.experiments)
-        h << "<tr><td class='l'>" << escape(e.experiment) << "</td><td>" << e.seed << "</td><td class='mono'>" << escape(e.sha256) << "</td><td>"
+        h << "<tr><td class='l'>" << escape(e.experiment) << "</td><td>" << e.seed << "</td><td class='mono'>" << sha(e.sha256) << "</td><td>"
           << escape(format_value(e.wall_seconds, "s")) << "</td></tr>";
     h << "</table><p class='note'>Results are deterministic: the same scenario and seeds give the same figures on any thread count. "
          "Reproduce with <span class='mono'>orrery-cli run " << escape(p.scenario_file.empty() ? "SCENARIO" : p.scenario_file)

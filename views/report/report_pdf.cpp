@@ -7,6 +7,9 @@
 #include <QPdfWriter>
 #include <QSaveFile>
 #include <QSvgRenderer>
+#include <QAbstractTextDocumentLayout>
+#include <QTextBlock>
+#include <QTextCursor>
 #include <QTextDocument>
 #include <QUrl>
 
@@ -25,6 +28,23 @@ QImage render_chart(const RenderedChart& c) {
     painter.setRenderHint(QPainter::Antialiasing);
     svg.render(&painter);
     return image;
+}
+
+// A heading whose next block starts on the following page moves there with it (Qt's rich text has no
+// break-after: avoid). Blocks inside tables are placed in document coordinates by the layout.
+void keep_headings_with_what_follows(QTextDocument& doc) {
+    const double page = doc.pageSize().height();
+    for (QTextBlock b = doc.begin(); b.isValid(); b = b.next()) {
+        if (b.blockFormat().headingLevel() == 0 || !b.next().isValid()) continue;
+        QAbstractTextDocumentLayout* layout = doc.documentLayout();
+        const int heading_page = int(layout->blockBoundingRect(b).top() / page);
+        const int next_page = int(layout->blockBoundingRect(b.next()).bottom() / page);
+        if (next_page == heading_page) continue;
+        QTextCursor cursor(b);
+        QTextBlockFormat f = b.blockFormat();
+        f.setPageBreakPolicy(QTextFormat::PageBreak_AlwaysBefore);
+        cursor.setBlockFormat(f);  // the layout follows at once
+    }
 }
 
 }  // namespace
@@ -49,7 +69,28 @@ bool write_report_pdf(const Report& r, const std::string& file, std::string* why
     for (size_t i = 0; i < charts.size(); ++i)
         doc.addResource(QTextDocument::ImageResource, QUrl(QString("chart-%1.svg").arg(i)), render_chart(charts[i]));
     doc.setHtml(QString::fromStdString(report_html(r, false)));
-    doc.print(&pdf);
+    // Laid out on the PDF's own page (not print()'s extra 2 cm margins, which cut wide tables), a footer line
+    // below each page's text for its number.
+    doc.documentLayout()->setPaintDevice(&pdf);
+    const QRectF paint = pdf.pageLayout().paintRectPixels(pdf.resolution());
+    const double footer = 22;
+    doc.setPageSize(QSizeF(paint.width(), paint.height() - footer));
+    keep_headings_with_what_follows(doc);
+    QPainter painter(&pdf);
+    const int pages = doc.pageCount();
+    for (int i = 0; i < pages; ++i) {
+        if (i > 0) pdf.newPage();
+        const QRectF view(0, i * doc.pageSize().height(), doc.pageSize().width(), doc.pageSize().height());
+        painter.save();
+        painter.translate(0, -view.top());
+        doc.drawContents(&painter, view);
+        painter.restore();
+        painter.setFont(font);
+        painter.setPen(QColor(110, 110, 110));
+        painter.drawText(QRectF(0, doc.pageSize().height(), doc.pageSize().width(), footer), Qt::AlignRight | Qt::AlignBottom,
+                         QString("%1 / %2").arg(i + 1).arg(pages));
+    }
+    painter.end();
     if (!out.commit()) {
         *why = "writing " + file + " failed: " + out.errorString().toStdString();
         return false;

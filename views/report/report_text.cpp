@@ -99,7 +99,7 @@ const std::vector<IterationPart>& iteration_parts() {
                                                      {"exposed_pp", "exposed PP communication", "exposed PP"},
                                                      {"exposed_dp", "exposed DP communication", "exposed DP"},
                                                      {"exposed_ep", "exposed EP communication", "exposed EP"},
-                                                     {"exposed_embedding", "exposed embedding-gradient sync (tied embeddings, first and last stage)", "exposed embedding sync"},
+                                                     {"exposed_embedding", "exposed embedding-gradient sync", "exposed embedding sync"},
                                                      {"bubble", "pipeline bubble", "bubble"},
                                                      {"optimizer", "optimizer", "optimizer"},
                                                      {"idle", "idle time", "idle"}};
