@@ -3,6 +3,8 @@
 // per iteration (trace.it0.json, …) so each opens quickly; --iteration picks one.
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "cli/inputs.h"
 #include "common/diagnostics.h"
@@ -14,7 +16,7 @@ namespace orrery::cli {
 namespace {
 
 struct ExportOptions {
-    std::string store, experiment, out;
+    std::string store, experiment, out, scenario_out;
     int64_t run = 0;
     int iteration = -1;
     size_t ports = 8;
@@ -75,6 +77,19 @@ int export_timeline(const ExportOptions& o) {
     return 0;
 }
 
+// The scenario a run ran, as the store kept it: what reproduces the run when its file is gone.
+int export_scenario(const ExportOptions& o) {
+    const std::filesystem::path out = o.scenario_out;
+    refuse_inputs_as_outputs({out}, {o.store});
+    if (out.extension() != ".json") throw InputError(o.scenario_out, "a scenario is JSON: name the output .json");
+    refuse_outputs({out}, o.force, {o.store});
+    const auto [run, json] = StoreReader(o.store).scenario_of(o.run);
+    write_output(out, nlohmann::json::parse(json).dump(2) + "\n", o.force);
+    std::cerr << "wrote " << out.string() << ": the scenario of run " << run << " of " << o.store << " as it was written (run it with `orrery-cli run "
+              << out.string() << "`; its relative file names, if any, are relative to the folder it ran from)\n";
+    return 0;
+}
+
 }  // namespace
 
 Runner add_export(CLI::App& app, const PresetLibrary&) {
@@ -90,8 +105,14 @@ Runner add_export(CLI::App& app, const PresetLibrary&) {
     t->add_option("--split-above", o->split_above, "Write one file per iteration (OUT.itN.json) when the timeline has more spans than this")
         ->capture_default_str();
     t->add_flag("--force", o->force, "Replace output files that exist");
-    return [o, t]() -> int {
+    CLI::App* s = app.add_subcommand("scenario", "The scenario a run ran, as the store kept it (what reproduces the run when its file is gone)");
+    s->add_option("RESULTS", o->store, "Results store or workbench project")->required();
+    s->add_option("-o,--output", o->scenario_out, "Output scenario .json")->required();
+    s->add_option("--run", o->run, "Run id in the store (default: the newest run)")->check(CLI::PositiveNumber);
+    s->add_flag("--force", o->force, "Replace the output file if it exists");
+    return [o, t, s]() -> int {
         if (t->parsed()) return export_timeline(*o);
+        if (s->parsed()) return export_scenario(*o);
         return kUsage;
     };
 }

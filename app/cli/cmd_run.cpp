@@ -112,7 +112,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             std::vector<ExperimentRecord> records;
             for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
             const std::string sha256 = loaded.experiments.size() == 1 ? loaded.experiments[0].sha256 : sha256_of_document(base.document);
-            RunRecord record = cli_run_record(base.name, path, sha256, o->backend);
+            RunRecord record = cli_run_record(base.name, path, sha256, o->backend, loaded.written);
             record.ranks = ranks;
             if (!device.empty()) record.device = device;
             store.begin_run(record, records);
@@ -163,7 +163,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             sweep.run_one = [&](size_t i, ResultsStore& store, ProgressLines& quiet) {
                 const LoadedScenario one = experiment_alone(loaded, i);
                 const Experiment& x = one.experiments[0];
-                store.begin_run(cli_run_record(base.name, path, x.sha256, o->backend), {{x.id, x.index, x.seed, x.sha256, x.parameters}});
+                store.begin_run(cli_run_record(base.name, path, x.sha256, o->backend, loaded.written), {{x.id, x.index, x.seed, x.sha256, x.parameters}});
                 if (base.workload.kind == "llm") return run_llm_experiments(one, {fabric_of[i]}, presets, store, o->backend, &quiet).summaries.at(0);
                 const std::vector<ExperimentInput> inputs = flow_inputs(one, {fabric_of[i]});
                 Batch batch = compile_batch(inputs, std::move(spare_arena));

@@ -51,7 +51,8 @@ Runner add_run_hpcc(CLI::App& app, const PresetLibrary& presets) {
         if (!o->out.empty()) {
             store = std::make_unique<ResultsStore>(o->out);
             const Experiment& x = job->loaded.experiments[0];
-            store->begin_run(cli_run_record(path.stem().string(), path, x.sha256, o->backend), {{x.id, x.index, x.seed, x.sha256, x.parameters}});
+            store->begin_run(cli_run_record(path.stem().string(), path, x.sha256, o->backend, job->loaded.written),
+                             {{x.id, x.index, x.seed, x.sha256, x.parameters}});
         }
         SessionResult session = run_session(batch, {input}, store.get(), o->backend);
         const std::vector<ExperimentResult>& results = session.results;

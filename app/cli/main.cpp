@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
 #ifdef ORRERY_HAVE_MPI
     add("slurm", "Write an sbatch script that runs a scenario's sweep over MPI ranks on a Slurm cluster (srun; rank 0 writes the store)", cli::add_slurm);
 #endif
-    add("export", "Export what a run stored: `export timeline` writes an LLM experiment's timeline as Chrome trace JSON for Perfetto",
+    add("export", "Export what a run stored: `export timeline` writes an LLM experiment's timeline as Chrome trace JSON for Perfetto, "
+        "`export scenario` the scenario the run ran",
         cli::add_export);
     add("report", "Write a run's comparison report (which design is better and why) as HTML, PDF or CSV, as the workbench does",
         cli::add_report);

@@ -182,8 +182,10 @@ std::string describe_backend(const Backend& backend) {
     return "device backend (" + system + " device system" + (system == "OpenMP" ? ", " + threads : "") + ")";
 }
 
-RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, const Backend& backend) {
+RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, const Backend& backend,
+                         const nlohmann::json& document) {
     RunRecord record;
+    if (!document.is_null()) record.scenario_json = document.dump();
     record.scenario_name = name;
     record.scenario_file = std::filesystem::absolute(file).string();
     record.scenario_sha256 = sha256;

@@ -42,7 +42,9 @@ void add_backend_options(CLI::App& app, Backend& backend);
 std::string describe_backend(const Backend& backend);
 
 // What a CLI run records about itself in the results store.
-RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, const Backend& backend);
+// `document`: the scenario that runs as written (LoadedScenario::written), kept with the run (RunRecord::scenario_json).
+RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, const Backend& backend,
+                         const nlohmann::json& document = nlohmann::json());
 
 // What a workload adds to a run: a driver per experiment (RunOptions::drive), and, when an experiment ends,
 // its own status, summary and metrics (called before the experiment is stored).

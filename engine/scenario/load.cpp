@@ -180,6 +180,7 @@ LoadedScenario load_scenario_document(const nlohmann::json& document, const std:
     if (!base) throw InputError(diags);
 
     LoadedScenario out;
+    out.written = document;
     out.base = std::move(*base);
     {   // Each experiment keeps its document, a resolved copy and a typed scenario: estimate before expanding.
         const SweepSpec& sw = out.base.sweep;

@@ -23,6 +23,7 @@ struct LoadOptions {
 };
 
 struct LoadedScenario {
+    nlohmann::json written;              // the document as written (presets by name, the sweep): what reproduces the run
     Scenario base;                       // the scenario as written, presets resolved
     std::vector<Experiment> experiments; // with sha256 set
     std::vector<Scenario> scenarios;     // one typed scenario per experiment

@@ -278,6 +278,7 @@ void ResultsStore::add_missing_columns() {
     if (!run_columns.count("pid")) exec(db_, "ALTER TABLE runs ADD COLUMN pid INTEGER;", file_);
     if (!run_columns.count("pid_started")) exec(db_, "ALTER TABLE runs ADD COLUMN pid_started INTEGER;", file_);
     if (!run_columns.count("ranks")) exec(db_, "ALTER TABLE runs ADD COLUMN ranks INTEGER NOT NULL DEFAULT 1;", file_);
+    if (!run_columns.count("scenario_json")) exec(db_, "ALTER TABLE runs ADD COLUMN scenario_json TEXT;", file_);
 }
 
 ResultsStore::~ResultsStore() {
@@ -338,10 +339,14 @@ void ResultsStore::flush() {
 int64_t ResultsStore::begin_run(const RunRecord& run, const std::vector<ExperimentRecord>& experiments) {
     // The run row is written synchronously: its id keys everything that follows.
     Statement insert(db_, "INSERT INTO runs (started_utc, scenario_name, scenario_file, scenario_sha256, engine_version, git_revision, "
-                          "backend, device, threads, status, host, pid, pid_started, ranks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)");
+                          "backend, device, threads, status, host, pid, pid_started, ranks, scenario_json) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)");
     insert.bind(1, utc_now()).bind(2, run.scenario_name).bind(3, run.scenario_file).bind(4, run.scenario_sha256).bind(5, version())
         .bind(6, git_revision()).bind(7, run.backend).bind(8, run.device).bind(9, int64_t(run.threads)).bind(10, this_host())
-        .bind(11, int64_t(::getpid())).bind(12, process_start_ticks(::getpid())).bind(13, int64_t(run.ranks)).row();
+        .bind(11, int64_t(::getpid())).bind(12, process_start_ticks(::getpid())).bind(13, int64_t(run.ranks));
+    if (run.scenario_json.empty()) insert.null(14);
+    else insert.bind(14, run.scenario_json);
+    insert.row();
     run_id_ = sqlite3_last_insert_rowid(db_);
     const int64_t id = run_id_;
     post([id, experiments](sqlite3* db) {

@@ -27,6 +27,9 @@ struct RunRecord {
     std::string backend = "cpu", device;
     int threads = 1;
     int ranks = 1;  // MPI processes that ran the experiments (orrery-cli run under mpirun or srun)
+    // The scenario that ran as it was written (presets by name, its sweep), as JSON: kept with the run so that it can be
+    // reproduced when its file is gone (the workbench runs a temporary copy); empty: not recorded.
+    std::string scenario_json;
 };
 
 struct ExperimentRecord {

@@ -78,6 +78,29 @@ int64_t StoreReader::find_run(const std::string& experiment, int64_t run) const 
     throw InputError(file_.string(), "experiment \"" + experiment + "\" is not in " + where + (list.empty() ? " (the store is empty)" : "; it has " + list));
 }
 
+std::pair<int64_t, std::string> StoreReader::scenario_of(int64_t run) const {
+    bool has_column = false;
+    {
+        Query info(db_, "PRAGMA table_info(runs)");
+        while (info.next()) has_column |= info.text(1) == "scenario_json";
+    }
+    Query q(db_, run > 0 ? "SELECT run_id, scenario_file FROM runs WHERE run_id = ?" : "SELECT run_id, scenario_file FROM runs WHERE run_id > ? ORDER BY run_id DESC LIMIT 1");
+    q.bind(1, run);
+    if (!q.next()) throw InputError(file_.string(), run > 0 ? "no run " + std::to_string(run) + " in this store" : "the store holds no run yet");
+    const int64_t id = q.integer(0);
+    const std::string file = q.text(1);
+    std::string json;
+    if (has_column) {
+        Query s(db_, "SELECT coalesce(scenario_json, '') FROM runs WHERE run_id = ?");
+        s.bind(1, id);
+        if (s.next()) json = s.text(0);
+    }
+    if (json.empty())
+        throw InputError(file_.string(), "run " + std::to_string(id) + " was stored by an Orrery that kept no copy of its scenario: it ran " +
+                                              (file.empty() ? std::string("an unnamed scenario") : file));
+    return {id, json};
+}
+
 bool StoreReader::has_running_run() const {
     Query q(db_, "SELECT count(*) FROM runs WHERE status = 'running'");
     return q.next() && q.integer(0) > 0;

@@ -38,6 +38,9 @@ public:
     int64_t find_run(const std::string& experiment, int64_t run = 0) const;
     std::string experiment_status(int64_t run, const std::string& experiment) const;
     bool has_running_run() const;  // a run still marked running (its process may be alive)
+    // The scenario run `run` (0: the newest run) ran, as stored with it (RunRecord::scenario_json), and the
+    // run's id; throws InputError when the store has no such run or kept no scenario for it.
+    std::pair<int64_t, std::string> scenario_of(int64_t run) const;
     std::vector<TimelineRow> timeline(int64_t run, const std::string& experiment) const;
     // The `count` ports with the highest peak occupancy, each with a value at every sample time.
     std::vector<PortSeries> busiest_ports(int64_t run, const std::string& experiment, size_t count) const;

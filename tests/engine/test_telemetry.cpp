@@ -39,7 +39,7 @@ private slots:
         auto job = load_hpcc_job(kRef / "config_incast_dcqcn.txt", kRef, PresetLibrary(), w);
         for (int run = 1; run <= 2; ++run) {
             ResultsStore store(file);
-            store.begin_run(RunRecord{"incast", "config_incast_dcqcn.txt", "abc", "cpu", "test", 1}, {{"e0000", 0, 1, "abc", nlohmann::json::array()}});
+            store.begin_run(RunRecord{"incast", "config_incast_dcqcn.txt", "abc", "cpu", "test", 1, 1, ""}, {{"e0000", 0, 1, "abc", nlohmann::json::array()}});
             Batch batch = compile_batch({job->input});
             int samples = 0;
             RunOptions options;

@@ -153,6 +153,22 @@ private slots:
         QVERIFY2(r.summary[0].find("Best design: hpcc (2 seeds), with the lowest iteration time (1.01 s, ") == 0, r.summary[0].c_str());
         QVERIFY2(r.summary[0].find(format_percent((1.21 - 1.01) / 1.21) + " below the worst") != std::string::npos, r.summary[0].c_str());
         QVERIFY(r.summary.back().find("Each design is the mean over its seeds (2 here)") == 0);
+        // 95 % intervals (t = 12.706 for two seeds): hpcc 1.01 ± 0.127 s, dcqcn 1.21 ± 0.127 s overlap, so "best"
+        // is not claimed with confidence; with four seeds each the intervals stand apart.
+        const std::string& ci = r.summary[r.summary.size() - 2];
+        QVERIFY2(ci.find("95 % intervals of the mean iteration time over seeds: hpcc 1.01 s ± 127.1 ms; dcqcn 1.21 s ± 127.1 ms.") == 0, ci.c_str());
+        QVERIFY2(ci.find("overlaps another's") != std::string::npos, ci.c_str());
+        {
+            ResultsTable t = table(1.20, 1.22, 1.00, 1.02);
+            t.rows.push_back({"e0004", "ok", "", {"dcqcn", "3"}, {1.21}});
+            t.rows.push_back({"e0005", "ok", "", {"hpcc", "3"}, {1.01}});
+            Report four;
+            four.table = t;
+            compose_report(four, -1);
+            const std::string& sure = four.summary[four.summary.size() - 2];
+            QVERIFY2(sure.find("hpcc's interval stands apart from every other design's: it is best on iteration time with 95 % confidence") != std::string::npos,
+                     sure.c_str());
+        }
         QCOMPARE(r.short_labels[0], std::string("dcqcn, seed 1"));
         // dcqcn's seeds differ by 9 %: hpcc's 0.5 % lower mean is inside that spread.
         r.table = table(1.00, 1.10, 1.045, 1.045);
@@ -293,6 +309,30 @@ private slots:
         std::ofstream(tmp_.filePath("llm4.json").toStdString()) << doc.dump(1);
         const Result llm = cli({"run", "llm4.json", "--out", "llm4.sqlite"}, tmp_.path());
         QVERIFY2(llm.code == 0, qPrintable(llm.err));
+        {   // A manager's first question, what was simulated, is answered at the top, and the run is reproducible from
+            // the store alone: the scenario it ran is kept there (the workbench runs a temporary copy).
+            const Report r = read_report(tmp_.filePath("llm4.sqlite").toStdString(), 0);
+            std::map<std::string, std::string> facts(r.simulated.begin(), r.simulated.end());
+            QVERIFY2(facts["fabric"] == "leaf-spine: leaves 4, spines 4, hosts_per_leaf 8", facts["fabric"].c_str());
+            QVERIFY2(facts["parallelism"].find("tp 8, pp 2, dp 2") == 0, facts["parallelism"].c_str());
+            QVERIFY2(facts["training job"] == "gpt3-6.7b (layers 4) on H100",
+                     facts["training job"].c_str());
+            QCOMPARE(facts["network mode"], std::string("analytic"));
+            QVERIFY(facts["link rates"].find("all 400Gbps") != std::string::npos);
+            QVERIFY(facts["swept"].find("cc.preset") == 0);
+            const std::string html = report_html(r);
+            QVERIFY(html.find("What was simulated") < html.find("Summary"));
+            QVERIFY(html.find("orrery-cli export scenario " + tmp_.filePath("llm4.sqlite").toStdString() + " --run 1 -o scenario.json") != std::string::npos);
+            const Result exported = cli({"export", "scenario", "llm4.sqlite", "-o", "again.json"}, tmp_.path());
+            QVERIFY2(exported.code == 0, qPrintable(exported.err));
+            QCOMPARE(cli({"run", "again.json", "--out", "again.sqlite"}, tmp_.path()).code, 0);
+            const Report again = read_report(tmp_.filePath("again.sqlite").toStdString(), 0);
+            QCOMPARE(facts["congestion control"], std::string("preset dcqcn-400g"));
+            // One seed per design: the note says a difference within the seed-to-seed spread is none, and how to measure it.
+            QVERIFY2(r.tie_reason.find("add \"sweep\": {\"replications\": 5}") != std::string::npos, r.tie_reason.c_str());
+            QCOMPARE(again.repro.experiments.size(), r.repro.experiments.size());
+            for (size_t i = 0; i < r.repro.experiments.size(); ++i) QCOMPARE(again.repro.experiments[i].sha256, r.repro.experiments[i].sha256);
+        }
         for (const QString& store : {tmp_.filePath("llm4.sqlite"), tmp_.filePath("sixteen.sqlite")}) {
             const Report r = read_report(store.toStdString(), 0, "e0001");
             const QString pdf = store + ".pdf";

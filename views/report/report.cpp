@@ -40,6 +40,16 @@ void read_reproducibility(sqlite3* db, const std::string& store, int64_t run, Re
     if (q.next())
         out.scenario_file = q.text(0), out.scenario_sha256 = q.text(1), out.engine_version = q.text(2), out.git_revision = q.text(3),
         out.backend = q.text(4), out.device = q.text(5), out.host = q.text(6), out.threads = q.integer(7);
+    bool kept = false;  // stores written before runs kept their scenario have no such column
+    {
+        StoreQuery info(db, "PRAGMA table_info(runs)", store);
+        while (info.next()) kept |= info.text(1) == "scenario_json";
+    }
+    if (kept) {
+        StoreQuery s(db, "SELECT coalesce(scenario_json, '') FROM runs WHERE run_id = ?", store);
+        s.bind(1, run);
+        if (s.next()) out.scenario_json = s.text(0);
+    }
     StoreQuery e(db, "SELECT experiment, coalesce(seed, 0), coalesce(sha256, ''), coalesce(wall_seconds, 0) FROM experiments WHERE run_id = ? ORDER BY idx", store);
     e.bind(1, run);
     while (e.next()) out.experiments.push_back({e.text(0), e.text(2), e.integer(1), e.real(3)});
@@ -214,6 +224,52 @@ BarChart skip_shares(const Report& r) {
     return any ? c : BarChart{};
 }
 
+// Student's t at 97.5 % for n − 1 degrees of freedom (a two-sided 95 % interval of a mean of n samples).
+double t_975(size_t dof) {
+    static const double table[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                                   2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    return dof < std::size(table) ? table[dof] : 1.96;
+}
+
+// The first key metric's 95 % interval of the mean over seeds, per design, and whether the best design's interval
+// stands apart from every other's: only then is it called best on that metric.
+std::string interval_sentence(const ResultsTable& t, const std::vector<std::string>& order, const std::map<std::string, std::vector<size_t>>& designs) {
+    for (const KeyMetric& k : key_metrics()) {
+        size_t m = t.metrics.size();
+        for (size_t j = 0; j < t.metrics.size(); ++j)
+            if (t.metrics[j].name == k.name) m = j;
+        if (m == t.metrics.size()) continue;
+        struct Interval {
+            std::string design;
+            double mean, half;
+        };
+        std::vector<Interval> iv;
+        for (const std::string& key : order) {
+            std::vector<double> x;
+            for (size_t i : designs.at(key))
+                if (const auto& v = t.rows[i].metrics[m]) x.push_back(*v);
+            if (x.size() < 2) return "";
+            double mean = 0, ss = 0;
+            for (double v : x) mean += v;
+            mean /= double(x.size());
+            for (double v : x) ss += (v - mean) * (v - mean);
+            iv.push_back({key, mean, t_975(x.size() - 1) * std::sqrt(ss / double(x.size() - 1)) / std::sqrt(double(x.size()))});
+        }
+        // Every key metric is better lower (times, slowdown, queue, pauses).
+        std::sort(iv.begin(), iv.end(), [](const Interval& a, const Interval& b) { return a.mean < b.mean; });
+        const std::string unit = metric_unit(t, k.name);
+        std::string list;
+        for (const Interval& i : iv) list += (list.empty() ? "" : "; ") + i.design + " " + format_value(i.mean, unit, k.name) + " ± " + format_value(i.half, unit, k.name);
+        bool apart = iv.size() > 1;
+        for (size_t j = 1; j < iv.size(); ++j)
+            apart = apart && iv[0].mean + iv[0].half < iv[j].mean - iv[j].half;
+        return "95 % intervals of the mean " + std::string(k.label) + " over seeds: " + list + ". " +
+               (apart ? iv[0].design + "'s interval stands apart from every other design's: it is best on " + k.label + " with 95 % confidence."
+                      : "The best design's interval overlaps another's: more seeds would be needed to call one best on " + std::string(k.label) + " with 95 % confidence.");
+    }
+    return "";
+}
+
 // Replications: with the seed swept beside other parameters, a design is the other parameters' values, and the
 // summary ranks designs by their mean over seeds. A difference within a design's own spread over seeds (largest
 // minus smallest, relative to the largest) is no difference. Empty when the run has no swept seed.
@@ -269,6 +325,7 @@ std::vector<std::string> replicated_summary(const Report& r) {
             for (size_t i : designs[order[d]])
                 if (int(i) == r.baseline) baseline = int(d);
     out = summarize({&means, labels, baseline, r.tie, spread, "designs"});
+    if (std::string ci = interval_sentence(t, order, designs); !ci.empty()) out.push_back(ci);
     out.push_back("Each design is the mean over its seeds (" + std::to_string(seeds) + " here); a difference smaller than the seeds' own spread counts as a tie.");
     return out;
 }
@@ -297,7 +354,12 @@ void compose_report(Report& r, int baseline) {
                             : "Differences under 0.5 % are reported as ties: that is how closely Orrery's mean and last completion times agree "
                               "with the reference packet-level simulator.";
     r.summary = replicated_summary(r);
-    if (r.summary.empty()) r.summary = summarize({&r.table, r.labels, r.baseline, r.tie, {}, "experiments"});
+    if (r.summary.empty()) {
+        r.summary = summarize({&r.table, r.labels, r.baseline, r.tie, {}, "experiments"});
+        if (t.rows.size() > 1)  // one seed per design: how sure a difference is cannot be told from this run
+            r.tie_reason += " Each design ran once (one seed): a difference smaller than the model's own seed-to-seed spread is no difference; "
+                            "add \"sweep\": {\"replications\": 5} to the scenario to measure that spread and get 95 % intervals.";
+    }
 }
 
 Report read_report(const std::string& store, int64_t run_id, const std::string& baseline) {
@@ -323,11 +385,99 @@ Report read_report(const std::string& store, int64_t run_id, const std::string& 
     compose_report(r, base);
     ReadOnlyStore db(store);
     read_reproducibility(db.db, store, run_id, r.repro);
+    if (!r.repro.scenario_json.empty()) {
+        const nlohmann::json doc = nlohmann::json::parse(r.repro.scenario_json, nullptr, false);
+        if (!doc.is_discarded()) r.simulated = simulated_facts(doc);
+    }
     r.fct_cdf = read_fct_cdf(db.db, store, run_id, r);
     r.queue_tiers = read_queue_tiers(db.db, store, run_id, r);
     r.iteration = iteration_breakdown(r);
     r.skip_share = skip_shares(r);
     return r;
+}
+
+namespace {
+
+std::string text_of(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// "key value, key value" of the object's scalar fields, in `keys` order where present.
+std::string fields_of(const nlohmann::json& o, std::initializer_list<const char*> keys) {
+    std::string s;
+    for (const char* k : keys)
+        if (o.is_object() && o.contains(k) && !o[k].is_object() && !o[k].is_array()) s += (s.empty() ? "" : ", ") + std::string(k) + " " + text_of(o[k]);
+    return s;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> simulated_facts(const nlohmann::json& d) {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto at = [&](std::initializer_list<const char*> path) -> const nlohmann::json& {
+        static const nlohmann::json none;
+        const nlohmann::json* v = &d;
+        for (const char* k : path) {
+            if (!v->is_object() || !v->contains(k)) return none;
+            v = &(*v)[k];
+        }
+        return *v;
+    };
+    const nlohmann::json& t = at({"topology"});
+    if (t.is_object()) {
+        std::string fabric;
+        if (t.contains("generator"))
+            fabric = text_of(t["generator"]) + ": " +
+                     fields_of(t, {"k", "gpus", "gpus_per_server", "tiers", "leaves", "spines", "hosts_per_leaf", "oversubscription", "pods", "tors_per_pod",
+                                   "aggs_per_pod", "hosts_per_tor", "cores", "hosts"});
+        else if (t.contains("nodes"))
+            fabric = "drawn by hand: " + std::to_string(t["nodes"].size()) + " nodes, " + std::to_string(t.contains("links") ? t["links"].size() : 0) + " links";
+        else if (t.contains("import"))
+            fabric = "imported from " + text_of(t["import"]);
+        else if (t.contains("preset"))
+            fabric = "preset " + text_of(t["preset"]);
+        if (!fabric.empty()) out.push_back({"fabric", fabric});
+        std::string rates;
+        if (t.contains("link_defaults") && t["link_defaults"].is_object())
+            for (const auto& [tier, spec] : t["link_defaults"].items())
+                if (spec.is_object() && spec.contains("rate")) rates += (rates.empty() ? "" : ", ") + tier + " " + text_of(spec["rate"]);
+        if (!rates.empty()) out.push_back({"link rates", rates});
+    }
+    const nlohmann::json& w = at({"workload"});
+    if (w.is_object() && w.value("kind", "") == "llm") {
+        std::string job;
+        if (w.contains("import") && w["import"].is_object()) job = text_of(w["import"].value("format", nlohmann::json("?"))) + " workload " + text_of(w["import"].value("path", nlohmann::json("")));
+        else if (w.contains("model") && w["model"].is_object()) {
+            const nlohmann::json& m = w["model"];
+            const std::string name = m.contains("preset") ? text_of(m["preset"]) : m.contains("name") ? text_of(m["name"]) : "model";
+            const std::string shape = fields_of(m, {"layers", "hidden", "heads", "ffn", "seq", "experts", "top_k"});
+            job = name + (shape.empty() ? "" : " (" + shape + ")");
+        }
+        if (w.contains("gpu")) job += " on " + text_of(w["gpu"]);
+        out.push_back({"training job", job});
+        if (w.contains("parallel") && w["parallel"].is_object())
+            out.push_back({"parallelism", fields_of(w["parallel"], {"tp", "pp", "dp", "ep", "sp", "zero", "micro_batches", "micro_batch_size", "schedule", "virtual_stages"})});
+        const nlohmann::json& c = w.contains("collectives") ? w["collectives"] : nlohmann::json();
+        if (c.is_object() && c.value("model", "") == "busbw") out.push_back({"network mode", "SimAI's busbw formula (no network)"});
+        else out.push_back({"network mode", w.contains("network_mode") ? text_of(w["network_mode"]) : std::string("packet")});
+        if (c.is_object()) {
+            const std::string coll = fields_of(c, {"algorithm", "channels", "pxn"});
+            if (!coll.empty()) out.push_back({"collectives", coll});
+        }
+    } else if (w.is_object()) {
+        out.push_back({"workload", w.contains("flows") && w["flows"].is_array() ? std::to_string(w["flows"].size()) + " flows"
+                                                                                   : "flows from " + text_of(w.value("file", nlohmann::json("a file")))});
+    }
+    const nlohmann::json& net = at({"network"});
+    if (net.is_object() && net.contains("preset")) out.push_back({"network", "preset " + text_of(net["preset"])});
+    const nlohmann::json& cc = at({"cc"});
+    if (cc.is_object() && (cc.contains("algorithm") || cc.contains("preset")))
+        out.push_back({"congestion control", cc.contains("preset") ? "preset " + text_of(cc["preset"]) : text_of(cc["algorithm"])});
+    const nlohmann::json& sw = at({"sweep"});
+    if (sw.is_object() && sw.contains("parameters") && sw["parameters"].is_array()) {
+        std::string paths;
+        for (const nlohmann::json& p : sw["parameters"]) paths += (paths.empty() ? "" : ", ") + text_of(p.value("path", nlohmann::json("?")));
+        out.push_back({"swept", paths + " (the experiments differ in these; above, the scenario's own values)"});
+    }
+    return out;
 }
 
 }  // namespace orrery::views

@@ -6,7 +6,10 @@
 // charts are all drawn from it.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "views/report/chart.h"
 #include "views/report/results_table.h"
@@ -21,6 +24,7 @@ struct ExperimentFacts {
 
 struct Reproducibility {
     std::string store, scenario_file, scenario_sha256, engine_version, git_revision, backend, device, host;
+    std::string scenario_json;  // the scenario the run kept (stores written before it was kept: empty)
     int64_t threads = 0;
     std::vector<ExperimentFacts> experiments;
 };
@@ -33,6 +37,9 @@ struct Report {
     std::vector<std::string> labels;   // per row, for sentences: "hpcc-400g (e0001)"
     std::vector<std::string> short_labels;  // per row, for legends: "hpcc-400g"
     std::vector<std::string> summary;
+    // What was simulated, for a reader who did not set it up: (what, description) read off the scenario the
+    // run kept (fabric, GPUs, model and strategy, link rates, congestion control, network mode, sweep).
+    std::vector<std::pair<std::string, std::string>> simulated;
     Reproducibility repro;
     LineChart fct_cdf;
     std::vector<LineChart> queue_tiers;  // one per switch tier that was sampled
@@ -57,6 +64,8 @@ std::vector<RenderedChart> report_charts(const Report& r);
 // One self-contained page: `inline_svg` puts the charts in the page (HTML files); otherwise it refers to them as
 // images named chart-0.svg, chart-1.svg, … in report_charts order (the PDF writer supplies them).
 std::string report_html(const Report& r, bool inline_svg = true);
+// Report::simulated of a scenario document (presets resolved).
+std::vector<std::pair<std::string, std::string>> simulated_facts(const nlohmann::json& scenario);
 std::string report_csv(const Report& r);
 
 }  // namespace orrery::views

@@ -180,6 +180,11 @@ std::string report_html(const Report& r, bool inline_svg) {
       << t.rows.size() << " experiment" << (t.rows.size() == 1 ? "" : "s") << " · " << escape(t.run.status) << " · "
       << escape(format_value(t.run.wall_seconds, "s")) << " wall</p>";
 
+    if (!r.simulated.empty()) {
+        h << "<h2>What was simulated</h2><table>";
+        for (const auto& [what, text] : r.simulated) h << "<tr><td class='l'>" << escape(what) << "</td><td class='lw'>" << escape(text) << "</td></tr>";
+        h << "</table>";
+    }
     h << "<h2>Summary</h2><ul class='summary'>";
     for (const std::string& s : r.summary) h << "<li>" << escape(s) << "</li>";
     h << "</ul><p class='note'>" << (t.rows.size() > 1 ? escape(r.tie_reason) + " " : "") << "Values are rounded to four significant digits.</p>";
@@ -257,9 +262,13 @@ std::string report_html(const Report& r, bool inline_svg) {
     for (const ExperimentFacts& e : p.experiments)
         h << "<tr><td class='l'>" << escape(e.experiment) << "</td><td>" << e.seed << "</td><td class='mono'>" << sha(e.sha256) << "</td><td>"
           << escape(format_value(e.wall_seconds, "s")) << "</td></tr>";
-    h << "</table><p class='note'>Results are deterministic: the same scenario and seeds give the same figures on any thread count. "
-         "Reproduce with <span class='mono'>orrery-cli run " << escape(p.scenario_file.empty() ? "SCENARIO" : p.scenario_file)
-      << " --out results.sqlite</span>, then <span class='mono'>orrery-cli report results.sqlite -o report.html</span>.</p>";
+    h << "</table><p class='note'>Results are deterministic: the same scenario and seeds give the same figures on any thread count. ";
+    if (!p.scenario_json.empty())  // the run kept its scenario: reproducible from the store alone (its file may be a workbench's temporary copy)
+        h << "The store keeps the scenario that ran; reproduce with <span class='mono'>orrery-cli export scenario " << escape(p.store) << " --run "
+          << t.run.run_id << " -o scenario.json</span>, <span class='mono'>orrery-cli run scenario.json --out results.sqlite</span>";
+    else
+        h << "Reproduce with <span class='mono'>orrery-cli run " << escape(p.scenario_file.empty() ? "SCENARIO" : p.scenario_file) << " --out results.sqlite</span>";
+    h << ", then <span class='mono'>orrery-cli report results.sqlite -o report.html</span>.</p>";
     h << "</body></html>\n";
     return h.str();
 }
