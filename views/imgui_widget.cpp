@@ -14,11 +14,30 @@ ImGuiWidget::ImGuiWidget(QWidget* parent) : QOpenGLWidget(parent) {
     setFocusPolicy(Qt::StrongFocus);
     setMinimumSize(320, 200);
     connect(&timer_, &QTimer::timeout, this, [this] {
-        if (isVisible()) update();
+        if (!continuous_ && frames_wanted_ <= 0) {
+            timer_.stop();
+            return;
+        }
+        if (frames_wanted_ > 0) --frames_wanted_;
+        if (isVisible()) {
+            update();
+            ++scheduled_;
+        }
     });
-    // 40 requested so that, with timers late under load, at least 30 frames a second are drawn.
+    // 40 a second while drawing, so that with timers late under load at least 30 frames a second are drawn.
     timer_.setTimerType(Qt::PreciseTimer);
     set_fps(40);
+    request_frames();
+}
+
+void ImGuiWidget::request_frames(int n) {
+    frames_wanted_ = std::max(frames_wanted_, n);
+    if (!timer_.isActive()) timer_.start();
+}
+
+void ImGuiWidget::set_continuous(bool on) {
+    continuous_ = on;
+    if (on && !timer_.isActive()) timer_.start();
 }
 
 ImGuiWidget::~ImGuiWidget() {
@@ -30,7 +49,7 @@ ImGuiWidget::~ImGuiWidget() {
     doneCurrent();
 }
 
-void ImGuiWidget::set_fps(int fps) { timer_.start(1000 / std::max(1, fps)); }
+void ImGuiWidget::set_fps(int fps) { timer_.setInterval(1000 / std::max(1, fps)); }
 
 void ImGuiWidget::initializeGL() {
     ctx_ = ImGui::CreateContext();
@@ -75,12 +94,14 @@ void ImGuiWidget::set_button(Qt::MouseButton b, bool down, QPointF at) {
     const int i = b == Qt::LeftButton ? 0 : b == Qt::RightButton ? 1 : b == Qt::MiddleButton ? 2 : -1;
     if (i >= 0) buttons_.push({i, down, float(at.x()), float(at.y())});
     update();
+    request_frames();
 }
 
 void ImGuiWidget::mouseMoveEvent(QMouseEvent* e) {
     if (!ctx_) return;
     ImGui::SetCurrentContext(ctx_);
     ImGui::GetIO().MousePos = ImVec2(float(e->position().x()), float(e->position().y()));
+    request_frames(2);  // hover: the span under the cursor is named
 }
 void ImGuiWidget::mousePressEvent(QMouseEvent* e) { set_button(e->button(), true, e->position()); }
 void ImGuiWidget::mouseReleaseEvent(QMouseEvent* e) { set_button(e->button(), false, e->position()); }
@@ -89,10 +110,12 @@ void ImGuiWidget::wheelEvent(QWheelEvent* e) {
     ImGui::SetCurrentContext(ctx_);
     ImGui::GetIO().MouseWheel += float(e->angleDelta().y() / 120.0);
     ImGui::GetIO().MouseWheelH += float(e->angleDelta().x() / 120.0);
+    request_frames();
 }
 void ImGuiWidget::keyPressEvent(QKeyEvent* e) {
     if (on_key && on_key(e->key())) {
         update();
+        request_frames();
         return;
     }
     QOpenGLWidget::keyPressEvent(e);

@@ -22,10 +22,16 @@ public:
     std::function<void()> draw;
     std::function<bool(int qt_key)> on_key;  // true: handled
     void set_fps(int fps);
+    // Frames are drawn on demand: after input, new data (request_frames) or a resize, a few frames at the set
+    // rate (ImGui settles hover and animation state over them), then none: an idle inspector costs no CPU.
+    // Continuous drawing is for the frame-rate benchmark.
+    void request_frames(int n = 3);
+    void set_continuous(bool on);
     // Frame times of the last frames, ms (for the inspector's own display and the frame-rate benchmark).
     double last_frame_ms() const { return last_frame_ms_; }
     double worst_frame_ms() const { return worst_frame_ms_; }
     uint64_t frames() const { return frames_; }
+    uint64_t frames_scheduled() const { return scheduled_; }  // repaints the timer asked for (drawn or not: offscreen has no GL)
     bool gl_ready() const { return ready_; }
 
 protected:
@@ -43,6 +49,9 @@ private:
     ImGuiContext* ctx_ = nullptr;
     bool ready_ = false;
     QTimer timer_;
+    int frames_wanted_ = 0;
+    uint64_t scheduled_ = 0;
+    bool continuous_ = false;
     QElapsedTimer clock_;
     double last_frame_ms_ = 0, worst_frame_ms_ = 0;
     uint64_t frames_ = 0;

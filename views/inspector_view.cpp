@@ -189,9 +189,13 @@ InspectorView::InspectorView(QWidget* parent) : QWidget(parent) {
     layout->addWidget(canvas_);
 }
 
-void InspectorView::add(const TelemetryChunk& chunk) { state_.add(chunk); }
+void InspectorView::add(const TelemetryChunk& chunk) {
+    state_.add(chunk);
+    canvas_->request_frames();  // drawn on demand: new data is a change
+}
 
 bool InspectorView::key(int k) {
+    canvas_->request_frames();
     const double mid = (state_.t0() + state_.t1()) / 2;
     switch (k) {
     case Qt::Key_W: state_.zoom_at(mid, 0.8); return true;

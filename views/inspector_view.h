@@ -15,7 +15,12 @@ class InspectorView : public QWidget {
     Q_OBJECT
 public:
     explicit InspectorView(QWidget* parent = nullptr);
-    InspectorState& state() { return state_; }
+    // Whoever takes the state to change it (clear, show, pin, a tab) gets the frames that draw the change: the
+    // canvas draws on demand (ImGuiWidget::request_frames).
+    InspectorState& state() {
+        canvas_->request_frames();
+        return state_;
+    }
     ImGuiWidget* canvas() { return canvas_; }
     void add(const TelemetryChunk& chunk);
     // W/S zoom, A/D pan the time window; true when `qt_key` is one of them (the main window forwards them

@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
     }
     InspectorState& st = w.inspector()->state();
     ImGuiWidget* canvas = w.inspector()->canvas();
+    canvas->set_continuous(true);  // the frame rate the inspector can draw (it draws on demand otherwise)
     bool finished = false;
     QObject::connect(&w, &MainWindow::runFinished, [&] { finished = true; });
     // Frames per second, one figure per second of `window`, while the tab `tab` is shown.
