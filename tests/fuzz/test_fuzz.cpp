@@ -1,6 +1,7 @@
 // Fuzzing every input format through `orrery-cli validate`: sample files of each format (tests/reference,
 // the bundled scenarios, fabrics the CLI writes) are mutated by a seeded mutator — bytes flipped, cut,
-// repeated, numbers replaced by extremes, nesting and invalid UTF-8 inserted — and each mutant must end
+// repeated, numbers replaced by extremes, string values by numbers, nesting and invalid UTF-8 (surrogates and
+// overlong forms too) inserted — and each mutant must end
 // in a documented exit code (0 valid, 1 invalid input, 2 usage) within the time limit: never a signal, a
 // hang, or 3 ("internal error"). CI runs a fixed corpus of ORRERY_FUZZ_CASES=240 cases (seed 1); the long
 // mode for sanitizer builds is the same program with more cases (tests/README.md, "Fuzzing").
@@ -29,9 +30,11 @@ QByteArray read_all(const QString& file) {
 void mutate(QByteArray& b, std::mt19937_64& random) {
     auto pick = [&](size_t n) { return n == 0 ? size_t(0) : size_t(random() % n); };
     static const char* const kTokens[] = {"1e400", "-1", "0", "99999999999999999999", "NaN", "-0", "4294967296", "1e-400", "\"\"", "null",
-                                          "true", "[]", "{}", "\xff\xfe", "\xc3\x28", "<a>", "</algo>", "\"}", "24xyz", "-9223372036854775808"};
+                                          "true", "[]", "{}", "\xff\xfe", "\xc3\x28", "<a>", "</algo>", "\"}", "24xyz", "-9223372036854775808",
+                                          // well-formed-looking but invalid UTF-8: a UTF-16 surrogate, an overlong NUL, beyond U+10FFFF
+                                          "\xed\xa0\x80", "\xe0\x80\x80", "\xf4\x90\x80\x80"};
     const size_t at = pick(size_t(b.size()) + 1);
-    switch (random() % 9) {
+    switch (random() % 10) {
         case 0:  // flip a byte
             if (!b.isEmpty()) b[qsizetype(pick(size_t(b.size())))] = char(random());
             break;
@@ -67,6 +70,12 @@ void mutate(QByteArray& b, std::mt19937_64& random) {
             QList<QByteArray> lines = b.split('\n');
             if (lines.size() > 2) lines.swapItemsAt(qsizetype(pick(size_t(lines.size()))), qsizetype(pick(size_t(lines.size()))));
             b = lines.join('\n');
+            break;
+        }
+        case 8: {  // a JSON string value becomes a number ("kind": "llm" → "kind": 5: once an internal error)
+            const qsizetype colon = b.indexOf("\": \"", qsizetype(at));
+            const qsizetype end = colon < 0 ? -1 : b.indexOf('"', colon + 4);
+            if (end > colon) b.replace(colon + 3, end - colon - 2, QByteArray::number(qulonglong(pick(10))));
             break;
         }
         default:  // a NUL byte
