@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <cstring>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -316,6 +317,26 @@ Compiled mode_outcome(const nlohmann::json& doc, TimingMode mode) {
     }
 }
 
+// Each value of key `k` in turn on `doc`: "live" at the first that changes the outcome from `reference`, else
+// "refused: …" when a value was refused, else `dead`. A refusal that is not an input error lands in `wrong`.
+std::string verdict_of_key(const nlohmann::json& doc, const KeyUse& k, const std::string& reference,
+                           const std::function<Compiled(const nlohmann::json&)>& outcome, std::string dead, size_t& tried, std::string& wrong) {
+    for (const nlohmann::json& value : candidates(k)) {
+        nlohmann::json changed = doc;
+        std::string why;
+        if (k.path.rfind("sweep", 0) == 0 || !set_at_path(changed, k.path, value, &why)) continue;
+        ++tried;
+        const Compiled c = outcome(changed);
+        if (!c.refusal.empty()) {
+            if (c.refusal.find("not an input error") != std::string::npos) wrong += "\n  " + k.path + ": " + c.refusal;
+            if (dead.rfind("dead", 0) == 0) dead = "refused: " + c.refusal;
+        } else if (c.digest != reference) {
+            return "live";
+        }
+    }
+    return dead;
+}
+
 // Keys each mode's walk leaves alone: the mode itself, and the fabric's shape (its generators and node lists are
 // walked at packet level above, where a changed fabric changes the experiment); its links' rates, delays and
 // losses are walked in every mode.
@@ -347,21 +368,10 @@ private slots:
                 const std::string key = without_indices(k.path);
                 if (kNotSettings.count(key) || !seen.insert(k.path).second) continue;
                 if (verdict[key] == "live") continue;
-                std::string outcome = "dead in \"" + base.label + "\": every value compiled to the same experiment";
-                for (const nlohmann::json& value : candidates(k)) {
-                    nlohmann::json doc = base.doc;
-                    std::string why;
-                    if (k.path.rfind("sweep", 0) == 0 || !set_at_path(doc, k.path, value, &why)) continue;
-                    ++tried;
-                    const Compiled c = compile(doc);
-                    if (!c.refusal.empty()) {
-                        QVERIFY2(c.refusal.find("not an input error") == std::string::npos, (k.path + ": " + c.refusal).c_str());
-                        if (outcome.rfind("dead", 0) == 0) outcome = "refused: " + c.refusal;
-                    } else if (c.digest != reference.digest) {
-                        outcome = "live";
-                        break;
-                    }
-                }
+                std::string internal;
+                const std::string outcome = verdict_of_key(base.doc, k, reference.digest, compile,
+                                                           "dead in \"" + base.label + "\": every value compiled to the same experiment", tried, internal);
+                QVERIFY2(internal.empty(), internal.c_str());
                 std::string& v = verdict[key];
                 if (v.empty() || v.rfind("dead", 0) == 0 || outcome == "live") v = outcome;
             }
@@ -421,21 +431,10 @@ private slots:
                 if (kNotSettings.count(key) || walked_elsewhere(key) || !seen.insert(k.path).second || k.path.rfind("sweep", 0) == 0) continue;
                 std::string& v = verdict[{key, mode}];
                 if (v == "live") continue;
-                std::string outcome = "dead in \"" + base.label + "\"";
-                for (const nlohmann::json& value : candidates(k)) {
-                    nlohmann::json doc = base.doc;
-                    std::string why;
-                    if (!set_at_path(doc, k.path, value, &why)) continue;
-                    ++tried;
-                    const Compiled c = mode_outcome(doc, mode);
-                    if (!c.refusal.empty()) {
-                        QVERIFY2(c.refusal.find("not an input error") == std::string::npos, (k.path + ": " + c.refusal).c_str());
-                        if (outcome.rfind("dead", 0) == 0) outcome = "refused: " + c.refusal;
-                    } else if (c.digest != reference.digest) {
-                        outcome = "live";
-                        break;
-                    }
-                }
+                std::string internal;
+                const std::string outcome = verdict_of_key(base.doc, k, reference.digest, [mode = mode](const nlohmann::json& d) { return mode_outcome(d, mode); },
+                                                           "dead in \"" + base.label + "\"", tried, internal);
+                QVERIFY2(internal.empty(), internal.c_str());
                 if (v.empty() || v.rfind("dead", 0) == 0 || outcome == "live") v = outcome;
             }
         }
