@@ -259,6 +259,8 @@ void MainWindow::build_docks() {
     log_->setMaximumBlockCount(5000);
     auto* log_dock = dock("Log", "log-dock", log_, Qt::BottomDockWidgetArea);
     tabifyDockWidget(findChild<QDockWidget*>("inspector-dock"), log_dock);
+    // Beside the Inspector and the Log: its tab's title counts the errors ("Problems (1 error)").
+    tabifyDockWidget(log_dock, findChild<QDockWidget*>("problems-dock"));
     findChild<QDockWidget*>("inspector-dock")->raise();
 }
 

@@ -5,6 +5,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QDir>
+#include <QDockWidget>
 #include <QGuiApplication>
 #include <QMessageBox>
 #include <QProcess>
@@ -17,6 +18,7 @@
 #include "gui_fixtures.h"
 #include "views/inspector_view.h"
 #include "views/main_window.h"
+#include "views/strategy_editor.h"
 #include "views/results_view.h"
 #include "views/topology_editor.h"
 #include "views/welcome.h"
@@ -83,6 +85,18 @@ private slots:
             QVERIFY(shot.save(file));
             QVERIFY2(colours(shot) > 40, qPrintable(file + ": too few colours"));
             qInfo("screenshot: %s", qPrintable(file));
+        }
+        {   // The engine's checks as the user edits: TP 3 over 32 heads is an error in the Problems tab, and Run is off.
+            w.tabs()->setCurrentIndex(1);
+            emit w.strategy()->edited("workload.parallel.tp", "3");
+            w.check_problems_now();
+            w.findChild<QDockWidget*>("problems-dock")->raise();
+            QVERIFY(!w.run_enabled());
+            testing::wait_for([] { return false; }, 300);
+            const QImage shot = w.screen()->grabWindow(w.winId()).toImage();
+            QVERIFY(shot.save(out + "/problems.png"));
+            qInfo("screenshot: %s", qPrintable(out + "/problems.png"));
+            w.undo_stack()->undo();
         }
         QVERIFY(w.inspector()->canvas()->gl_ready());
         qInfo("inspector: %llu frames, worst %.2f ms", (unsigned long long)w.inspector()->canvas()->frames(), w.inspector()->canvas()->worst_frame_ms());
