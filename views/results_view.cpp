@@ -240,6 +240,7 @@ void ResultsView::fill() {
     }
     QStringList notes;
     for (const std::string& n : table_.notes) notes << QString::fromStdString(n);
+    if (const std::string disk = disk_cost_sentence(report_); !disk.empty()) notes << QString::fromStdString(disk);
     notes_->setText(notes.join("\n"));
     notes_->setVisible(!notes.isEmpty());
     // The report's answer first, in bold; the rest of the summary on hover and in the exported report.

@@ -328,6 +328,13 @@ private slots:
             QCOMPARE(cli({"run", "again.json", "--out", "again.sqlite"}, tmp_.path()).code, 0);
             const Report again = read_report(tmp_.filePath("again.sqlite").toStdString(), 0);
             QCOMPARE(facts["congestion control"], std::string("preset dcqcn-400g"));
+            // What the run costs on disk, by table (the Results view shows the sentence): the timeline is most of an LLM run.
+            QVERIFY(!r.disk_by_table.empty());
+            QCOMPARE(r.disk_by_table.front().first, std::string("timeline"));
+            uint64_t sum = 0;
+            for (const auto& [table, bytes] : r.disk_by_table) sum += bytes;
+            QVERIFY(sum > 0 && sum <= r.store_bytes);
+            QVERIFY2(disk_cost_sentence(r).find("On disk, this run takes about ") == 0, disk_cost_sentence(r).c_str());
             // One seed per design: the note says a difference within the seed-to-seed spread is none, and how to measure it.
             QVERIFY2(r.tie_reason.find("add \"sweep\": {\"replications\": 5}") != std::string::npos, r.tie_reason.c_str());
             QCOMPARE(again.repro.experiments.size(), r.repro.experiments.size());

@@ -41,6 +41,10 @@ struct Report {
     // run kept (fabric, GPUs, model and strategy, link rates, congestion control, network mode, sweep).
     std::vector<std::pair<std::string, std::string>> simulated;
     Reproducibility repro;
+    // What the run takes in its store, bytes (each table's pages shared out by the run's rows), by table, largest
+    // first; empty where SQLite cannot tell (no dbstat).
+    std::vector<std::pair<std::string, uint64_t>> disk_by_table;
+    uint64_t store_bytes = 0;  // the whole file
     LineChart fct_cdf;
     std::vector<LineChart> queue_tiers;  // one per switch tier that was sampled
     StackedBars iteration;
@@ -64,6 +68,8 @@ std::vector<RenderedChart> report_charts(const Report& r);
 // One self-contained page: `inline_svg` puts the charts in the page (HTML files); otherwise it refers to them as
 // images named chart-0.svg, chart-1.svg, … in report_charts order (the PDF writer supplies them).
 std::string report_html(const Report& r, bool inline_svg = true);
+// "This run takes about 12.3 MiB of the store's 45.6 MiB: timeline 8.1 MiB, flows 2.0 MiB, …"; empty when unknown.
+std::string disk_cost_sentence(const Report& r);
 // Report::simulated of a scenario document (presets resolved).
 std::vector<std::pair<std::string, std::string>> simulated_facts(const nlohmann::json& scenario);
 std::string report_csv(const Report& r);
