@@ -1,5 +1,7 @@
 #include "views/scenario_checks.h"
 
+#include <map>
+
 #include "common/diagnostics.h"
 #include "scenario/load.h"
 #include "workload/tables.h"
@@ -11,6 +13,42 @@ std::vector<std::string> messages(const InputError& e) {
     std::vector<std::string> out;
     for (const Diagnostic& d : e.diagnostics().items()) out.push_back(d.where + ": " + d.message);
     if (out.empty()) out.push_back(e.what());
+    return out;
+}
+
+// "where: in experiment e0001 (cc.preset = …): message" of several experiments with the same where and message
+// becomes one line, "where: in 4 experiments (e0000, …): message": a sweep's shared problem is said once.
+std::vector<std::string> merged_by_experiment(const std::vector<std::pair<std::string, std::string>>& items) {
+    using Key = std::pair<std::string, std::string>;  // where, message without the experiment
+    std::vector<Key> keys;                              // in first-seen order
+    std::map<Key, std::vector<std::string>> ids;        // key → experiments
+    for (const auto& [where, message] : items) {
+        std::string id, rest = message;
+        if (message.rfind("in experiment ", 0) == 0) {
+            const size_t space = message.find(' ', 14), close = message.find("): ", 14);
+            if (space != std::string::npos && close != std::string::npos) {
+                id = message.substr(14, space - 14);
+                rest = message.substr(close + 3);
+            }
+        }
+        const Key key{where, rest};
+        if (!ids.count(key)) keys.push_back(key);
+        if (!id.empty()) ids[key].push_back(id);
+        else ids[key];
+    }
+    std::vector<std::string> out;
+    for (const Key& key : keys) {
+        const std::vector<std::string>& e = ids[key];
+        if (e.empty()) {
+            out.push_back(key.first + ": " + key.second);
+            continue;
+        }
+        std::string list;
+        for (size_t i = 0; i < e.size() && i < 3; ++i) list += (i ? ", " : "") + e[i];
+        if (e.size() > 3) list += ", …";
+        out.push_back(key.first + ": " + (e.size() == 1 ? "in experiment " + e[0] : "in " + std::to_string(e.size()) + " experiments (" + list + ")") + ": " +
+                      key.second);
+    }
     return out;
 }
 
@@ -54,15 +92,17 @@ MemoryCheck check_llm_job(const nlohmann::json& document, const std::filesystem:
 }
 
 ScenarioProblems check_document(const nlohmann::json& document, const std::filesystem::path& base_dir, const PresetLibrary& presets) {
-    ScenarioProblems p;
+    std::vector<std::pair<std::string, std::string>> errors, warnings;
+    std::string failure;
     try {
         const LoadedScenario loaded = load_scenario_document(document, "scenario", base_dir, presets, LoadOptions{true});
-        for (const Diagnostic& d : loaded.warnings.items()) p.warnings.push_back(d.where + ": " + d.message);
+        for (const Diagnostic& d : loaded.warnings.items()) warnings.push_back({d.where, d.message});
     } catch (const InputError& e) {
-        for (const Diagnostic& d : e.diagnostics().items())
-            (d.severity == Diagnostic::Severity::error ? p.errors : p.warnings).push_back(d.where + ": " + d.message);
-        if (p.errors.empty()) p.errors.push_back(e.what());
+        for (const Diagnostic& d : e.diagnostics().items()) (d.severity == Diagnostic::Severity::error ? errors : warnings).push_back({d.where, d.message});
+        if (errors.empty()) failure = e.what();
     }
+    ScenarioProblems p{merged_by_experiment(errors), merged_by_experiment(warnings)};
+    if (!failure.empty()) p.errors.push_back(failure);
     return p;
 }
 

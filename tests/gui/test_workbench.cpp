@@ -256,6 +256,18 @@ private slots:
         emit w->strategy()->edited("workload.parallel.tp", "3");
         w->check_problems_now();
         QVERIFY2(lines().contains("Error: scenario: workload.parallel.tp: 32 attention heads do not split over TP 3"), qPrintable(lines()));
+        // A sweep's shared problem is one line naming its experiments, not one per experiment.
+        nlohmann::json swept = doc;
+        swept["workload"]["parallel"]["tp"] = 3;
+        swept["sweep"] = {{"parameters", {{{"path", "workload.parallel.micro_batches"}, {"values", {1, 2, 4}}}}}};
+        w->load_scenario("swept", swept);
+        w->check_problems_now();
+        QVERIFY2(lines().contains("Error: scenario: workload.parallel.tp: in 3 experiments (e0000, e0001, e0002): 32 attention heads do not split over TP 3"),
+                 qPrintable(lines()));
+        QCOMPARE(lines().count("attention heads do not split"), 1);
+        w->load_scenario("tp", doc);
+        emit w->strategy()->edited("workload.parallel.tp", "3");
+        w->check_problems_now();
         QVERIFY(!w->run_enabled());
         QString why;
         const size_t runs_before = list_runs(dir.filePath("problems.orrery").toStdString()).size();
