@@ -400,7 +400,7 @@ void compose_report(Report& r, int baseline) {
         r.summary = summarize({&r.table, r.labels, r.baseline, r.tie, {}, "experiments"});
         if (t.rows.size() > 1)  // one seed per design: how sure a difference is cannot be told from this run
             r.tie_reason += " Each design ran once (one seed): a difference smaller than the model's own seed-to-seed spread is no difference; "
-                            "add \"sweep\": {\"replications\": 5} to the scenario to measure that spread and get 95 % intervals.";
+                            "set sweep.replications (5, say) in the scenario to measure that spread and get 95 % intervals.";
     }
 }
 
