@@ -20,16 +20,6 @@ bool prefix_of(std::string_view prefix, std::string_view path) {
            (path.size() == prefix.size() || path[prefix.size()] == '.');
 }
 
-std::string timing_mode_phrase_of(TimingMode m) {
-    switch (m) {
-        case TimingMode::packet: return "at network_mode \"packet\"";
-        case TimingMode::flow: return "at network_mode \"flow\"";
-        case TimingMode::analytic: return "at network_mode \"analytic\"";
-        case TimingMode::busbw: return "with \"collectives\": {\"model\": \"busbw\"}";
-    }
-    return "";
-}
-
 // The path of every value `v` holds under `path` (an empty object holds none), without array indices; an
 // output.record entry as output.record.<entry>.
 void walk(const nlohmann::json& v, const std::string& path, std::vector<std::string>& out) {
@@ -48,7 +38,15 @@ void walk(const nlohmann::json& v, const std::string& path, std::vector<std::str
 
 }  // namespace
 
-std::string timing_mode_phrase(TimingMode m) { return timing_mode_phrase_of(m); }
+std::string timing_mode_phrase(TimingMode m) {
+    switch (m) {
+        case TimingMode::packet: return "at network_mode \"packet\"";
+        case TimingMode::flow: return "at network_mode \"flow\"";
+        case TimingMode::analytic: return "at network_mode \"analytic\"";
+        case TimingMode::busbw: return "with \"collectives\": {\"model\": \"busbw\"}";
+    }
+    return "";
+}
 
 const char* timing_mode_name(TimingMode m) {
     switch (m) {
@@ -130,7 +128,7 @@ std::optional<TimingMode> timing_mode_of(const nlohmann::json& doc) {
 std::string applicability_note(std::string_view key, TimingMode mode) {
     const KeyApplicability* row = applicability_of(key);
     if (!row || row->in[size_t(mode)] == Applies::honoured) return "";
-    return std::string(row->in[size_t(mode)] == Applies::refused ? "refused " : "no effect ") + timing_mode_phrase_of(mode) + ": " + row->why;
+    return std::string(row->in[size_t(mode)] == Applies::refused ? "refused " : "no effect ") + timing_mode_phrase(mode) + ": " + row->why;
 }
 
 void check_applicability(const nlohmann::json& doc, const Scenario& s, const std::string& source, Diagnostics& diags) {
@@ -144,8 +142,8 @@ void check_applicability(const nlohmann::json& doc, const Scenario& s, const std
         // Every experiment's document carries its seed (the sweep writes it): not the user's choice to warn of.
         if (key == "seed" || !row || row->in[size_t(mode)] == Applies::honoured || !said.insert(row).second) continue;
         const std::string shown = key.rfind("output.record.", 0) == 0 ? "output.record \"" + key.substr(14) + "\"" : std::string(row->key);
-        if (row->in[size_t(mode)] == Applies::refused) diags.error(source + ": " + shown, std::string("refused ") + timing_mode_phrase_of(mode) + ": " + row->why);
-        else diags.warning(source + ": " + shown, std::string("has no effect ") + timing_mode_phrase_of(mode) + ": " + row->why);
+        if (row->in[size_t(mode)] == Applies::refused) diags.error(source + ": " + shown, std::string("refused ") + timing_mode_phrase(mode) + ": " + row->why);
+        else diags.warning(source + ": " + shown, std::string("has no effect ") + timing_mode_phrase(mode) + ": " + row->why);
     }
 }
 

@@ -21,9 +21,7 @@ AlphaBeta CollectiveContext::intra_fit(CollectiveKind kind, int group) const {
 }
 
 int64_t CollectiveContext::intra_ps(CollectiveKind kind, int group, int64_t bytes) const {
-    if (group <= 1 || bytes <= 0) return 0;
-    const AlphaBeta ab = intra_fit(kind, group);
-    return int64_t(std::llround((ab.alpha_s + double(bytes) * bus_factor(kind, group) / ab.bus_bytes_per_s) * 1e12));
+    return group <= 1 || bytes <= 0 ? 0 : alpha_beta_ps(intra_fit(kind, group), kind, group, bytes);
 }
 
 uint32_t Placement::rank_on(int32_t s, int32_t l) const {

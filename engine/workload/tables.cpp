@@ -60,10 +60,13 @@ AlphaBeta WorkloadTables::intra_fit(const std::string& gpu, CollectiveKind kind,
     return fit->second;
 }
 
-int64_t intra_collective_ps(const WorkloadTables& t, const std::string& gpu, CollectiveKind kind, int group, int64_t bytes) {
+int64_t alpha_beta_ps(const AlphaBeta& ab, CollectiveKind kind, int group, int64_t bytes) {
     if (group <= 1 || bytes <= 0) return 0;
-    const AlphaBeta ab = t.intra_fit(gpu, kind, group);
     return int64_t(std::llround((ab.alpha_s + double(bytes) * bus_factor(kind, group) / ab.bus_bytes_per_s) * 1e12));
+}
+
+int64_t intra_collective_ps(const WorkloadTables& t, const std::string& gpu, CollectiveKind kind, int group, int64_t bytes) {
+    return group <= 1 || bytes <= 0 ? 0 : alpha_beta_ps(t.intra_fit(gpu, kind, group), kind, group, bytes);
 }
 
 double bus_factor(CollectiveKind kind, int group) {

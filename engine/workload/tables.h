@@ -57,5 +57,7 @@ double bus_factor(CollectiveKind kind, int group);
 
 // The time of one intra-server collective of `bytes` (per rank) among `group` GPUs, in ps.
 int64_t intra_collective_ps(const WorkloadTables& t, const std::string& gpu, CollectiveKind kind, int group, int64_t bytes);
+// α + bytes × bus factor ÷ bandwidth, ps, of a fit (0 for a group of one or no bytes).
+int64_t alpha_beta_ps(const AlphaBeta& ab, CollectiveKind kind, int group, int64_t bytes);
 
 }  // namespace orrery
