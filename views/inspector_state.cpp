@@ -1,6 +1,7 @@
 #include "views/inspector_state.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace orrery::views {
 
@@ -114,12 +115,18 @@ void InspectorState::pan(double fraction) {
     t1_ += shift;
 }
 
-std::optional<Span> InspectorState::span_at(int rank, double t, bool communication) const {
+std::optional<Span> InspectorState::span_at(int rank, double t, bool communication, double slack) const {
     const ExperimentTelemetry* e = shown();
     if (!e) return std::nullopt;
-    for (const Span& s : e->spans)
-        if (s.rank == rank && (s.stream != "compute") == communication && s.start <= t && t <= s.end) return s;
-    return std::nullopt;
+    const Span* best = nullptr;
+    double best_distance = 0;
+    for (const Span& s : e->spans) {
+        if (s.rank != rank || (s.stream != "compute") != communication || t < s.start - slack || t > s.end + slack) continue;
+        const double distance = std::fabs((s.start + s.end) / 2 - t);
+        if (!best || distance < best_distance) best = &s, best_distance = distance;
+    }
+    if (!best) return std::nullopt;
+    return *best;
 }
 
 }  // namespace orrery::views

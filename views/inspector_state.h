@@ -36,7 +36,9 @@ public:
     void pan(double fraction);               // of the window width; positive moves later
     void follow();
 
-    std::optional<Span> span_at(int rank, double t, bool communication) const;
+    // The span of the shown experiment on `rank`'s compute or communication lane at time t, within `slack` s;
+    // of several, the one whose middle is nearest t.
+    std::optional<Span> span_at(int rank, double t, bool communication, double slack = 0) const;
     std::optional<Span> selected;            // the span clicked last, for the details panel
     int tab_request = -1;                    // 0 queues, 1 flow rates, 2 timeline: selected at the next frame
     // The run being watched records queues (output.record): until its first samples arrive the Queues tab

@@ -2,36 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <QVBoxLayout>
 #include <imgui.h>
 
+#include "views/inspector_labels.h"
 #include "views/timeline_legend.h"
 
 namespace orrery::views {
 namespace {
-
-std::string time_label(double s) {
-    char buf[64];
-    const double a = std::fabs(s);
-    if (a >= 1) std::snprintf(buf, sizeof buf, "%.4g s", s);
-    else if (a >= 1e-3) std::snprintf(buf, sizeof buf, "%.4g ms", s * 1e3);
-    else if (a >= 1e-6) std::snprintf(buf, sizeof buf, "%.4g us", s * 1e6);
-    else std::snprintf(buf, sizeof buf, "%.4g ns", s * 1e9);
-    return buf;
-}
-
-std::string value_label(double v, const char* unit) {
-    char buf[64];
-    const char* prefix[] = {"", "K", "M", "G", "T"};
-    int p = 0;
-    while (std::fabs(v) >= 1000 && p < 4) {
-        v /= 1000;
-        ++p;
-    }
-    std::snprintf(buf, sizeof buf, "%.3g %s%s", v, prefix[p], unit);
-    return buf;
-}
 
 struct Line {
     const Series* series;
@@ -123,38 +103,58 @@ void timeline_legend() {
     ImGui::TextUnformatted("skipped (steady state)");
 }
 
+// The time ruler across the top of the timeline: ticks at round times, labelled, with faint lines down
+// through every rank's row.
+void time_ruler(ImDrawList* dl, float x0, float x1, float top, float bottom, float height, double t0, double t1) {
+    const int count = std::max(2, int((x1 - x0) / 110));
+    const std::vector<double> ticks = ruler_ticks(t0, t1, count);
+    const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : t1 - t0;
+    dl->AddLine(ImVec2(x0, top + height - 1), ImVec2(x1, top + height - 1), IM_COL32(120, 120, 130, 255));
+    for (double t : ticks) {
+        const float x = float(x0 + (t - t0) / (t1 - t0) * (x1 - x0));
+        if (x < x0 || x > x1) continue;
+        dl->AddLine(ImVec2(x, top + height - 6), ImVec2(x, top + height - 1), IM_COL32(200, 200, 200, 255));
+        dl->AddLine(ImVec2(x, top + height), ImVec2(x, bottom), IM_COL32(255, 255, 255, 18));
+        const std::string label = ruler_label(t, step);
+        const float w = ImGui::CalcTextSize(label.c_str()).x;
+        dl->AddText(ImVec2(std::min(x1 - w, std::max(x0, x - w / 2)), top), IM_COL32(200, 200, 200, 255), label.c_str());
+    }
+}
+
 void timeline(InspectorState& st, const ExperimentTelemetry& e, const std::vector<SkipBand>& bands) {
     int ranks = 0;
     for (const Span& s : e.spans) ranks = std::max(ranks, s.rank + 1);
     if (ranks == 0) {
-        ImGui::TextWrapped("No timeline yet: an LLM experiment's spans arrive when it finishes (flow-only scenarios have none).");
+        ImGui::TextWrapped("No timeline yet: spans appear as their tasks finish, written every output.sample_interval of simulated time "
+                           "(flow-only scenarios have none).");
         return;
     }
     timeline_legend();
-    const float row = 18, lane = 7, left = 60;
+    const float row = 18, lane = 7, left = 60, ruler = 20;
     const float details = st.selected ? 90.0f : 0.0f;
     ImGui::BeginChild("timeline", ImVec2(0, -details), false);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float width = std::max(100.0f, ImGui::GetContentRegionAvail().x);
-    ImGui::InvisibleButton("spans", ImVec2(width, row * ranks + 4));
+    ImGui::InvisibleButton("spans", ImVec2(width, ruler + row * ranks + 4));
     const bool hovered = ImGui::IsItemHovered();
     const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float x0 = origin.x + left, x1 = origin.x + width;
+    const float x0 = origin.x + left, x1 = origin.x + width, rows_top = origin.y + ruler;
     const double t0 = st.t0(), t1 = st.t1();
     auto x_of = [&](double t) { return float(x0 + (t - t0) / (t1 - t0) * (x1 - x0)); };
     for (const SkipBand& b : bands)
         if (b.end >= t0 && b.start <= t1)
-            dl->AddRectFilled(ImVec2(std::max(x0, x_of(b.start)), origin.y), ImVec2(std::min(x1, std::max(x_of(b.end), x_of(b.start) + 1)), origin.y + row * ranks),
+            dl->AddRectFilled(ImVec2(std::max(x0, x_of(b.start)), rows_top), ImVec2(std::min(x1, std::max(x_of(b.end), x_of(b.start) + 1)), rows_top + row * ranks),
                               IM_COL32(230, 200, 60, 35));
+    time_ruler(dl, x0, x1, origin.y, rows_top + row * ranks, ruler, t0, t1);
     for (int r = 0; r < ranks; ++r) {
         char label[32];
         std::snprintf(label, sizeof label, "rank %d", r);
-        dl->AddText(ImVec2(origin.x, origin.y + r * row + 2), IM_COL32(200, 200, 200, 255), label);
+        dl->AddText(ImVec2(origin.x, rows_top + r * row + 2), IM_COL32(200, 200, 200, 255), label);
     }
     for (const Span& s : e.spans) {
         if (s.end < t0 || s.start > t1) continue;
-        const float y = origin.y + s.rank * row + (s.stream == "compute" ? 1 : lane + 2);
+        const float y = rows_top + s.rank * row + (s.stream == "compute" ? 1 : lane + 2);
         const float a = std::max(x0, x_of(s.start)), b = std::min(x1, std::max(x_of(s.end), a + 1));
         dl->AddRectFilled(ImVec2(a, y), ImVec2(b, y + lane), span_color(s));
     }
@@ -163,18 +163,23 @@ void timeline(InspectorState& st, const ExperimentTelemetry& e, const std::vecto
         const double t = t0 + (io.MousePos.x - x0) / (x1 - x0) * (t1 - t0);
         if (io.MouseWheel != 0) st.zoom_at(t, std::pow(0.8, io.MouseWheel));
         if (ImGui::IsMouseDragging(ImGuiMouseButton_Left)) st.pan(-io.MouseDelta.x / (x1 - x0));
-        const int rank = int((io.MousePos.y - origin.y) / row);
-        const bool comm = std::fmod(io.MousePos.y - origin.y, row) > lane + 1;
-        if (clicked && io.MousePos.x >= x0) st.selected = st.span_at(rank, t, comm);
+        const float y = io.MousePos.y - rows_top;
+        // Within a pixel of a span counts as on it: at a wide window a short span is narrower than a pixel.
+        const double slack = (t1 - t0) / std::max(1.0f, x1 - x0);
+        std::optional<Span> under;
+        if (y >= 0 && io.MousePos.x >= x0) {
+            const int rank = int(y / row);
+            const bool comm = std::fmod(y, row) > lane + 1;
+            under = st.span_at(rank, t, comm, slack);
+            if (clicked) st.selected = under;
+        }
+        if (under) ImGui::SetTooltip("%s", span_description(*under).c_str());
+        else ImGui::SetTooltip("%s", time_label(t).c_str());
     }
     ImGui::EndChild();
     if (st.selected) {
-        const Span& s = *st.selected;
         ImGui::Separator();
-        ImGui::Text("rank %d  %s  [%s]  %s", s.rank, s.task.c_str(), s.stream.c_str(), s.kind.c_str());
-        ImGui::Text("start %s  end %s  duration %s  iteration %d", time_label(s.start).c_str(), time_label(s.end).c_str(), time_label(s.end - s.start).c_str(),
-                    s.iteration);
-        if (s.bytes > 0) ImGui::Text("%s per rank, peers %s", value_label(double(s.bytes), "B").c_str(), s.peers.c_str());
+        ImGui::TextUnformatted(span_description(*st.selected).c_str());
     }
 }
 

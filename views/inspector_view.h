@@ -1,7 +1,8 @@
 #pragma once
 // The live inspector: ImGui drawing of InspectorState — queue occupancy per tier (max / p99 / median) and of
-// the ports of switches picked on the topology, flow rates, the per-rank iteration timeline (wheel or W/S
-// zoom, A/D or drag pan, click a span for its details), steady-state skips shaded on every time axis.
+// the ports of switches picked on the topology, flow rates, the per-rank iteration timeline as its spans arrive
+// (a time ruler above it; the span under the cursor named in a tooltip, a clicked one in the details panel;
+// wheel or W/S zoom, A/D or drag pan), steady-state skips shaded on every time axis.
 #include <set>
 
 #include <QWidget>

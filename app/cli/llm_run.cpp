@@ -1,5 +1,6 @@
 #include "cli/llm_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -14,16 +15,44 @@
 #include "workload/flow_mode.h"
 #include "workload/llm_driver.h"
 #include "workload/llm_job.h"
+#include "workload/timeline_stream.h"
 
 namespace orrery::cli {
 namespace {
 
-std::vector<TimelineRow> timeline_rows(const LlmOutcome& o) {
+std::vector<TimelineRow> timeline_rows(const std::vector<TimelineSpan>& spans) {
     std::vector<TimelineRow> rows;
-    rows.reserve(o.timeline.size());
-    for (const TimelineSpan& s : o.timeline) rows.push_back({s.rank, s.iteration, s.stream, s.name, s.kind, s.start_ps, s.end_ps, s.bytes, s.peers});
+    rows.reserve(spans.size());
+    for (const TimelineSpan& s : spans) rows.push_back({s.rank, s.iteration, s.stream, s.name, s.kind, s.start_ps, s.end_ps, s.bytes, s.peers});
     return rows;
 }
+
+// An experiment's timeline written while it runs, at its telemetry's pace (output.sample_interval of simulated
+// time): the spans finished since the last write, so the workbench draws the timeline as the run goes.
+class TimelineWriter {
+public:
+    TimelineWriter(ResultsStore& store, std::string experiment, const TaskGraph& graph, int64_t pace_ps)
+        : store_(store), experiment_(std::move(experiment)), stream_(graph), pace_(std::max<int64_t>(1, pace_ps)) {}
+    // At simulated time `now`: writes what finished once `now` has passed the next multiple of the pace.
+    void at(const Executor& x, int64_t now) {
+        if (now < next_) return;
+        next_ = (now / pace_ + 1) * pace_;
+        write(x);
+    }
+    // Everything finished and not yet written (the experiment's end, or the pieces of a flow-level run).
+    void write(const Executor& x) {
+        std::vector<TimelineSpan> spans = stream_.take(x);
+        if (!spans.empty()) store_.timeline(experiment_, timeline_rows(spans));
+    }
+    int64_t pace() const { return pace_; }
+
+private:
+    ResultsStore& store_;
+    std::string experiment_;
+    TimelineStream stream_;
+    int64_t pace_;
+    int64_t next_ = 0;
+};
 
 std::vector<std::tuple<std::string, double, std::string>> llm_metrics(const LlmOutcome& o) {
     const nlohmann::json j = llm_summary_json(o);
@@ -108,13 +137,14 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
     std::map<const Fabric*, Routes> routes_of;
     BusbwRatios ratios;  // read once, on the first busbw experiment
     // An experiment timed without packets: its metrics, timeline and summary, as soon as it is done.
+    // `streamed`: its timeline was written as it ran.
     auto finish_without_packets = [&](size_t i, const LlmOutcome& o, const std::string& mode, const std::string& note,
-                                  std::chrono::steady_clock::time_point t0, std::vector<FlowRow> flows) {
+                                  std::chrono::steady_clock::time_point t0, std::vector<FlowRow> flows, bool streamed) {
         const std::string& id = loaded.experiments[i].id;
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         auto metrics = llm_metrics(o);
         metrics.emplace_back("wall_time", wall, "s");
-        store.timeline(id, timeline_rows(o));
+        if (!streamed) store.timeline(id, timeline_rows(o.timeline));
         store.experiment_finished(id, "ok", note, int64_t(o.iteration_time_s * o.iterations * 1e12), 0, 0, wall, std::move(flows), {}, metrics,
                                   progress ? std::function<void()>([progress, id, wall] { progress->done(id, "ok", wall); }) : nullptr);
         nlohmann::json j = llm_summary_json(o);
@@ -145,7 +175,7 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             finish_without_packets(i, busbw_outcome(est), "busbw",
                                "SimAI's analytical bus-bandwidth estimate (SimAI_analytical): no task graph, no network; exposed DP_EP " +
                                    std::to_string(est.exposed_dp_ep_s) + " s of the exposed DP",
-                               t0, {});
+                               t0, {}, false);
             continue;
         }
         jobs[i] = std::make_unique<LlmJob>(prepare_any_llm_job(w, *fabrics[i], tables, warnings));
@@ -170,7 +200,9 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
             // where its NVLink traffic still contends, and says so.
             const bool flow = w.network_mode != NetworkMode::analytic;
             const std::string mode = flow ? "flow" : "analytic";
-            const LlmOutcome o = flow ? run_llm_flow(job, *fabrics[i], routes->second, wire_format(s), tables)
+            TimelineWriter timeline(store, id, job.graph, s.output.sample_interval.count);
+            const LlmOutcome o = flow ? run_llm_flow(job, *fabrics[i], routes->second, wire_format(s), tables,
+                                                     [&](const Executor& x) { timeline.write(x); }, timeline.pace())
                                       : run_llm_analytic(job, *fabrics[i], routes->second, uint32_t(s.network.packet_payload.count));
             std::string note = flow ? "flow-level network (fluid flows, max-min fair over links and NVLink ports; no queues, PFC, congestion "
                                       "control or link loss: those settings act at packet level only)"
@@ -183,7 +215,8 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
                         "spans are each lane's, under its first rank";
             const uint32_t mtu = uint32_t(s.network.packet_payload.count);
             finish_without_packets(i, o, mode, note, t0,
-                                   s.output.record_fct ? transfer_rows(job, o, *fabrics[i], routes->second, mtu, w.collectives.priority) : std::vector<FlowRow>{});
+                                   s.output.record_fct ? transfer_rows(job, o, *fabrics[i], routes->second, mtu, w.collectives.priority) : std::vector<FlowRow>{},
+                                   flow);
             jobs[i].reset();  // its graph is done with: a sweep of large jobs holds one at a time
             continue;
         }
@@ -196,19 +229,28 @@ LlmRunResult run_llm_experiments(const LoadedScenario& loaded, const std::vector
     }
     Batch batch = compile_batch(packet_inputs);
     std::vector<std::unique_ptr<LlmDriver>> drivers;
-    for (size_t e = 0; e < packet_inputs.size(); ++e) drivers.push_back(std::make_unique<LlmDriver>(*jobs[packet_index[e]], batch, uint32_t(e), *fabrics[packet_index[e]], tables));
+    std::vector<std::unique_ptr<TimelineWriter>> timelines;
+    for (size_t e = 0; e < packet_inputs.size(); ++e) {
+        const LlmJob& job = *jobs[packet_index[e]];
+        drivers.push_back(std::make_unique<LlmDriver>(job, batch, uint32_t(e), *fabrics[packet_index[e]], tables));
+        timelines.push_back(std::make_unique<TimelineWriter>(store, packet_inputs[e].id, job.graph, packet_inputs[e].scenario->output.sample_interval.count));
+    }
     SessionWorkload hooks;
-    hooks.drive = [&](uint32_t e, int64_t now, uint32_t done) { return drivers[e]->drive(now, done); };
+    hooks.drive = [&](uint32_t e, int64_t now, uint32_t done) {
+        const DriverStatus status = drivers[e]->drive(now, done);
+        timelines[e]->at(drivers[e]->executor(), now);
+        return status;
+    };
     hooks.on_done = [&](uint32_t e, std::string& status, nlohmann::json& summary, std::vector<std::tuple<std::string, double, std::string>>& metrics) {
         const LlmJob& job = *jobs[packet_index[e]];
         const Executor& x = drivers[e]->executor();
+        timelines[e]->write(x);  // what finished since the last write (a cancelled run keeps what it ran)
         if (!x.finished()) {
             status = summary.value("status", "error") == "cancelled" ? "cancelled" : "error";
             summary["message"] = std::to_string(x.unfinished()) + " of " + std::to_string(job.graph.size()) + " tasks did not run";
             return;
         }
         const LlmOutcome o = summarize_llm(job, x);
-        store.timeline(packet_inputs[e].id, timeline_rows(o));
         status = "ok";
         const nlohmann::json j = llm_summary_json(o);
         for (const auto& [k, v] : j.items()) summary[k] = v;

@@ -223,9 +223,27 @@ ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
     } catch (const InputError& e) {
         refuse(e.diagnostics().items().empty() ? "results store: cannot create its tables" : e.diagnostics().items().front().message);
     }
-    exec(db_, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", file_);
+    switch_to_wal();
+    exec(db_, "PRAGMA synchronous = NORMAL;", file_);
     thread_ = std::thread([this] { writer(); });
     mark_interrupted_runs();
+}
+
+// SQLite switches a file to WAL under a read lock it then upgrades, and answers SQLITE_BUSY at once, without
+// the busy handler, while another process holds a lock (a second run creating the same store at the same
+// moment): the switch is retried here for as long as the busy timeout would have waited.
+void ResultsStore::switch_to_wal() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+        sqlite3_stmt* q = nullptr;
+        int rc = sqlite3_prepare_v2(db_, "PRAGMA journal_mode = WAL", -1, &q, nullptr);
+        if (rc == SQLITE_OK) rc = sqlite3_step(q);
+        sqlite3_finalize(q);
+        if (rc == SQLITE_ROW || rc == SQLITE_DONE) return;
+        if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline)
+            throw InputError(file_.string(), std::string("results store: cannot switch to write-ahead logging: ") + sqlite3_errmsg(db_));
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
 }
 
 std::string ResultsStore::newer_schema_problem(sqlite3* db) {
@@ -312,7 +330,9 @@ void ResultsStore::writer() {
         }
         // One transaction per batch of jobs: what is committed survives a crash of the run.
         try {
-            if (sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db_));
+            // Immediate: the write lock is taken (waiting on the busy timeout) before the first read, so a
+            // transaction never has to upgrade a read lock another process's write has made stale.
+            if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db_));
             for (auto& job : batch) job.write(db_);
             if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db_));
             for (auto& job : batch)
@@ -524,7 +544,7 @@ int ResultsStore::mark_interrupted_runs() {
             if (!process_alive(pid, started)) gone.push_back(sqlite3_column_int64(q.s, 0));
         }
     }
-    exec(db_, "BEGIN", file_);
+    exec(db_, "BEGIN IMMEDIATE", file_);
     for (int64_t id : gone) {
         Statement(db_, "UPDATE runs SET status = 'interrupted' WHERE run_id = ?").bind(1, id).row();
         Statement(db_, "UPDATE experiments SET status = 'interrupted' WHERE run_id = ? AND status IN ('pending', 'running')").bind(1, id).row();

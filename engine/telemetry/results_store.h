@@ -114,6 +114,7 @@ public:
 
 private:
     void add_missing_columns();
+    void switch_to_wal();
     void post(std::function<void(sqlite3*)> job, std::function<void()> committed = {});
     void writer();
 

@@ -113,8 +113,10 @@ std::string StoreReader::experiment_status(int64_t run, const std::string& exper
 }
 
 std::vector<TimelineRow> StoreReader::timeline(int64_t run, const std::string& experiment) const {
+    // Spans are written as tasks finish, in batches whose composition follows the run's pace: ordered here by
+    // every column (compute before communication at one start), the same whichever way they were batched.
     Query q(db_, "SELECT rank, iteration, stream, task, kind, start_ps, end_ps, bytes, peers FROM timeline WHERE run_id = ? AND experiment = ? "
-                 "ORDER BY rank, start_ps");
+                 "ORDER BY rank, start_ps, stream <> 'compute', end_ps, stream, task, kind, iteration, bytes, peers");
     q.bind(1, run).bind(2, experiment);
     std::vector<TimelineRow> rows;
     while (q.next())

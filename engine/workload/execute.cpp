@@ -12,6 +12,7 @@ Executor::Executor(const TaskGraph& g, double overlap_slowdown, std::function<in
         for (uint32_t d : g.deps[op]) ++succ_begin_[d + 1];
     }
     for (size_t op = 0; op < g.size(); ++op) succ_begin_[op + 1] += succ_begin_[op];
+    finish_order_.reserve(g.size());
     succ_.resize(succ_begin_[g.size()]);
     std::vector<uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
     for (uint32_t op = 0; op < g.size(); ++op)
@@ -54,6 +55,7 @@ void Executor::finish(uint32_t id, int64_t t) {
     const Op& op = graph_.ops[id];
     end_[id] = t;
     ++finished_ops_;
+    finish_order_.push_back(id);
     if (op.kind == OpKind::transfer || op.kind == OpKind::local) {
         --comm_in_flight_[op.rank];
         if (op.peer != op.rank) --comm_in_flight_[op.peer];

@@ -34,6 +34,8 @@ public:
     const std::vector<int64_t>& start() const { return start_; }
     const std::vector<int64_t>& end() const { return end_; }
     const std::vector<uint32_t>& blocker() const { return blocker_; }  // per op: the predecessor that ended last
+    // Every finished op, in the order it finished: what a run reports while it goes (workload/timeline_stream.h).
+    const std::vector<uint32_t>& finish_order() const { return finish_order_; }
     const TaskGraph& graph() const { return graph_; }
 
 private:
@@ -53,6 +55,7 @@ private:
     std::vector<int32_t> comm_in_flight_;  // per rank
     using Event = std::pair<int64_t, uint32_t>;
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+    std::vector<uint32_t> finish_order_;
     size_t finished_ops_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "workload/flow_mode.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -186,7 +187,8 @@ void FlowTimer::run(Executor& x, int64_t until) {
     }
 }
 
-LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables) {
+LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables,
+                        const std::function<void(const Executor&)>& watch, int64_t watch_pace_ps) {
     FlowTimer timer(job, fabric, &routes, wire, tables, true);
     Executor x(job.graph, job.workload->compute.overlap_slowdown, [&](uint32_t op, int64_t t) {
         timer.start_transfer(op, t);
@@ -195,7 +197,18 @@ LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& r
     x.set_start_local([&](uint32_t op, int64_t t) { timer.start_local(op, t); });
     x.begin(0);
     timer.settle(0);
-    timer.run(x, kNoTime);
+    if (watch && watch_pace_ps > 0) {
+        // In pieces that end at multiples of the pace; an idle stretch is crossed in one piece.
+        for (;;) {
+            const int64_t next = std::min(timer.next_time(), x.next_time());
+            if (next == kNoTime) break;
+            timer.run(x, (next / watch_pace_ps + 1) * watch_pace_ps - 1);
+            watch(x);
+        }
+    } else {
+        timer.run(x, kNoTime);
+        if (watch) watch(x);
+    }
     if (!x.finished()) throw std::logic_error("workload task graph has a cycle: " + std::to_string(x.unfinished()) + " ops never became ready");
     return summarize_llm(job, x);
 }

@@ -17,6 +17,7 @@
 //
 // The packet driver uses the same class for intra-server ops only (network = false).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -94,6 +95,10 @@ private:
 };
 
 // Runs the job with every transfer and intra-server op on the flow-level network.
-LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables);
+// `watch`, when set, is called at every multiple of `watch_pace_ps` of simulated time that the run passes with
+// work left (and once at its end), with the executor as it stands: what has finished by then (a run writes its
+// timeline as it goes). It changes nothing the run computes.
+LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables,
+                        const std::function<void(const Executor&)>& watch = {}, int64_t watch_pace_ps = 0);
 
 }  // namespace orrery

@@ -132,6 +132,32 @@ std::string peers_of(const CollectiveRecord& c, uint32_t rank) {
 
 }  // namespace
 
+void span_members(const TaskGraph& g, const CollectiveRecord& c, std::vector<uint32_t>& members) {
+    members.clear();
+    if (!g.lockstep()) {
+        members = c.ranks;
+        return;
+    }
+    std::vector<uint32_t> lanes;  // several members share a lane: the first on each
+    for (uint32_t r : c.ranks) {
+        const uint32_t lane = g.lane(r);
+        if (std::find(lanes.begin(), lanes.end(), lane) != lanes.end()) continue;
+        lanes.push_back(lane);
+        members.push_back(r);
+    }
+}
+
+TimelineSpan compute_span(const TaskGraph& g, const Executor& x, uint32_t op) {
+    const Op& c = g.ops[op];
+    return {g.first_rank(c.rank), c.iteration, "compute", g.names[c.name], phase_name(c.phase), x.start()[op], x.end()[op], 0, ""};
+}
+
+TimelineSpan collective_span(const TaskGraph& g, const Executor& x, uint32_t collective, uint32_t member) {
+    const CollectiveRecord& c = g.collectives[collective];
+    return {member, g.ops[c.start].iteration, group_name(c.group), g.names[c.name], collective_kind_name(c.kind), x.end()[c.start], x.end()[c.end], c.bytes,
+            peers_of(c, member)};
+}
+
 LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
     const TaskGraph& g = job.graph;
     LlmOutcome o;
@@ -183,17 +209,13 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
     // A lockstep graph reports per lane, under the lane's first rank; a collective once per lane it runs on.
     std::vector<int64_t> last_comm_end(g.world, 0);
     std::vector<Group> last_comm_group(g.world, Group::dp);  // the group of the collective that ends last
-    std::vector<uint32_t> lanes;
+    std::vector<uint32_t> members;
     for (uint32_t ci = 0; ci < g.collectives.size(); ++ci) {
         const CollectiveRecord& c = g.collectives[ci];
         const int64_t s = x.end()[c.start], e = x.end()[c.end];
-        lanes.clear();
-        for (uint32_t r : c.ranks) {  // the first group's members, one per lane
+        span_members(g, c, members);
+        for (uint32_t r : members) {
             const uint32_t lane = g.lane(r);
-            if (g.lockstep()) {  // several members share a lane (per rank, each member is a lane of its own)
-                if (std::find(lanes.begin(), lanes.end(), lane) != lanes.end()) continue;
-                lanes.push_back(lane);
-            }
             sources.push_back({lane, ci, r, s});
             if (e >= last_comm_end[lane]) {
                 last_comm_end[lane] = e;
@@ -213,14 +235,7 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
         o.timeline.reserve(order.size());
         for (uint32_t i : order) {
             const SpanSource& src = sources[i];
-            if (i < compute_spans) {
-                const Op& c = g.ops[src.item];
-                o.timeline.push_back({g.first_rank(c.rank), c.iteration, "compute", g.names[c.name], phase_name(c.phase), src.start, x.end()[src.item], 0, ""});
-            } else {
-                const CollectiveRecord& c = g.collectives[src.item];
-                o.timeline.push_back({src.member, g.ops[c.start].iteration, group_name(c.group), g.names[c.name], collective_kind_name(c.kind), src.start,
-                                      x.end()[c.end], c.bytes, peers_of(c, src.member)});
-            }
+            o.timeline.push_back(i < compute_spans ? compute_span(g, x, src.item) : collective_span(g, x, src.item, src.member));
         }
     }
 

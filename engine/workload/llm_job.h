@@ -89,6 +89,12 @@ struct LlmOutcome {
 };
 
 LlmOutcome summarize_llm(const LlmJob& job, const Executor& x);
+// The spans of the timeline, one finished task at a time (summarize_llm, and a run writing them as it goes:
+// timeline_stream.h). A compute op's span; a collective's span on one of its members, the members with a span
+// being every member, or in a lockstep graph the first member on each lane.
+TimelineSpan compute_span(const TaskGraph& g, const Executor& x, uint32_t op);
+TimelineSpan collective_span(const TaskGraph& g, const Executor& x, uint32_t collective, uint32_t member);
+void span_members(const TaskGraph& g, const CollectiveRecord& c, std::vector<uint32_t>& members);
 // The per-rank means and the iteration time as a JSON object with units in the keys.
 nlohmann::json llm_summary_json(const LlmOutcome& o);
 

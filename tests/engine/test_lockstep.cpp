@@ -14,6 +14,7 @@
 #include "topology/routing.h"
 #include "workload/flow_mode.h"
 #include "workload/llm_job.h"
+#include "workload/timeline_stream.h"
 
 using namespace orrery;
 
@@ -222,6 +223,47 @@ private slots:
         }
         QVERIFY(r->outcome.iteration_time_s > 4.542795);
         QVERIFY2(r->outcome.flows > 100'000'000, qPrintable(QString::number(double(r->outcome.flows))));
+    }
+
+    // A run hands out its timeline as tasks finish (workload/timeline_stream.h): in batches ordered in time,
+    // together exactly summarize_llm's spans, per rank and in lanes; watching changes nothing the run computes.
+    void the_timeline_streams_as_tasks_finish() {
+        for (const char* granularity : {"rank", "stage"}) {
+            const nlohmann::json doc = scenario({{"preset", "roft-128"}}, {{"kind", "llm"}, {"gpu", "H100"}, {"model", {{"preset", "gpt3-13b"}}},
+                                                                           {"parallel", {{"tp", 8}, {"pp", 4}, {"dp", 4}, {"micro_batches", 4}}},
+                                                                           {"network_mode", "flow"}, {"granularity", granularity}});
+            const auto plain = run(doc);
+            const Scenario& s = plain->loaded.scenarios[0];
+            const WorkloadTables tables = load_workload_tables(kPresets);
+            TimelineStream stream(plain->job.graph);
+            std::vector<std::vector<TimelineSpan>> batches;
+            const int64_t pace = 100'000'000;  // 100 us
+            const LlmOutcome watched = run_llm_flow(plain->job, plain->fabric, build_routes(plain->fabric), wire_format(s), tables,
+                                                    [&](const Executor& x) { batches.push_back(stream.take(x)); }, pace);
+            QCOMPARE(watched.iteration_time_s, plain->outcome.iteration_time_s);
+            std::vector<TimelineSpan> all;
+            size_t non_empty = 0;
+            int64_t previous_end = -1;
+            for (const auto& b : batches) {
+                if (b.empty()) continue;
+                ++non_empty;
+                int64_t first = INT64_MAX, last = 0;
+                for (const TimelineSpan& span : b) first = std::min(first, span.end_ps), last = std::max(last, span.end_ps);
+                QVERIFY2(first > previous_end, granularity);           // a batch holds what ended after the previous one
+                QVERIFY2(last / pace == first / pace, granularity);   // and within one pace window
+                previous_end = last;
+                all.insert(all.end(), b.begin(), b.end());
+            }
+            QVERIFY2(non_empty > 10, qPrintable(QString("%1: %2 batches with spans").arg(granularity).arg(non_empty)));
+            QCOMPARE(stream.taken(), plain->outcome.timeline.size());
+            auto key = [](const TimelineSpan& t) { return std::tie(t.rank, t.start_ps, t.end_ps, t.stream, t.name, t.kind, t.iteration, t.bytes, t.peers); };
+            auto by_key = [&](const TimelineSpan& a, const TimelineSpan& b) { return key(a) < key(b); };
+            std::vector<TimelineSpan> expected = plain->outcome.timeline;
+            std::sort(all.begin(), all.end(), by_key);
+            std::sort(expected.begin(), expected.end(), by_key);
+            QVERIFY2(std::equal(all.begin(), all.end(), expected.begin(), expected.end(), [&](const TimelineSpan& a, const TimelineSpan& b) { return key(a) == key(b); }),
+                     granularity);
+        }
     }
 };
 

@@ -163,6 +163,14 @@ private slots:
         w.inspector()->state().tab_request = 2;
         testing::wait_for([] { return false; }, 700);
         shoot(&w, "4-inspect");
+        // The span under the cursor is named (task, kind, bytes, peers) in a tooltip: a look, not a check (ImGui
+        // draws it; the text itself is test_workbench's the_timeline_has_a_ruler_and_names_the_span_under_the_cursor).
+        QWidget* canvas = w.inspector()->canvas();
+        for (int i = 0; i < 3; ++i) {
+            QTest::mouseMove(canvas, QPoint(canvas->width() / 5 + i, 106));  // rank 0, communication lane
+            testing::wait_for([] { return false; }, 150);
+        }
+        shoot(&w, "4-hover");
 
         w.tabs()->setCurrentIndex(4);
         w.results()->tabs()->setCurrentIndex(1);

@@ -39,7 +39,9 @@
 #include "scenario/build.h"
 #include "scenario/load.h"
 #include "views/inspector_state.h"
+#include "views/telemetry_feed.h"
 #include "views/inspector_view.h"
+#include "views/inspector_labels.h"
 #include "views/timeline_legend.h"
 #include "views/user_guide.h"
 #include "views/main_window.h"
@@ -432,6 +434,14 @@ private slots:
         // The demo's queues never settle, so it runs without skipping; on here, so skipped spans reach the inspector too.
         w->apply_edit("skipping.enabled", "true");
         QSignalSpy done(w.get(), &MainWindow::runFinished);
+        // The timeline streams: an experiment's spans reach the inspector in several polls while it runs.
+        std::map<std::string, int> span_chunks_while_running;
+        TelemetryFeed* feed = w->findChild<TelemetryFeed*>();
+        QVERIFY(feed);
+        QObject::connect(feed, &TelemetryFeed::chunk, w.get(), [&](std::shared_ptr<const TelemetryChunk> c) {
+            for (const auto& [id, e] : *c)
+                if (!e.spans.empty() && e.status == "running") ++span_chunks_while_running[id];
+        });
         QString why;
         QVERIFY2(w->start_run(&why), qPrintable(why));
         QVERIFY(!w->topology()->view()->isInteractive());  // inputs locked while it runs
@@ -453,6 +463,9 @@ private slots:
         QVERIFY(!e->total_rate.t.empty());
         QVERIFY(!e->spans.empty());
         QVERIFY(!e->skips.empty());
+        int most = 0;
+        for (const auto& [id, n] : span_chunks_while_running) most = std::max(most, n);
+        QVERIFY2(most >= 2, qPrintable(QString("at most %1 polls brought an experiment's spans while it ran").arg(most)));
 
         // Results: four experiments, cc.preset differs, metrics carry units.
         ResultsView* r = w->results();
@@ -918,6 +931,43 @@ private slots:
         for (const SpanStyle& s : kSpanLegend) colours.insert({s.r, s.g, s.b});
         QCOMPARE(colours.size(), kSpanLegend.size());
         QCOMPARE(std::string(span_style("pp", "recv").label), std::string("PP send/receive"));
+    }
+
+    void the_timeline_has_a_ruler_and_names_the_span_under_the_cursor() {
+        // The ruler: round times inside the window, labelled in the step's unit with the digits that tell them apart.
+        const std::vector<double> ticks = ruler_ticks(0.0123, 0.0187, 8);
+        QVERIFY(ticks.size() >= 4 && ticks.size() <= 8);
+        QVERIFY(ticks.front() >= 0.0123 && ticks.back() <= 0.0187);
+        const double step = ticks[1] - ticks[0];
+        QVERIFY(std::abs(step - 1e-3) < 1e-12);
+        QCOMPARE(ruler_label(ticks[0], step), std::string("13 ms"));
+        QCOMPARE(ruler_label(2.5e-6, 5e-7), std::string("2500 ns"));
+        QCOMPARE(ruler_label(1.5, 0.5), std::string("1500 ms"));  // the unit of the step, not of the time
+        QCOMPARE(ruler_label(2.0, 1.0), std::string("2 s"));
+        QCOMPARE(ruler_label(-1e-18, 1e-6), std::string("0 us"));
+        std::set<std::string> labels;
+        for (double t : ruler_ticks(1.2345670, 1.2345678, 8)) labels.insert(ruler_label(t, 1e-7));
+        QVERIFY2(labels.size() >= 4, "ticks 100 ns apart near 1.23 s must read differently");
+        // The span under the cursor: the one of that rank and lane, within the slack; named with task, kind, bytes, peers.
+        InspectorState st;
+        ExperimentTelemetry e;
+        e.status = "running";
+        e.spans.push_back({2, "compute", "layer3 fwd", "forward", "", 1e-3, 2e-3, 0, 0});
+        e.spans.push_back({2, "tp", "layer3 attn all-reduce", "all_reduce", "0,1,3", 2e-3, 2.5e-3, 33554432, 0});
+        e.spans.push_back({2, "tp", "layer4 attn all-reduce", "all_reduce", "0,1,3", 2.5e-3, 2.500001e-3, 1024, 1});
+        st.add({{"e0000", e}});
+        QVERIFY(!st.span_at(2, 2.2e-3, false));  // compute lane: nothing there
+        QCOMPARE(st.span_at(2, 2.2e-3, true)->task, std::string("layer3 attn all-reduce"));
+        QCOMPARE(st.span_at(2, 1.5e-3, false)->task, std::string("layer3 fwd"));
+        QVERIFY(!st.span_at(1, 1.5e-3, false));
+        QVERIFY(!st.span_at(2, 2.6e-3, true));
+        QCOMPARE(st.span_at(2, 2.6e-3, true, 2e-4)->task, std::string("layer4 attn all-reduce"));  // a sliver within a pixel
+        const std::string text = span_description(*st.span_at(2, 2.2e-3, true));
+        for (const char* part : {"layer3 attn all-reduce", "all_reduce", "rank 2", "tp communication", "33.6 MB per rank", "peers 0,1,3", "duration 500 us"})
+            QVERIFY2(text.find(part) != std::string::npos, qPrintable(QString::fromStdString(text)));
+        const std::string compute = span_description(*st.span_at(2, 1.5e-3, false));
+        QVERIFY2(compute.find("forward") != std::string::npos && compute.find("per rank") == std::string::npos && compute.find("peers") == std::string::npos,
+                 qPrintable(QString::fromStdString(compute)));
     }
 
     void the_user_guide_is_the_readmes_workbench_section() {

@@ -1,0 +1,86 @@
+#include "views/inspector_labels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "views/report/chart.h"
+
+namespace orrery::views {
+
+std::string time_label(double s) {
+    char buf[64];
+    const double a = std::fabs(s);
+    if (a >= 1) std::snprintf(buf, sizeof buf, "%.4g s", s);
+    else if (a >= 1e-3) std::snprintf(buf, sizeof buf, "%.4g ms", s * 1e3);
+    else if (a >= 1e-6) std::snprintf(buf, sizeof buf, "%.4g us", s * 1e6);
+    else std::snprintf(buf, sizeof buf, "%.4g ns", s * 1e9);
+    return buf;
+}
+
+std::string value_label(double v, const char* unit) {
+    char buf[64];
+    const char* prefix[] = {"", "K", "M", "G", "T"};
+    int p = 0;
+    while (std::fabs(v) >= 1000 && p < 4) {
+        v /= 1000;
+        ++p;
+    }
+    std::snprintf(buf, sizeof buf, "%.3g %s%s", v, prefix[p], unit);
+    return buf;
+}
+
+std::vector<double> ruler_ticks(double t0, double t1, int count) { return nice_ticks(t0, t1, count); }
+
+std::string ruler_label(double t, double step) {
+    struct Unit {
+        double seconds;
+        const char* name;
+    };
+    static const Unit units[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}};
+    const Unit* u = &units[3];
+    for (const Unit& candidate : units)
+        if (step >= candidate.seconds * (1 - 1e-9)) {
+            u = &candidate;
+            break;
+        }
+    // A step below 1 ns (a window of a few ps) keeps decimals of ns.
+    const int decimals = step >= u->seconds * (1 - 1e-9) ? 0 : std::min(3, int(std::ceil(-std::log10(step / u->seconds) - 1e-9)));
+    double value = t / u->seconds;
+    if (std::fabs(value) < 0.5 * std::pow(10.0, -decimals)) value = 0;  // no "-0"
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f %s", decimals, value, u->name);
+    return buf;
+}
+
+std::string span_description(const Span& s) {
+    // Appended piece by piece: "literal" + std::string trips GCC 12's -Wrestrict.
+    std::string text = s.task;
+    text += "  (";
+    text += s.kind;
+    text += ")\nrank ";
+    text += std::to_string(s.rank);
+    text += ", ";
+    text += s.stream;
+    if (s.stream != "compute") text += " communication";
+    text += ", iteration ";
+    text += std::to_string(s.iteration);
+    text += "\nstart ";
+    text += time_label(s.start);
+    text += ", end ";
+    text += time_label(s.end);
+    text += ", duration ";
+    text += time_label(s.end - s.start);
+    if (s.bytes > 0) {
+        text += "\n";
+        text += value_label(double(s.bytes), "B");
+        text += " per rank";
+    }
+    if (!s.peers.empty()) {
+        text += s.bytes > 0 ? ", peers " : "\npeers ";
+        text += s.peers;
+    }
+    return text;
+}
+
+}  // namespace orrery::views
