@@ -2,10 +2,12 @@
 
 #include <functional>
 #include <mutex>
+#include <stdexcept>
 
 #include <QTimer>
 #include <sqlite3.h>
 
+#include "telemetry/packed_samples.h"
 #include "telemetry/sqlite_query.h"
 
 namespace orrery::views {
@@ -50,17 +52,36 @@ TelemetryChunk TelemetryReader::poll(const std::set<int>& port_nodes) {
                  });
     if (port_nodes != known_port_nodes_) {  // newly picked switches: their history from the start
         last_rowid_["queue_samples"] = 0;
+        last_rowid_["queue_sample_sets"] = 0;
         known_port_nodes_ = port_nodes;
     }
-    if (!port_nodes.empty())
+    // Schema 1 stores (runs opened from an older project) hold a row per port and per flow; schema 2 one
+    // packed set per sample time, whose rate total and flow count are columns of their own.
+    if (!port_nodes.empty()) {
         each_new_row("queue_samples", "SELECT rowid, experiment, time_ps, node, ifindex, bytes FROM queue_samples WHERE run_id = ? AND rowid > ? ORDER BY rowid",
                      [&](const SqlQuery& q, ExperimentTelemetry& e) {
                          const int node = int(q.integer(3));
                          if (port_nodes.count(node)) e.ports[{node, int(q.integer(4))}].add(seconds(q, 2), double(q.integer(5)));
                      });
-    // Flow rates arrive one row per active flow per sample: summed per sample time here.
+        each_new_row("queue_sample_sets", "SELECT rowid, experiment, time_ps, packed FROM queue_sample_sets WHERE run_id = ? AND rowid > ? ORDER BY rowid",
+                     [&](const SqlQuery& q, ExperimentTelemetry& e) {
+                         std::vector<QueueSample> ports;
+                         try {
+                             ports = unpack_queue_samples(q.blob(3));
+                         } catch (const std::runtime_error&) {
+                             return;  // a damaged set draws nothing; `orrery-cli report` names the damage
+                         }
+                         for (const QueueSample& p : ports)
+                             if (port_nodes.count(int(p.node))) e.ports[{int(p.node), int(p.ifindex)}].add(seconds(q, 2), double(p.bytes));
+                     });
+    }
     each_new_row("flow_rates", "SELECT max(rowid), experiment, time_ps, sum(rate_bps), count(*) FROM flow_rates WHERE run_id = ? AND rowid > ? "
                                "GROUP BY experiment, time_ps ORDER BY experiment, time_ps",
+                 [&](const SqlQuery& q, ExperimentTelemetry& e) {
+                     e.total_rate.add(seconds(q, 2), q.real(3));
+                     e.active_flows.add(seconds(q, 2), q.real(4));
+                 });
+    each_new_row("flow_rate_sets", "SELECT rowid, experiment, time_ps, total_bps, flows FROM flow_rate_sets WHERE run_id = ? AND rowid > ? ORDER BY rowid",
                  [&](const SqlQuery& q, ExperimentTelemetry& e) {
                      e.total_rate.add(seconds(q, 2), q.real(3));
                      e.active_flows.add(seconds(q, 2), q.real(4));

@@ -19,6 +19,7 @@
 
 #include "common/diagnostics.h"
 #include "common/version.h"
+#include "telemetry/packed_samples.h"
 #include "wormhole/skipper.h"
 
 namespace orrery {
@@ -53,6 +54,11 @@ CREATE TABLE IF NOT EXISTS queue_tiers (
   max_bytes INTEGER, p99_bytes INTEGER, median_bytes INTEGER);
 CREATE TABLE IF NOT EXISTS flow_rates (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, flow INTEGER, rate_bps INTEGER);
+CREATE TABLE IF NOT EXISTS queue_sample_sets (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, ports INTEGER NOT NULL, packed BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS flow_rate_sets (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, flows INTEGER NOT NULL, total_bps INTEGER NOT NULL,
+  packed BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS timeline (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, rank INTEGER NOT NULL, stream TEXT NOT NULL, task TEXT NOT NULL,
   kind TEXT NOT NULL, start_ps INTEGER NOT NULL, end_ps INTEGER NOT NULL, bytes INTEGER, peers TEXT,
@@ -67,6 +73,8 @@ CREATE INDEX IF NOT EXISTS flows_by_experiment ON flows (run_id, experiment);
 CREATE INDEX IF NOT EXISTS timeline_by_rank ON timeline (run_id, experiment, rank, start_ps);
 CREATE INDEX IF NOT EXISTS queue_samples_by_time ON queue_samples (run_id, experiment, time_ps);
 CREATE INDEX IF NOT EXISTS queue_tiers_by_time ON queue_tiers (run_id, experiment, time_ps);
+CREATE INDEX IF NOT EXISTS queue_sample_sets_by_time ON queue_sample_sets (run_id, experiment, time_ps);
+CREATE INDEX IF NOT EXISTS flow_rate_sets_by_time ON flow_rate_sets (run_id, experiment, time_ps);
 )sql";
 
 void exec(sqlite3* db, const char* sql, const std::filesystem::path& file) {
@@ -89,6 +97,7 @@ struct Statement {
     Statement& bind(int i, double v) { sqlite3_bind_double(s, i, v); return *this; }
     Statement& bind(int i, const std::string& v) { sqlite3_bind_text(s, i, v.c_str(), int(v.size()), SQLITE_TRANSIENT); return *this; }
     Statement& null(int i) { sqlite3_bind_null(s, i); return *this; }
+    Statement& blob(int i, const std::string& v) { sqlite3_bind_blob(s, i, v.data(), int(v.size()), SQLITE_TRANSIENT); return *this; }
     Statement& bind_value(int i, const sqlite3_value* v) { sqlite3_bind_value(s, i, v); return *this; }
     // For reading: true while there is a row.
     bool step() {
@@ -218,7 +227,10 @@ ResultsStore::ResultsStore(const std::filesystem::path& file) : file_(file) {
     try {
         exec(db_, kSchema, file_);
         add_missing_columns();
-        exec(db_, "INSERT OR IGNORE INTO orrery_store VALUES ('format', 'orrery-results'), ('schema_version', '1');", file_);
+        // A store of an older schema (refused above if newer) now holds rows only this one reads: it takes this version.
+        const std::string facts = "INSERT OR IGNORE INTO orrery_store VALUES ('format', 'orrery-results'); "
+                                  "INSERT OR REPLACE INTO orrery_store VALUES ('schema_version', '" + std::to_string(schema_version()) + "');";
+        exec(db_, facts.c_str(), file_);
         exec(db_, "COMMIT;", file_);
     } catch (const InputError& e) {
         refuse(e.diagnostics().items().empty() ? "results store: cannot create its tables" : e.diagnostics().items().front().message);
@@ -423,16 +435,23 @@ void ResultsStore::experiment_finished(const std::string& experiment, const std:
 void ResultsStore::samples(const std::string& experiment, int64_t time_ps, std::vector<QueueSample> queues, std::vector<TierSample> tiers,
                            std::vector<RateSample> rates) {
     const int64_t id = run_id_;
-    post([=, queues = std::move(queues), tiers = std::move(tiers), rates = std::move(rates)](sqlite3* db) {
-        Statement q(db, "INSERT INTO queue_samples VALUES (?, ?, ?, ?, ?, ?)");
-        for (const QueueSample& s : queues)
-            q.bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, int64_t(s.node)).bind(5, int64_t(s.ifindex)).bind(6, int64_t(s.bytes)).row();
+    // Packed on the run's thread, not the writer's: the writer serves every experiment of the run.
+    const size_t ports = queues.size(), flows = rates.size();
+    uint64_t total_bps = 0;
+    for (const RateSample& r : rates) total_bps += r.rate_bps;
+    std::string packed_queues = queues.empty() ? std::string() : pack_queue_samples(std::move(queues));
+    std::string packed_rates = rates.empty() ? std::string() : pack_rate_samples(std::move(rates));
+    post([=, tiers = std::move(tiers), packed_queues = std::move(packed_queues), packed_rates = std::move(packed_rates)](sqlite3* db) {
+        if (ports)
+            Statement(db, "INSERT INTO queue_sample_sets VALUES (?, ?, ?, ?, ?)")
+                .bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, int64_t(ports)).blob(5, packed_queues).row();
         Statement t(db, "INSERT INTO queue_tiers VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
         for (const TierSample& s : tiers)
             t.bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, int64_t(s.tier)).bind(5, int64_t(s.ports))
                 .bind(6, int64_t(s.max_bytes)).bind(7, int64_t(s.p99_bytes)).bind(8, int64_t(s.median_bytes)).row();
-        Statement r(db, "INSERT INTO flow_rates VALUES (?, ?, ?, ?, ?)");
-        for (const RateSample& s : rates) r.bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, int64_t(s.flow)).bind(5, int64_t(s.rate_bps)).row();
+        if (flows)
+            Statement(db, "INSERT INTO flow_rate_sets VALUES (?, ?, ?, ?, ?, ?)")
+                .bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, int64_t(flows)).bind(5, int64_t(total_bps)).blob(6, packed_rates).row();
     });
 }
 

@@ -103,7 +103,7 @@ public:
     // Waits until every queued write is committed.
     void flush();
     int64_t run_id() const { return run_id_; }
-    static int schema_version() { return 1; }
+    static int schema_version() { return 2; }
     // Empty when the open database `db` is of a schema version this build knows; otherwise why not (a newer
     // Orrery wrote it, or its schema_version is not a positive integer). The reader and the writer both
     // refuse such a store.

@@ -53,6 +53,10 @@ public:
     int64_t integer(int c) const { return sqlite3_column_int64(s_, c); }
     double real(int c) const { return sqlite3_column_double(s_, c); }
     bool is_null(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
+    std::string blob(int c) const {
+        const void* b = sqlite3_column_blob(s_, c);
+        return b ? std::string(static_cast<const char*>(b), size_t(sqlite3_column_bytes(s_, c))) : std::string();
+    }
     std::string text(int c) const {
         const unsigned char* t = sqlite3_column_text(s_, c);
         return t ? reinterpret_cast<const char*>(t) : "";

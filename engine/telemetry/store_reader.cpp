@@ -1,13 +1,16 @@
 #include "telemetry/store_reader.h"
 #include "telemetry/results_store.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 
 #include <map>
 #include <set>
 
 #include <sqlite3.h>
 
+#include "telemetry/packed_samples.h"
 #include "telemetry/sqlite_query.h"
 
 #include "common/diagnostics.h"
@@ -144,20 +147,52 @@ std::vector<SkippedSpan> StoreReader::skipped_spans(int64_t run, const std::stri
     return out;
 }
 
-std::vector<PortSeries> StoreReader::busiest_ports(int64_t run, const std::string& experiment, size_t count) const {
-    std::vector<PortSeries> ports;
+bool StoreReader::has_table(const char* name) const {
+    Query t(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
+    t.bind(1, std::string(name));
+    return t.next() && t.integer(0) > 0;
+}
+
+void StoreReader::each_queue_sample(int64_t run, const std::string& experiment,
+                                    const std::function<void(int64_t time_ps, const QueueSample&)>& visit) const {
+    // Schema 1 wrote a row per port (still read from older stores); schema 2 one packed set per sample time.
     {
-        Query q(db_, "SELECT node, ifindex, max(bytes) AS peak FROM queue_samples WHERE run_id = ? AND experiment = ? "
-                     "GROUP BY node, ifindex ORDER BY peak DESC, node, ifindex LIMIT ?");
-        q.bind(1, run).bind(2, experiment).bind(3, int64_t(count));
-        while (q.next()) {
-            PortSeries p;
-            p.node = uint32_t(q.integer(0));
-            p.ifindex = uint32_t(q.integer(1));
-            p.max_bytes = uint64_t(q.integer(2));
-            ports.push_back(p);
-        }
+        Query q(db_, "SELECT time_ps, node, ifindex, bytes FROM queue_samples WHERE run_id = ? AND experiment = ? ORDER BY time_ps");
+        q.bind(1, run).bind(2, experiment);
+        while (q.next()) visit(q.integer(0), {uint32_t(q.integer(1)), uint32_t(q.integer(2)), uint64_t(q.integer(3))});
     }
+    if (!has_table("queue_sample_sets")) return;
+    Query q(db_, "SELECT time_ps, packed FROM queue_sample_sets WHERE run_id = ? AND experiment = ? ORDER BY time_ps");
+    q.bind(1, run).bind(2, experiment);
+    while (q.next()) {
+        std::vector<QueueSample> ports;
+        try {
+            ports = unpack_queue_samples(q.blob(1));
+        } catch (const std::runtime_error& e) {
+            throw InputError(file_.string(), std::string("queue_sample_sets of run ") + std::to_string(run) + ", " + experiment + ": " + e.what() +
+                                                 ": the store is damaged");
+        }
+        for (const QueueSample& p : ports) visit(q.integer(0), p);
+    }
+}
+
+std::vector<PortSeries> StoreReader::busiest_ports(int64_t run, const std::string& experiment, size_t count) const {
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> peaks;
+    each_queue_sample(run, experiment, [&](int64_t, const QueueSample& p) {
+        uint64_t& peak = peaks[{p.node, p.ifindex}];
+        peak = std::max(peak, p.bytes);
+    });
+    std::vector<PortSeries> ports;
+    for (const auto& [port, peak] : peaks) {
+        PortSeries p;
+        p.node = port.first;
+        p.ifindex = port.second;
+        p.max_bytes = peak;
+        ports.push_back(p);
+    }
+    // The highest peaks; ties by node, then port.
+    std::stable_sort(ports.begin(), ports.end(), [](const PortSeries& a, const PortSeries& b) { return a.max_bytes > b.max_bytes; });
+    if (ports.size() > count) ports.resize(count);
     if (ports.empty()) return ports;
     // Samples list non-empty ports only: every sample time of the experiment gives each chosen port a value.
     std::vector<int64_t> times;
@@ -168,12 +203,10 @@ std::vector<PortSeries> StoreReader::busiest_ports(int64_t run, const std::strin
     }
     std::map<std::pair<uint32_t, uint32_t>, std::map<int64_t, uint64_t>> seen;
     for (const PortSeries& p : ports) seen[{p.node, p.ifindex}];
-    Query q(db_, "SELECT time_ps, node, ifindex, bytes FROM queue_samples WHERE run_id = ? AND experiment = ? ORDER BY time_ps");
-    q.bind(1, run).bind(2, experiment);
-    while (q.next()) {
-        auto it = seen.find({uint32_t(q.integer(1)), uint32_t(q.integer(2))});
-        if (it != seen.end()) it->second[q.integer(0)] = uint64_t(q.integer(3));
-    }
+    each_queue_sample(run, experiment, [&](int64_t time, const QueueSample& p) {
+        auto it = seen.find({p.node, p.ifindex});
+        if (it != seen.end()) it->second[time] = p.bytes;
+    });
     for (PortSeries& p : ports) {
         const std::map<int64_t, uint64_t>& s = seen[{p.node, p.ifindex}];
         if (times.empty())

@@ -3,6 +3,7 @@
 // queue samples. Used by `orrery-cli export`; never writes, so a store another process is filling is safe.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,10 +45,13 @@ public:
     std::vector<TimelineRow> timeline(int64_t run, const std::string& experiment) const;
     // The `count` ports with the highest peak occupancy, each with a value at every sample time.
     std::vector<PortSeries> busiest_ports(int64_t run, const std::string& experiment, size_t count) const;
+    // Every stored queue sample of the experiment (non-empty ports), in time order.
+    void each_queue_sample(int64_t run, const std::string& experiment, const std::function<void(int64_t time_ps, const QueueSample&)>& visit) const;
     // Overlapping skips merged, in time order; empty without skipping.
     std::vector<SkippedSpan> skipped_spans(int64_t run, const std::string& experiment) const;
 
 private:
+    bool has_table(const char* name) const;
     sqlite3* db_ = nullptr;
     std::filesystem::path file_;
 };

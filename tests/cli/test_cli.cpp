@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli_process.h"
+#include "telemetry/results_store.h"
 
 namespace {
 using Result = orrery::testing::CliResult;
@@ -508,11 +509,12 @@ private slots:
         QVERIFY(QFile::copy(tmp.filePath("r.sqlite"), tmp.filePath("newer.sqlite")));
         sqlite3* db = nullptr;
         QCOMPARE(sqlite3_open(tmp.filePath("newer.sqlite").toUtf8().constData(), &db), SQLITE_OK);
-        QCOMPARE(sqlite3_exec(db, "UPDATE orrery_store SET value = '2' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
+        const std::string newer = std::to_string(orrery::ResultsStore::schema_version() + 1);
+        QCOMPARE(sqlite3_exec(db, ("UPDATE orrery_store SET value = '" + newer + "' WHERE key = 'schema_version'").c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
         sqlite3_close(db);
         r = run({"run", "llm.json", "--out", "newer.sqlite"}, tmp.path());
         QCOMPARE(r.code, 1);
-        QVERIFY2(first_error_line(r.err).contains("was written by a newer Orrery (results store schema version 2"), qPrintable(r.err));
+        QVERIFY2(first_error_line(r.err).contains(QString::fromStdString("was written by a newer Orrery (results store schema version " + newer)), qPrintable(r.err));
         r = run({"export", "timeline", "newer.sqlite", "--experiment", "e0000", "-o", "newer.json"}, tmp.path());
         QCOMPARE(r.code, 1);
         QVERIFY2(first_error_line(r.err).contains("was written by a newer Orrery"), qPrintable(r.err));

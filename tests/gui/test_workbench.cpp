@@ -38,6 +38,7 @@
 #include "common/version.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
+#include "telemetry/results_store.h"
 #include "views/inspector_state.h"
 #include "views/telemetry_feed.h"
 #include "views/inspector_view.h"
@@ -931,6 +932,40 @@ private slots:
         for (const SpanStyle& s : kSpanLegend) colours.insert({s.r, s.g, s.b});
         QCOMPARE(colours.size(), kSpanLegend.size());
         QCOMPARE(std::string(span_style("pp", "recv").label), std::string("PP send/receive"));
+    }
+
+    void the_feed_reads_packed_samples() {
+        // Schema 2 stores pack a sample time's ports and flows into one row each: the feed unpacks the picked
+        // switches' ports and plots the rate total and flow count, as it did from a row per port and flow.
+        QTemporaryDir tmp;
+        const QString file = tmp.filePath("packed.sqlite");
+        int64_t run = 0;
+        {
+            ResultsStore store(file.toStdString());
+            RunRecord record;
+            record.scenario_name = "packed";
+            run = store.begin_run(record, {{"e0000", 0, 1, "abc", nlohmann::json::array()}});
+            store.experiment_started("e0000");
+            store.samples("e0000", 10'000'000, {{20, 1, 100}, {21, 2, 300}}, {}, {{0, 10'000'000'000}, {1, 20'000'000'000}});
+            store.samples("e0000", 20'000'000, {{20, 1, 150}}, {}, {{1, 5'000'000'000}});
+            store.flush();
+            TelemetryReader reader(file, run);
+            const TelemetryChunk first = reader.poll({20});
+            const ExperimentTelemetry& e = first.at("e0000");
+            QCOMPARE(e.ports.size(), size_t(1));  // node 21 was not picked
+            const Series& port = e.ports.at({20, 1});
+            QCOMPARE(port.v, std::vector<double>({100, 150}));
+            QCOMPARE(port.t, std::vector<double>({10'000'000 * 1e-12, 20'000'000 * 1e-12}));  // ps to s, as the feed converts
+            QCOMPARE(e.total_rate.v, std::vector<double>({30e9, 5e9}));
+            QCOMPARE(e.active_flows.v, std::vector<double>({2, 1}));
+            store.samples("e0000", 30'000'000, {{21, 2, 7}}, {}, {});
+            store.flush();
+            const TelemetryChunk second = reader.poll({20, 21});  // a newly picked switch: its history from the start
+            const ExperimentTelemetry& more = second.at("e0000");
+            QCOMPARE(more.ports.at({21, 2}).v, std::vector<double>({300, 7}));
+            QVERIFY(more.total_rate.t.empty());  // nothing new
+            store.end_run("finished", 0);
+        }
     }
 
     void the_timeline_has_a_ruler_and_names_the_span_under_the_cursor() {
