@@ -26,6 +26,7 @@ Fabric read_hpcc_topology(const std::string& text, const std::string& source) {
     const uint64_t switches = in.unsigned_integer("the switch count", nodes);
     const uint64_t links = in.unsigned_integer("the link count", 1 << 26);
     if (simai) f.gpu_type = in.word("the GPU type");
+    f.nvlink_rate_is_bus_bandwidth = simai;
     if (nodes == 0) in.fail("a topology needs at least one node, found 0");
     if (nvswitches + switches > nodes)
         in.fail(std::to_string(nvswitches + switches) + " switches listed for only " + std::to_string(nodes) + " nodes");

@@ -25,6 +25,10 @@ struct Fabric {
     std::string gpu_type;                // from SimAI topology files ("H100"); empty when unknown
     int gpus_per_server = 0;             // NVLink domain size; 0 when the fabric has no server grouping
     bool hosts_forward = false;          // ASTRA-sim Ring/FullyConnected NPUs forward traffic; RDMA NICs do not
+    // SimAI topology files: an NVSwitch link's rate is the bus bandwidth a collective inside the server reaches,
+    // with no latency term, as SimAI times it. Elsewhere it is the GPU's raw NVLink bandwidth, of which
+    // collectives reach the calibrated fraction of data/intra_server.json (engine/workload README).
+    bool nvlink_rate_is_bus_bandwidth = false;
 
     // Nodes. Written by the builder, read by routing, the engine and exporters.
     std::vector<NodeKind> node_kind;

@@ -100,6 +100,7 @@ Placement place_ranks(const ParallelSpec& p, const Fabric& f) {
         if (f.node_kind[f.link_a[f.port_link[i]]] == NodeKind::nvswitch || f.node_kind[f.link_b[f.port_link[i]]] == NodeKind::nvswitch) {
             pl.nvlink_hop_ps = 2 * f.link_delay[f.port_link[i]].count;
             pl.nvlink_bytes_per_s = double(f.link_rate[f.port_link[i]].count) / 8;
+            pl.nvlink_rate_is_bus_bandwidth = f.nvlink_rate_is_bus_bandwidth;
             break;
         }
     pl.rank_at.assign(size_t(max_server + 1) * size_t(pl.gpus_per_server), UINT32_MAX);

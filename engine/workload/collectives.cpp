@@ -12,6 +12,7 @@ namespace orrery {
 
 AlphaBeta CollectiveContext::intra_fit(CollectiveKind kind, int group) const {
     AlphaBeta fit = tables.intra_fit(gpu, kind, group);
+    if (place.nvlink_rate_is_bus_bandwidth && place.nvlink_bytes_per_s > 0) return {0, place.nvlink_bytes_per_s};
     if (place.nvlink_bytes_per_s > 0) {
         const auto spec_of = tables.gpus.find(gpu);
         if (spec_of != tables.gpus.end() && spec_of->second.nvlink_bytes_per_s > 0)

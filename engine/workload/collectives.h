@@ -26,6 +26,9 @@ struct Placement {
     // The fabric's GPU → NVSwitch link rate (link_defaults.nvlink.rate: the raw per-GPU NVLink bandwidth, one
     // direction), bytes/s; 0 where the fabric has no NVSwitch (the GPU's own bandwidth of data/gpus.json applies).
     double nvlink_bytes_per_s = 0;
+    // The fabric's nvlink_rate_is_bus_bandwidth (SimAI topology files): collectives inside a server reach
+    // nvlink_bytes_per_s itself, with no α.
+    bool nvlink_rate_is_bus_bandwidth = false;
     uint32_t rank_on(int32_t server, int32_t local) const;
 };
 

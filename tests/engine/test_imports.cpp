@@ -176,6 +176,48 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(InputError, prepare(doc));
     }
 
+    void a_simai_topology_nvlink_figure_means_what_simai_makes_of_it() {
+        // SimAI times a collective inside a server at its NVLink figure as the bus bandwidth, with no latency term
+        // (SimAI_analytical's -nv; its ns-3 backend sends at the NVSwitch link's rate). A SimAI topology file's
+        // NVSwitch links are read that way: SimAI's microAllReduce sample on 8 GPUs behind one NVSwitch whose
+        // links carry -nv 360 (GiB/s, 3,092 Gb/s) takes SimAI_analytical's own total at the flow and analytic
+        // levels, within 1 %.
+        QTemporaryDir tmp;
+        const std::string topology = tmp.filePath("nv360.txt").toStdString();
+        {
+            std::ifstream in(kFormats / "simai-topology/Rail_Opti_SingleToR_64gpu_8gps_200Gbps_H20");
+            std::ostringstream text;
+            text << in.rdbuf();
+            std::string t = text.str();
+            for (size_t at; (at = t.find("2400Gbps")) != std::string::npos;) t.replace(at, 8, "3092Gbps");
+            std::ofstream(topology) << t;
+        }
+        double simai_total_us = 0;
+        {
+            std::ifstream csv(std::filesystem::path(ORRERY_TEST_DIR) / "reference/simai-analytical/micro.summary.csv");
+            std::string header, row;
+            std::getline(csv, header);
+            std::getline(csv, row);
+            simai_total_us = std::stod(row.substr(row.rfind(',') + 1));
+        }
+        QVERIFY(simai_total_us > 1000);
+        for (const char* mode : {"flow", "analytic"}) {
+            nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"name", "t"},
+                                  {"topology", {{"import", topology}, {"format", "simai"}}},
+                                  {"cc", {{"algorithm", "dcqcn"}}},
+                                  {"workload", {{"kind", "llm"}, {"gpu", "H100"}, {"network_mode", mode},
+                                                {"import", {{"format", "simai"}, {"path", (kFormats / "simai-workload/microAllReduce.txt").string()}}}}}};
+            const auto p = prepare(doc);
+            const WorkloadTables tables = load_workload_tables(kPresets);
+            const Routes routes = build_routes(p->fabric);
+            const LlmOutcome o = std::string(mode) == "flow" ? run_llm_flow(p->job, p->fabric, routes, WireFormat{}, tables)
+                                                             : run_llm_analytic(p->job, p->fabric, routes, 1000);
+            const double us = o.iteration_time_s * 1e6;
+            qInfo("%s: microAllReduce %.1f us, SimAI_analytical %.0f us", mode, us, simai_total_us);
+            QVERIFY2(std::abs(us / simai_total_us - 1) < 0.01, qPrintable(QString("%1: %2 us against SimAI's %3 us").arg(mode).arg(us).arg(simai_total_us)));
+        }
+    }
+
     void simai_pipeline_runs_as_a_pipeline() {
         // PP 4, GA 8: eight micro-batches (each starting at an embedding_layer record) of forward 1 ms and
         // backward 2 ms per stage, no collectives, pp_comm 1 byte on a fabric where it is free: every rank waits
