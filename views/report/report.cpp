@@ -228,8 +228,16 @@ BarChart skip_shares(const Report& r) {
 // Each table's pages (with its indexes), from SQLite's dbstat, shared out by the fraction of its rows that are
 // the run's: what deleting the run would about free. Nothing where dbstat is missing.
 void read_disk_cost(sqlite3* db, const std::string& store, int64_t run, Report& r) {
-    std::error_code ec;
-    r.store_bytes = uint64_t(std::filesystem::file_size(store, ec));
+    // The database's size as SQLite sees it: pages still in the write-ahead log count (a project the workbench
+    // has open holds its newest runs there, and the main file's size lags behind).
+    {
+        SqlQuery count(db, "PRAGMA page_count"), size(db, "PRAGMA page_size");
+        if (count.next() && size.next()) r.store_bytes = uint64_t(count.integer(0)) * uint64_t(size.integer(0));
+    }
+    if (r.store_bytes == 0) {
+        std::error_code ec;
+        r.store_bytes = uint64_t(std::filesystem::file_size(store, ec));
+    }
     SqlQuery pages(db, "SELECT m.tbl_name, sum(d.pgsize) FROM dbstat d JOIN sqlite_master m ON m.name = d.name GROUP BY m.tbl_name");
     if (!pages.ok()) return;
     std::vector<std::pair<std::string, uint64_t>> tables;

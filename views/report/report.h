@@ -44,7 +44,7 @@ struct Report {
     // What the run takes in its store, bytes (each table's pages shared out by the run's rows), by table, largest
     // first; empty where SQLite cannot tell (no dbstat).
     std::vector<std::pair<std::string, uint64_t>> disk_by_table;
-    uint64_t store_bytes = 0;  // the whole file
+    uint64_t store_bytes = 0;  // the whole database, pages in its write-ahead log included
     LineChart fct_cdf;
     std::vector<LineChart> queue_tiers;  // one per switch tier that was sampled
     StackedBars iteration;
