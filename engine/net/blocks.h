@@ -26,7 +26,7 @@ inline constexpr uint32_t kNoBlock = 0xffffffffu;
 // A packet slot is 64 bytes (one line) where an experiment of the batch needs HPCC's INT hops, else 32: a
 // packet's header and TIMELY's timestamp fit in half a line (packet.h), so a batch without HPCC moves half
 // the bytes through rings and queues: bench_scale k = 60 on two threads peaks at 1.68 GB instead of 2.91, and
-// runs up to 8 % faster (engine/runtime/README.md, "Half-line packets").
+// runs up to 8 % faster (docs/history/runtime-tuning.md, "Half-line packets").
 inline constexpr uint32_t kFullPacketShift = 6, kCompactPacketShift = 5;
 ORRERY_HD constexpr size_t block_bytes(uint32_t packet_shift) { return size_t(kBlockPackets) << packet_shift; }
 inline constexpr size_t kMaxBlockBytes = block_bytes(kFullPacketShift);

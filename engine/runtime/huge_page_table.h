@@ -7,7 +7,7 @@
 // kernel has huge pages off, the mark is ignored and nothing changes. Results never depend on it.
 // bench_scale --k 60 --threads 2, alternating in one session: 57.1-58.8 s with 4 KiB pages, 53.8-54.6 s with
 // these tables; k <= 32 the same within noise. The packet arena is marked only past its first GiB
-// (block_arena.h, kHugePagesFromBytes): marking all of it made k = 32 3-4 % slower (engine/runtime/README.md).
+// (block_arena.h, kHugePagesFromBytes): marking all of it made k = 32 3-4 % slower (docs/history/runtime-tuning.md).
 #include <sys/mman.h>
 
 #include <algorithm>
