@@ -129,10 +129,7 @@ std::vector<TimelineRow> StoreReader::timeline(int64_t run, const std::string& e
 
 std::vector<SkippedSpan> StoreReader::skipped_spans(int64_t run, const std::string& experiment) const {
     std::vector<SkippedSpan> out;
-    {
-        Query t(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'skips'");
-        if (!t.next() || t.integer(0) == 0) return out;  // a store written before skipping existed
-    }
+    if (!has_table("skips")) return out;  // a store written before skipping existed
     Query q(db_, "SELECT start_ps, end_ps FROM skips WHERE run_id = ? AND experiment = ? ORDER BY start_ps, end_ps");
     q.bind(1, run).bind(2, experiment);
     while (q.next()) {

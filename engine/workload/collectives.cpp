@@ -10,9 +10,16 @@
 
 namespace orrery {
 
+AlphaBeta gpu_nvlink_fit(const WorkloadTables& tables, const std::string& gpu, const Placement& place, CollectiveKind kind, int group) {
+    if (place.nvlink_rate_is_bus_bandwidth) {
+        const auto spec_of = tables.gpus.find(gpu);
+        if (spec_of != tables.gpus.end() && spec_of->second.nvlink_bytes_per_s > 0) return {0, spec_of->second.nvlink_bytes_per_s};
+    }
+    return tables.intra_fit(gpu, kind, group);
+}
+
 AlphaBeta CollectiveContext::intra_fit(CollectiveKind kind, int group) const {
-    AlphaBeta fit = tables.intra_fit(gpu, kind, group);
-    if (place.nvlink_rate_is_bus_bandwidth && place.nvlink_bytes_per_s > 0) return {0, place.nvlink_bytes_per_s};
+    AlphaBeta fit = gpu_nvlink_fit(tables, gpu, place, kind, group);
     if (place.nvlink_bytes_per_s > 0) {
         const auto spec_of = tables.gpus.find(gpu);
         if (spec_of != tables.gpus.end() && spec_of->second.nvlink_bytes_per_s > 0)

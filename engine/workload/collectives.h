@@ -32,6 +32,12 @@ struct Placement {
     uint32_t rank_on(int32_t server, int32_t local) const;
 };
 
+// A collective's α-β fit inside a server at the GPU's own NVLink bandwidth (data/gpus.json): the calibrated fit of
+// data/intra_server.json, or, where the fabric's NVLink figure is the bus bandwidth (SimAI topology files),
+// SimAI's model: that bandwidth itself, no α. CollectiveContext::intra_fit scales it to the fabric's rate; the
+// flow level loads NVLink ports of that rate.
+AlphaBeta gpu_nvlink_fit(const WorkloadTables& tables, const std::string& gpu, const Placement& place, CollectiveKind kind, int group);
+
 struct CollectiveContext {
     const Placement& place;
     const WorkloadTables& tables;

@@ -107,7 +107,8 @@ void FlowTimer::start_lockstep(uint32_t id, int64_t t) {
     const double packets = std::ceil(step / wire_.mtu);
     const double data_weight = (step + packets * wire_.data_header) / step;
     const double ack_weight = std::ceil(packets / wire_.ack_interval) * wire_.ack_bytes / step;
-    const double nvlink_weight = nvlink_port_weight(CollectiveKind::send_recv, 2) * bus_factor(CollectiveKind::send_recv, 2);
+    const AlphaBeta copy = gpu_nvlink_fit(tables_, job_.workload->gpu, job_.place, CollectiveKind::send_recv, 2);
+    const double nvlink_weight = gpu_.nvlink_bytes_per_s / copy.bus_bytes_per_s * bus_factor(CollectiveKind::send_recv, 2);
     uses_.clear();
     for (const auto& [resource, n] : load.data) uses_.push_back({resource, data_weight * n / load.ports});
     for (const auto& [resource, n] : load.ack) uses_.push_back({resource, ack_weight * n / load.ports});
@@ -146,12 +147,14 @@ void FlowTimer::start_local(uint32_t id, int64_t t) {
     }
     const std::vector<uint32_t>& members = job_.graph.member_sets[op.members];
     const int n = int(op.group_size > 0 ? op.group_size : members.size());
-    const double alpha_s = job_.place.nvlink_rate_is_bus_bandwidth ? 0 : tables_.intra_fit(job_.workload->gpu, op.local_kind, n).alpha_s;
-    tail_[id] = op.step ? job_.place.nvlink_hop_ps : int64_t(std::llround(alpha_s * 1e12));
+    const AlphaBeta fit = gpu_nvlink_fit(tables_, job_.workload->gpu, job_.place, op.local_kind, n);
+    tail_[id] = op.step ? job_.place.nvlink_hop_ps : int64_t(std::llround(fit.alpha_s * 1e12));
     const double bus_bytes = double(op.bytes) * bus_factor(op.local_kind, n);
     uses_.clear();
     const bool copy = op.local_kind == CollectiveKind::send_recv;
-    const double weight = nvlink_port_weight(op.local_kind, n);
+    // The fit's busbw is a fraction of the GPU's NVLink bandwidth; a port loads bus bytes ÷ that fraction, so alone
+    // on ports of the GPU's own rate the op runs at the fit's busbw, and a faster or slower nvlink.rate scales it.
+    const double weight = gpu_.nvlink_bytes_per_s / fit.bus_bytes_per_s;
     for (size_t i = 0; i < members.size(); ++i) {  // a lockstep op: every group of group_size members alike
         const uint32_t r = members[i];
         const size_t at = i % size_t(n), last = size_t(n) - 1;
@@ -159,15 +162,6 @@ void FlowTimer::start_local(uint32_t id, int64_t t) {
         if (!copy || at == last) uses_.push_back({nvlink_in_[r], weight});
     }
     net_.start(id, bus_bytes, uses_, t);
-}
-
-double FlowTimer::nvlink_port_weight(CollectiveKind kind, int group) const {
-    // SimAI's figure (nvlink_rate_is_bus_bandwidth) is the bus bandwidth itself. Otherwise the calibrated busbw
-    // is a fraction of the GPU's NVLink bandwidth (data/gpus.json); a port loads bus bytes ÷ that fraction, so
-    // alone on ports of the GPU's own rate the op runs at the calibrated busbw, and a faster or slower
-    // nvlink.rate scales it.
-    if (job_.place.nvlink_rate_is_bus_bandwidth) return 1;
-    return gpu_.nvlink_bytes_per_s / tables_.intra_fit(job_.workload->gpu, kind, group).bus_bytes_per_s;
 }
 
 int64_t FlowTimer::next_time() {

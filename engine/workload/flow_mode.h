@@ -60,8 +60,6 @@ public:
     const FluidNetwork& network() const { return net_; }
 
 private:
-    // What a byte of bus traffic of a `kind` collective over `group` GPUs loads on each of its NVLink ports.
-    double nvlink_port_weight(CollectiveKind kind, int group) const;
     const LlmJob& job_;
     const Fabric& fabric_;
     const Routes* routes_;
