@@ -7,7 +7,7 @@
 #endif
 
 // ORRERY_HOT_INLINE: inlined into every caller, for the few functions of a node's event loop whose calls cost
-// more than their bodies' growth (measured on the k = 8 ring: engine/runtime/README.md).
+// more than their bodies' growth (measured on the k = 8 ring: docs/history/runtime-scale-and-mpi.md).
 #if defined(__CUDACC__)
 #define ORRERY_HOT_INLINE  // nvcc inlines device code on its own; its __forceinline__ repeats `inline`
 #else
@@ -15,7 +15,7 @@
 #endif
 
 // A hint that the line at `p` is read (or written) soon, for packet lines a large fabric has left in memory
-// (engine/runtime/README.md). Nothing in device code: a GPU hides such latency with other warps.
+// (docs/history/runtime-scale-and-mpi.md). Nothing in device code: a GPU hides such latency with other warps.
 ORRERY_HD inline void prefetch_line(const void* p) {
 #if !defined(__CUDA_ARCH__)
     __builtin_prefetch(p);

@@ -186,7 +186,7 @@ ORRERY_HD inline Packet fifo_pop(const BlockStore& s, int64_t& held, BlockFifo& 
         prefetch_line(&fifo_front(s, f));
     } else {
         // The next packet is popped when this one's transmission ends, after the node's other events; in a deep
-        // queue it was written steps ago and is in memory (engine/runtime/README.md).
+        // queue it was written steps ago and is in memory (docs/history/runtime-scale-and-mpi.md).
         prefetch_line(&next_slot(s, front));
     }
     return p;

@@ -56,7 +56,7 @@ ORRERY_HD inline Packet* ring_push_slot(NetView& v, uint32_t to_port, uint32_t n
 // later, when a large fabric's step has long evicted it, so bringing the line into the cache to write it (a
 // read from memory per packet-hop) and evicting something else for it only costs. bench_scale, one thread,
 // alternating on and off: k = 16 15 % and k = 24 / 32 6 % faster; on the k = 8 ring, whose step fits in the
-// cache, the same stores made the run 70 % slower (engine/runtime/README.md). The worker fences them before the step's
+// cache, the same stores made the run 70 % slower (docs/history/runtime-scale-and-mpi.md). The worker fences them before the step's
 // barrier. Otherwise copied whole, then the arrival set in place:
 // patching a copy on the stack first would make the copy into the ring read back a half-written line (a
 // store-forwarding stall, 20 % of transmit_start).

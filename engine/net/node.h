@@ -41,7 +41,7 @@ ORRERY_HD inline int64_t arrival_lead_ps(NetView& v, uint32_t row, const Packet&
 // Port `row`'s next arrival from p, the ring's packet at position `head` (of `published`), in `block`.
 ORRERY_HD inline void arrival_from(NetView& v, uint32_t row, uint32_t block, const Packet& p, uint64_t head, uint64_t published) {
     // The ring's next packet, read when this one is popped, some events later: in a large fabric it was
-    // written a step ago and is in memory, not in the cache (engine/runtime/README.md). At a block's end it
+    // written a step ago and is in memory, not in the cache (docs/history/runtime-scale-and-mpi.md). At a block's end it
     // is the first of the block the writer linked after this one.
     if ((head + 1) % kBlockPackets != 0) prefetch_line(&next_slot(v.store, p));
     else if (head + 1 < published) prefetch_line(&packet_at(v.store, v.store.next[block], 0));

@@ -39,7 +39,7 @@ using namespace net;
 constexpr uint64_t kEventsWorthSplitting = 2000;    // events in a step below which one thread does it all
 
 // A core's own cache (its L2), which a worker's packets of a step must outgrow before streaming them pays:
-// measured on this machine's 1 MiB L2 (engine/runtime/README.md). 1 MiB when the system does not say.
+// measured on this machine's 1 MiB L2 (docs/history/runtime-scale-and-mpi.md). 1 MiB when the system does not say.
 uint64_t core_cache_bytes() {
     const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     return l2 > 0 ? uint64_t(l2) : uint64_t(1) << 20;

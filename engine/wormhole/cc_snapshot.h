@@ -3,7 +3,7 @@
 // or a mirrored follower resumes "where the stored flow was"). The rate alone is not that state: DCQCN
 // raises a cut rate only from its rate-increase timer toward its target rate, so a flow given a stored flow's
 // low rate without its target and running timer (a flow that never saw a CNP has none) keeps that rate until
-// a CNP comes, for milliseconds (GPT-3 175B: 3 MB pipeline transfers 134 µs → 1.2 ms; engine/wormhole/README.md).
+// a CNP comes, for milliseconds (GPT-3 175B: 3 MB pipeline transfers 134 µs → 1.2 ms; docs/history/wormhole-skipping.md).
 //
 // Timers are kept as offsets from the moment the snapshot was taken and put back at the same offsets from the
 // moment the flow resumes. Per-hop INT records (HPCC) and sequence-numbered markers stay the flow's own: they

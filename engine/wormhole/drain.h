@@ -1,7 +1,7 @@
 #pragma once
 // Completion skipping: a frozen partition whose flows all finish within a sampling interval of each other
 // is not thawed for its last round trip (the bytes in flight and their ACKs, played packet by packet:
-// 58 % of what GPT-3 13B still sent at the packet level under DCQCN, engine/wormhole/README.md). Its flows
+// 58 % of what GPT-3 13B still sent at the packet level under DCQCN, docs/history/wormhole-skipping.md). Its flows
 // finish at the times their steady rates give, and what the partition still has on its ports leaves the
 // fabric at once.
 #include <cstdint>

@@ -57,7 +57,7 @@ Rows compressed_rows(const FlowConflictGraph& g) {
 // all-to-alls, nearly complete graphs of 2,016 edges, hashed at every probe, tail and freeze). A conflict graph
 // has a handful of distinct edge weights, so each neighbour's mix is taken from a table made once per round
 // (vertices x weights) instead of being computed at each of the 2 x edges visits: the same sums, the mixing
-// done 2,016 x 2 / (64 x a few) times less often on such a graph (engine/wormhole/README.md, "...colour refinement by table").
+// done 2,016 x 2 / (64 x a few) times less often on such a graph (docs/history/wormhole-skipping.md, "...colour refinement by table").
 void refine_once(Rows& r, const std::vector<uint64_t>& color, std::vector<uint64_t>& next) {
     const size_t n = color.size(), nw = r.weights.size();
     const bool tabled = n * nw < r.slot.size();  // a sparse graph, or one of many weights, mixes at each visit

@@ -49,7 +49,7 @@ struct FlowConflictGraph {
 // Flows with more than kLabelledBdps round trips of line-rate data still to send are labelled alike: the
 // 32-flow partitions of GPT-3 175B's gradient all-reduce, two rings of 14 MB transfers (35 BDPs) at different
 // points, had 1,252 distinct keys in 1,331 misses, their flows all at line rate and 7-14 MB from their ends.
-// Measured (engine/wormhole/README.md): capped at 8 BDPs that iteration handles 17 % fewer events, GPT-3 13B
+// Measured (docs/history/wormhole-skipping.md): capped at 8 BDPs that iteration handles 17 % fewer events, GPT-3 13B
 // keeps its errors, MoE 8x13B does not move; capped at 4 BDPs, MoE 8x13B's all-to-all transfers (~2.6 MB,
 // 6.5 BDPs) lose the sizes that tell their ages apart and its iteration moves -0.17 % (was +0.02 %); without
 // sizes at all, the same.
@@ -58,7 +58,7 @@ constexpr uint64_t kLabelledBdps = 8;
 // `awaiting_first_feedback`: the flow's HPCC has not yet had the ACK that ends its first round trip (it only
 // remembers that ACK's INT and changes no rate before it), so its rate is the line rate because it has heard
 // nothing yet, not because its path allows it. Labelled apart, MoE 8x13B's replays under HPCC were early by
-// 0.22 % on average instead of 0.88 % (engine/wormhole/README.md).
+// 0.22 % on average instead of 0.88 % (docs/history/wormhole-skipping.md).
 uint64_t vertex_label(double rate_share_of_line, uint64_t remaining_bytes, uint64_t max_bdp_bytes, uint64_t base_rtt_ns,
                       bool awaiting_first_feedback = false);
 // The label's bit for `awaiting_first_feedback`.
@@ -68,7 +68,7 @@ constexpr uint64_t kAwaitingFirstFeedbackBit = uint64_t(1) << 62;
 // NIC and its ToR's downlink, one on each's data path and one on each's ACK path) just as two flows into it
 // do, and the graph could not tell them apart. (Suspected, wrongly, of MoE 32x22B's over-line replays, whose
 // cause was the pipeline refill; measured, it leaves DCQCN rows as they were and takes MoE 8x13B under HPCC
-// from 110.1 M to 103.8 M events: engine/wormhole/README.md.)
+// from 110.1 M to 103.8 M events: docs/history/wormhole-skipping.md.)
 inline uint32_t edge_weight(uint32_t shared_ports, uint32_t shared_data_ports) {  // inline: once per pair of flows
     return (std::min<uint32_t>(shared_data_ports, 0xffff) << 16) | std::min<uint32_t>(shared_ports, 0xffff);
 }

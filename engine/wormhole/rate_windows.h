@@ -2,7 +2,7 @@
 // The rate windows of the flows that are running, by local flow. A window is about a kilobyte (two rings of
 // kMaxWindow samples); held for every flow of a job it was the skipper's largest table: MoE 32x22B on 1,024
 // GPUs has millions of flows per iteration, and zeroing their windows when the skipper was built took
-// longer than simulating the first millisecond (engine/wormhole/README.md, "MoE 32×22B on 1,024 GPUs").
+// longer than simulating the first millisecond (docs/history/wormhole-skipping.md, "MoE 32×22B on 1,024 GPUs").
 // Only flows that have started and not finished have a window, so a slot is taken when a flow starts and
 // given back when it finishes; a freed slot is reused lowest-first (free_slots.h), and a slot taken forgets its
 // samples (count 0: every reader reads only the last `count` samples), so results cannot depend on reuse.

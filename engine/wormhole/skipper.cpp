@@ -81,7 +81,7 @@ struct PartState {
 // completion skip of GPT-3 13B has 4, 8 or 16 flows; those of MoE 8x13B and 32x22B are 96- to 192-flow
 // all-to-alls, where DCQCN cuts some flows in their tails and not others: finishing every instance of such a
 // partition at its predicted time moved MoE 32x22B's later starts by a median 180 us and took its mean FCT
-// error over 1 % (engine/wormhole/README.md, "Completion skips").
+// error over 1 % (docs/history/wormhole-skipping.md, "Completion skips").
 constexpr size_t kCompletionSkipMaxFlows = 32;
 // Partitions of more flows than this play their tails at the packet level every time (tails.h measures and
 // replays those of kCompletionSkipMaxFlows to this many). MoE 8x13B's all-to-alls with PXN are 48-flow
@@ -89,7 +89,7 @@ constexpr size_t kCompletionSkipMaxFlows = 32;
 // transfers and data-parallel rings of other micro-batches, and with their tails replayed its iteration went
 // 0.57 % and 1.42 % late (seeds 1 and 2) instead of 0.85 % and 0.51 % early, its data-parallel ring pieces 4.9 %
 // late on average instead of 0.4 %. Those pieces are in no tail (every tail replayed was one all-to-all's, 3.6 us
-// long): they are what moves with small changes upstream (engine/wormhole/README.md, "Tails to their completions").
+// long): they are what moves with small changes upstream (docs/history/wormhole-skipping.md, "Tails to their completions").
 constexpr size_t kTailMaxFlows = 64;
 // What a replayed or mirrored flow is credited besides the bytes its original got acknowledged: the original's
 // bytes in flight at the end less the flow's own, which the freeze kept where they were, so that the flow
@@ -102,7 +102,7 @@ constexpr size_t kTailMaxFlows = 64;
 // Only the original's pipeline counts, not its queue: bytes in flight beyond a base round trip at its end rate
 // (`original_pipe`) were waiting in queues, not yet through them, and credited they crossed a bottleneck
 // instantly: MoE 32x22B's 3 MB pipeline transfers joining an all-to-all on one NIC were credited 1.2 MB each
-// in 52 us beside the all-to-all's own, 1.8x what the downlink carries (engine/wormhole/README.md).
+// in 52 us beside the all-to-all's own, 1.8x what the downlink carries (docs/history/wormhole-skipping.md).
 inline double pipeline_refill(double original_inflight, double own_inflight, double original_pipe) {
     return std::min(original_inflight - own_inflight, std::max(0.0, original_pipe - own_inflight));
 }
@@ -113,7 +113,7 @@ inline double pipeline_refill(double original_inflight, double own_inflight, dou
 // acknowledged count runs ahead of its pipeline (pipeline_refill), so a flow mirrored once and then keyed as a
 // leader passed that lead on as a deficit: MoE 8x13B's all-to-all flows were mirrored 5 KB (1.3 us) behind,
 // and how far depended on where in its first round trip the earlier key had been taken, which is why the
-// moment of the lookup moved the iteration's errors (engine/wormhole/README.md, "Bytes in flight at the key").
+// moment of the lookup moved the iteration's errors (docs/history/wormhole-skipping.md, "Bytes in flight at the key").
 // Credited the difference, the copy's sending point moves as far as the original's did.
 //
 // Except when neither had anything acknowledged at the key: both are in their first round trip, sending at
@@ -230,7 +230,7 @@ struct Skipper::State {
         // are whole chunks too.
         // (Whole chunks always, as before, put each flow up to 4 KB behind or ahead at every skip: MoE 32x22B's
         // all-to-all flows of 393 KB ended 0.35 % late at the median, GPT-3 13B handled 9.07 M events instead
-        // of 7.06 M under DCQCN; engine/wormhole/README.md.)
+        // of 7.06 M under DCQCN; docs/history/wormhole-skipping.md.)
         if (ep.chunk != 0 && ep.back_to_zero) unit = std::lcm<int64_t>(unit, ep.chunk);
         for (uint32_t f = x.flow_begin; f < x.flow_end; ++f)
             if (b.flow[f].start != kNever && b.qp[f].phase == kWaiting) upcoming.push_back({b.flow[f].start, f});
@@ -384,7 +384,7 @@ struct Skipper::State {
             const double remaining = double(b.flow[flows[i]].size - q.snd_una) - double(base[i]);
             // The skip ends with the flow's bytes in flight and one more credit unit still to send, so its
             // last packets and acknowledgements are simulated packet by packet. (A further round trip of data,
-            // as before, doubled the events left in GPT-3 13B: bench_skip, engine/wormhole/README.md.)
+            // as before, doubled the events left in GPT-3 13B: bench_skip, docs/history/wormhole-skipping.md.)
             const double margin = double(q.snd_nxt - q.snd_una) + double(unit);
             steady_ps = std::min(steady_ps, remaining > margin ? (remaining - margin) / rate[i] : 0.0);
         }
@@ -447,7 +447,7 @@ struct Skipper::State {
 
     // What flow `f` still has to get acknowledged after `base` bytes of a replayed transient. Its count
     // climbs an ACK (a packet) at a time: flows whose counts read the same at the freeze finish together, up
-    // to a packet's time from the packet level's order. Tried and not kept (engine/wormhole/README.md,
+    // to a packet's time from the packet level's order. Tried and not kept (docs/history/wormhole-skipping.md,
     // "Completion skips"): half a packet off each count, and placing each flow within its ACK cycle from its
     // last samples' counts. GPT-3 13B's errors were the same either way and TIMELY handled 7.2-7.4 M events
     // instead of 5.3 M.
@@ -477,7 +477,7 @@ struct Skipper::State {
         // Together: within a sampling interval. (Within 0.1 % of the skip or two ACKs of the slowest flow, as
         // tried for MoE 32x22B's short all-to-alls, left 89 of GPT-3 13B's HPCC partitions to play their
         // tails while the same collective's other partitions finished at once: 1 % of flows then ended more
-        // than 10 % off, up to 50 %, engine/wormhole/README.md.)
+        // than 10 % off, up to 50 %, docs/history/wormhole-skipping.md.)
         if (last - first > double(interval) || last < 2.0 * double(rtt) || last > 9e18) return false;
         const int64_t end = now + (int64_t(std::ceil(last)) + 999) / 1000 * 1000;
         if (limit != kNever && end >= limit) return false;
@@ -612,7 +612,7 @@ struct Skipper::State {
     // takes no memo replay and no steady skip, so that the tails measured are those the packet level plays, not
     // only those no replay happened to interrupt. A memo miss still measures it at the packet level and
     // identical partitions may follow it (they end their own measurements). (Letting replays and skips end
-    // measurements instead gave MoE 8x13B the same errors: engine/wormhole/README.md, "Tails to their completions".)
+    // measurements instead gave MoE 8x13B the same errors: docs/history/wormhole-skipping.md, "Tails to their completions".)
     bool measuring_tail(uint32_t id) const {
         for (uint32_t f : parts.get(id).flows)
             if (recording.recording(x.flow_begin + f)) return true;
@@ -854,7 +854,7 @@ struct Skipper::State {
     // everything after differs. MoE 32x22B: a replayed all-to-all + pipeline transfer ended with 2.9 MB
     // queued per downlink (kmin 1.6 MB); resumed with empty queues, its 3 MB pipeline transfers were never
     // cut to DCQCN's minimum rate as at the packet level and took 146 us instead of 405 us; the iteration
-    // went 1.2 % early (engine/wormhole/README.md). A flow's bytes count on every port of its data path:
+    // went 1.2 % early (docs/history/wormhole-skipping.md). A flow's bytes count on every port of its data path:
     // where along it they queued the replay does not know.
     bool leaves_a_signalling_queue_out(const std::vector<uint32_t>& flows, const std::vector<double>& unplayed) {
         std::map<uint32_t, double> queued;
@@ -1044,7 +1044,7 @@ struct Skipper::State {
     // Extrapolated each at its own noisy mean over milliseconds, they finished microseconds apart; the next
     // step's flows then started apart, and HPCC, whose multiplicative decrease keeps the ratio of windows,
     // held the unequal shares that made for milliseconds (GPT-3 13B: the 16 flows of one all-reduce at 46
-    // and 81 Gb/s, +50 % FCT, wherever a credit moved by a few bytes; engine/wormhole/README.md).
+    // and 81 Gb/s, +50 % FCT, wherever a credit moved by a few bytes; docs/history/wormhole-skipping.md).
     void average_within_classes(uint32_t id, const std::vector<uint32_t>& flows, std::vector<double>& rate, uint32_t l) {
         if (flows.size() < 2 || flows.size() > kMemoMaxFlows) return;
         std::vector<uint32_t> vertex_flows;  // the partition's flows in the order `flows` has them
@@ -1171,7 +1171,7 @@ struct Skipper::State {
             changed(id, end);
             // The settle counts from the flow's start, not from this step's end: how long after its start the key
             // is taken then no longer depends on where the steps happened to end (MoE 8x13B DCQCN: 50.5 M -> 35.2 M
-            // events, per-flow FCT error 0.50 % -> 0.46 % mean; engine/wormhole/README.md).
+            // events, per-flow FCT error 0.50 % -> 0.46 % mean; docs/history/wormhole-skipping.md).
             state(id).changed_at = b.flow[f].start;
         }
         // Flows that finished in the step.

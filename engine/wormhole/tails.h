@@ -6,7 +6,7 @@
 // finish together: when the first half finish, the others take the bandwidth they leave, so steady rates
 // put the last finishes 6.7 us (8 % of a flow) late on MoE 8x13B. Its tails were played at the packet level
 // every time instead: 12 us of each 78-us all-to-all, and the misses and followers of the partitions its
-// first finishes left behind (engine/wormhole/README.md, "Tails to their completions").
+// first finishes left behind (docs/history/wormhole-skipping.md, "Tails to their completions").
 //
 // So when a partition of a given conflict graph thaws with its first flow in its tail, the tail is measured
 // at the packet level, untouched, until every flow of it has finished: how many bytes each had left and when
@@ -15,7 +15,7 @@
 // time instead, in a completion skip. Two must agree so that a tail DCQCN happened to cut (some flows of an
 // all-to-all slowed in their tails and not others, at random) is not replayed wherever its graph recurs. That
 // alone did not make MoE 32x22B's 96-192-flow tails safe: the skipper takes tails of 33 to 64 flows only
-// (kTailMaxFlows), measured in engine/wormhole/README.md. (Under HPCC too since a thaw ages the flows' rates
+// (kTailMaxFlows), measured in docs/history/wormhole-skipping.md. (Under HPCC too since a thaw ages the flows' rates
 // through the skip, age_hpcc_through_steady: before, HPCC's replays left tails that replayed 1 % early.)
 //
 // While its tail is measured a partition takes no memo replay and no steady skip. A recording is dropped when

@@ -1,7 +1,7 @@
 // Scale: a k-ary fat-tree (default k = 60: 54,000 hosts) with a random permutation of 1 MB flows, one per
 // host, all starting together, under DCQCN. Prints compile and run time, events, packet-hops, steps (split over
 // threads, streamed), batch memory at start and end, the process's peak resident memory and where the packet
-// storage went (k = 60 on two threads: 53.8-54.6 s and 2.99 GB on the 2-core VM of 2026-11-29, engine/runtime/README.md).
+// storage went (current figures: tests/bench/RESULTS.md).
 // Usage: bench_scale [--k K] [--size BYTES] [--threads N] [--stream-above BYTES] [--packet-bytes 32|64] [--json FILE]
 #include <sys/resource.h>
 

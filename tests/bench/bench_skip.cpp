@@ -204,7 +204,7 @@ std::vector<std::pair<double, uint64_t>> heaviest_sizes(const FlowErrors& errors
 }
 
 // How the per-flow errors spread (a mean can hide a few flows held back for milliseconds), and the outliers
-// by flow row, to trace (engine/wormhole/README.md explains the ones found so far).
+// by flow row, to trace (docs/history/wormhole-skipping.md explains the ones found so far).
 void spread(const Run& off, const Run& on) {
     std::vector<std::pair<double, size_t>> by_error;  // signed relative error, flow row
     double signed_sum = 0;

@@ -464,7 +464,7 @@ private slots:
         }
         qInfo("%s ring: per-flow FCT error with skipping %.3f %% mean, %.3f %% worst; the packet level's own worst move under a 1-ns start "
               "shift %.3f %%", qPrintable(cc), 100 * mean, 100 * worst, 100 * own);
-        // The README's claim (engine/wormhole/README.md): within 0.01-0.3 % of the packet level on the reference
+        // engine/wormhole/README.md's claim ("Approximations and their measured effect"): within 0.01-0.3 % of the packet level on the reference
         // ring, or within twice the packet level's own spread where that is wider (HPCC).
         QVERIFY2(worst < std::max(0.003, 2 * own), qPrintable(QString("worst per-flow FCT error %1, own spread %2").arg(worst).arg(own)));
         QVERIFY2(mean < 0.0015, qPrintable(QString("mean per-flow FCT error %1").arg(mean)));
@@ -517,7 +517,7 @@ private slots:
         // read as steady (at the default interval, a round trip, 8 flows already get a few packets a sample and a
         // spread over θ). 30 flows finish in a completion skip; 36 are over kCompletionSkipMaxFlows
         // (skipper.cpp): partitions that large (MoE's all-to-alls) end unalike at the packet level
-        // (engine/wormhole/README.md), so their skips end a round trip early and the tails are played (and measured
+        // (docs/history/wormhole-skipping.md), so their skips end a round trip early and the tails are played (and measured
         // for the next isomorphic tail: the next test).
         for (uint32_t n : {30u, 36u}) {
             nlohmann::json flows = nlohmann::json::array();
@@ -687,7 +687,7 @@ private slots:
     void credits_are_whole_packets_or_whole_chunks() {
         // Every packet is acknowledged, so credits are whole packets (1000 B here); when ACKs go back to zero
         // they are rounded down to the go-back chunk (4000 B), and so are credits. (Whole chunks always made
-        // MoE 32x22B's all-to-all flows 0.35 % late at the median: engine/wormhole/README.md.) Five flows, so that
+        // MoE 32x22B's all-to-all flows 0.35 % late at the median: docs/history/wormhole-skipping.md.) Five flows, so that
         // there are several skips: a sum of whole packets is a whole chunk one time in four, and with three flows
         // the two skips left once remaining sizes beyond 8 BDPs were labelled alike both happened to be.
         const nlohmann::json flows = {{{"src", 4}, {"dst", 0}, {"size", "20MB"}, {"start", "0us"}}, {{"src", 8}, {"dst", 0}, {"size", "20MB"}, {"start", "0us"}},
@@ -746,7 +746,7 @@ private slots:
         QVERIFY(!skips.empty());
         QCOMPARE(skips[0].end_ps, int64_t(600'000'000));
         // The long flows stay within theta. The late flow meets them in the state they were frozen in (their
-        // rates were steady, DCTCP's alpha and the queue not quite): engine/wormhole/README states the effect.
+        // rates were steady, DCTCP's alpha and the queue not quite): engine/wormhole/README.md's approximations table states the effect.
         for (size_t i = 0; i < 3; ++i)
             QVERIFY2(relative(runs[1].fct_us[i], runs[0].fct_us[i]) < (i < 2 ? 0.05 : 0.20),
                      qPrintable(QString("flow %1: %2 us skipping, %3 us packet level").arg(i).arg(runs[1].fct_us[i]).arg(runs[0].fct_us[i])));
@@ -1130,7 +1130,7 @@ private slots:
         // MoE 8x13B under HPCC, a forwarded all-to-all flow held to its NIC's share (30.3 Gb/s) with every INT
         // over eta (U 1.068): at the packet level its reference rate fell from 104.83 to 65.97 Gb/s (x 0.6293)
         // over the 16.57 us a replay then skipped, one cut a round trip (4.22 us: bytes in flight / rate). The
-        // replay had resumed it at 104.83 Gb/s and its tail ran 1.2 us early (engine/wormhole/README.md).
+        // replay had resumed it at 104.83 Gb/s and its tail ran 1.2 us early (docs/history/wormhole-skipping.md).
         LoadedScenario sc = scenario({{{"src", 0}, {"dst", 1}, {"size", "1MB"}, {"start", "0us"}}}, {{"cc", {{"preset", "hpcc-100g"}}}});
         const Fabric fabric = build_fabric(sc.scenarios[0].topology);
         Batch b = compile_batch({{"e0000", &sc.scenarios[0], &fabric, workload_flows(sc.scenarios[0])}});
