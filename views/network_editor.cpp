@@ -166,7 +166,7 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
         else emit_edit("cc", nlohmann::json{{"preset", cc_preset_->currentText().toStdString()}});
     });
     algorithm_ = new QComboBox(cc_box);
-    algorithm_->addItems({"dcqcn", "hpcc", "timely", "dctcp"});
+    for (const std::string& name : cc_algorithm_names()) algorithm_->addItem(QString::fromStdString(name));
     cc_form_->addRow("Algorithm", algorithm_);
     connect(algorithm_, &QComboBox::activated, this, [this] {
         if (loading_) return;

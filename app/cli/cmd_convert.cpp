@@ -35,6 +35,7 @@ void write_config_set(const Scenario& scenario, const std::filesystem::path& out
     const auto cannot = [&](const char* field, const std::string& what) {
         throw InputError(s.source + ": " + field, what + ": the reference's config.txt has no key for it (its switches always use PFC with the dynamic threshold, a 4096B reserve and a 3072B resume offset)");
     };
+    if (hpcc_cc_mode(s.cc.algorithm) == 0) cannot("cc.algorithm", std::string("the congestion control \"") + cc_algorithm_name(s.cc.algorithm) + "\"");
     if (!s.network.pfc_enabled) cannot("network.pfc.enabled", "PFC off");
     if (!s.network.pfc_dynamic_threshold) cannot("network.pfc.dynamic_threshold", "a static PFC threshold");
     if (s.network.pfc_port_reserve.count != defaults.pfc_port_reserve.count) cannot("network.pfc.port_reserve", "a port reserve of " + format_size(s.network.pfc_port_reserve));
@@ -64,14 +65,16 @@ Runner add_convert(CLI::App& app, const PresetLibrary& presets) {
     auto o = std::make_shared<Options>();
     app.add_option("IN", o->in, "Input: scenario .json, HPCC/SimAI config.txt or topology.txt, ASTRA-sim .yml, .graphml, .dot")->required();
     app.add_option("-o,--output", o->out, "Output file; its extension picks the format unless --to is given")->required();
-    app.add_option("--from", o->from, "Input format: orrery, hpcc-config, hpcc, astra-yaml, graphml, dot");
-    app.add_option("--to", o->to, "Output format: orrery, hpcc-config, hpcc (topology only), graphml, dot")
-        ->check(CLI::IsMember({"orrery", "hpcc-config", "hpcc", "graphml", "dot"}));
+    app.add_option("--from", o->from, "Input format: orrery, hpcc-config or a fabric format (" + fabric_format_list(true) + ")");
+    std::vector<std::string> targets = fabric_format_names(false);
+    targets.insert(targets.begin() + 1, "hpcc-config");
+    app.add_option("--to", o->to, "Output format: orrery, hpcc-config, or the fabric alone as " + fabric_format_list(false))->check(CLI::IsMember(targets));
     app.add_option("--experiment", o->experiment, "With a sweep: the experiment to convert (an id from `orrery-cli expand`)");
     app.add_flag("--force", o->force, "Replace output files that exist");
     return [&presets, o]() -> int {
         const std::filesystem::path in = o->in, out = o->out;
-        const InputKind kind = detect_input(in, o->from);
+        const Input input = detect_input(in, o->from);
+        const InputKind kind = input.kind;
         refuse_outputs({out}, o->force, {in});
         const std::string ext = out.extension().string();
         Diagnostics warnings;
@@ -123,7 +126,7 @@ Runner add_convert(CLI::App& app, const PresetLibrary& presets) {
         }
         if (kind == InputKind::hpcc_flows) throw InputError(in.string(), "a flow file holds no fabric; convert the config that names it");
         if (o->to == "hpcc-config") throw InputError(in.string(), "a fabric file alone makes no config; convert a scenario or config instead");
-        const Fabric f = load_fabric(in, kind, presets, warnings);
+        const Fabric f = load_fabric(in, input, presets, warnings);
         print_diagnostics(warnings);
         write_output(out, fabric_text(f, out, o->to), o->force);
         std::cerr << "wrote " << out.string() << "\n";

@@ -62,7 +62,7 @@ Runner add_fabric(CLI::App& app, const PresetLibrary& presets) {
     app.add_flag("--stats", o->stats, "Print the fabric's statistics (the default when no -o is given)");
     app.add_flag("--json", o->json, "Print the statistics as JSON");
     app.add_option("-o,--output", o->out, "Write the fabric to this file (.json, .txt, .graphml, .dot)");
-    app.add_option("--to", o->to, "Output format: orrery, hpcc, graphml, dot")->check(CLI::IsMember({"orrery", "hpcc", "graphml", "dot"}));
+    app.add_option("--to", o->to, "Output format: " + fabric_format_list(false))->check(CLI::IsMember(fabric_format_names(false)));
     app.add_flag("--force", o->force, "Replace the output file if it exists");
     return [&presets, o]() -> int {
         Diagnostics warnings;

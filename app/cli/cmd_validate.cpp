@@ -122,11 +122,12 @@ Runner add_validate(CLI::App& app, const PresetLibrary& presets) {
     auto from = std::make_shared<std::string>();
     app.add_option("FILE", *file, "Scenario .json, HPCC/SimAI config.txt, topology.txt, flow.txt, ASTRA-sim .yml, .graphml, .dot, SimAI workload .txt, Chakra .et, MSCCL .xml or MSCCL++ .json")
         ->required();
-    app.add_option("--from", *from, "Read FILE as this format: orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot, simai-workload, chakra, msccl, mscclpp");
+    app.add_option("--from", *from, "Read FILE as this format: " + input_names());
     return [&presets, file, from]() -> int {
         bool bundled = false;
         const std::filesystem::path path = scenario_argument(*file, presets, &bundled);
-        const InputKind kind = detect_input(path, *from);
+        const Input input = detect_input(path, *from);
+        const InputKind kind = input.kind;
         Diagnostics warnings;
         switch (kind) {
             case InputKind::scenario: {
@@ -179,7 +180,7 @@ Runner add_validate(CLI::App& app, const PresetLibrary& presets) {
             case InputKind::hpcc_flows:
                 return report(path, warnings, std::to_string(read_hpcc_flow_file(path).size()) + " flows");
             default:
-                return report(path, warnings, "fabric " + fabric_summary(load_fabric(path, kind, presets, warnings)));
+                return report(path, warnings, "fabric " + fabric_summary(load_fabric(path, input, presets, warnings)));
         }
     };
 }

@@ -5,9 +5,6 @@
 #include <map>
 #include <iostream>
 
-#include "io/astra_yaml.h"
-#include "io/graph_formats.h"
-#include "io/hpcc_topology.h"
 #include "io/token_stream.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
@@ -16,44 +13,58 @@ namespace orrery::cli {
 
 PresetLibrary find_presets(const char* argv0) { return standard_presets(argv0); }
 
-const char* input_kind_name(InputKind k) {
-    switch (k) {
-        case InputKind::scenario: return "orrery";
-        case InputKind::hpcc_config: return "hpcc-config";
-        case InputKind::hpcc_topology: return "hpcc";
-        case InputKind::hpcc_flows: return "hpcc-flows";
-        case InputKind::astra_yaml: return "astra-yaml";
-        case InputKind::graphml: return "graphml";
-        case InputKind::dot: return "dot";
-        case InputKind::simai_workload: return "simai-workload";
-        case InputKind::chakra_trace: return "chakra";
-        case InputKind::msccl_xml: return "msccl";
-        case InputKind::mscclpp_json: return "mscclpp";
-    }
+namespace {
+
+// The inputs that are not fabrics, by the name --from takes.
+struct OtherInput {
+    InputKind kind;
+    const char* name;
+};
+constexpr OtherInput kOtherInputs[] = {{InputKind::scenario, "orrery"},           {InputKind::hpcc_config, "hpcc-config"},
+                                       {InputKind::hpcc_flows, "hpcc-flows"},     {InputKind::simai_workload, "simai-workload"},
+                                       {InputKind::chakra_trace, "chakra"},       {InputKind::msccl_xml, "msccl"},
+                                       {InputKind::mscclpp_json, "mscclpp"}};
+
+Input fabric_input(const char* format) { return {InputKind::fabric, fabric_format_named(format)}; }
+
+}  // namespace
+
+std::string input_name(const Input& in) {
+    if (in.kind == InputKind::fabric) return in.fabric ? in.fabric->name : "?";
+    for (const OtherInput& o : kOtherInputs)
+        if (o.kind == in.kind) return o.name;
     return "?";
 }
 
-InputKind detect_input(const std::filesystem::path& file, const std::string& from) {
-    for (InputKind k : {InputKind::scenario, InputKind::hpcc_config, InputKind::hpcc_topology, InputKind::hpcc_flows, InputKind::astra_yaml,
-                        InputKind::graphml, InputKind::dot, InputKind::simai_workload, InputKind::chakra_trace, InputKind::msccl_xml, InputKind::mscclpp_json})
-        if (from == input_kind_name(k)) return k;
-    if (!from.empty())
-        throw InputError("--from", "unknown format \"" + from +
-                                       "\"; known: orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot, simai-workload, chakra, msccl, mscclpp");
+std::string input_names() {
+    std::string out;
+    for (const OtherInput& o : kOtherInputs) {
+        out += out.empty() ? "" : ", ";
+        out += o.name;
+        if (o.kind == InputKind::hpcc_config)
+            for (const std::string& f : fabric_format_names(true)) out += ", " + f;
+    }
+    return out;
+}
+
+Input detect_input(const std::filesystem::path& file, const std::string& from) {
+    for (const OtherInput& o : kOtherInputs)
+        if (from == o.name) return {o.kind, nullptr};
+    if (const FabricFormat* f = fabric_format_named(from); f && f->read) return {InputKind::fabric, f};
+    if (!from.empty()) throw InputError("--from", "unknown format \"" + from + "\"; known: " + input_names());
     const std::string ext = file.extension().string();
     const std::string name = file.filename().string();
-    if (ext == ".et" || (ext == ".gz" && file.stem().extension() == ".et")) return InputKind::chakra_trace;
+    if (ext == ".et" || (ext == ".gz" && file.stem().extension() == ".et")) return {InputKind::chakra_trace};
     if (ext == ".json") {
         // An MSCCL++ execution plan is JSON too: a top-level "gpus" and "collective" and no "format".
         Diagnostics unread;  // text that is not JSON is reported by the scenario reader, with its line
         const nlohmann::json j = parse_json_text(read_text_file(file), name, unread);
-        if (j.is_object() && j.contains("gpus") && j.contains("collective") && !j.contains("format")) return InputKind::mscclpp_json;
-        return InputKind::scenario;
+        if (j.is_object() && j.contains("gpus") && j.contains("collective") && !j.contains("format")) return {InputKind::mscclpp_json};
+        return {InputKind::scenario};
     }
-    if (ext == ".xml" && read_text_file(file).find("<algo") != std::string::npos) return InputKind::msccl_xml;
-    if (ext == ".graphml" || ext == ".xml") return InputKind::graphml;
-    if (ext == ".dot" || ext == ".gv") return InputKind::dot;
-    if (ext == ".yml" || ext == ".yaml") return InputKind::astra_yaml;
+    if (ext == ".xml" && read_text_file(file).find("<algo") != std::string::npos) return {InputKind::msccl_xml};
+    // A text file's extension says little (.txt: configs, topologies, flows, SimAI workloads): its first line does.
+    if (const FabricFormat* f = fabric_format_of_extension(file); f && f->read && ext != ".txt") return {InputKind::fabric, f};
     const std::string text = read_text_file(file);
     size_t start = text.find_first_not_of(" \t\r\n");
     if (start == std::string::npos) throw InputError(file.string(), "the file is empty");
@@ -62,16 +73,15 @@ InputKind detect_input(const std::filesystem::path& file, const std::string& fro
     const std::string policy = first.substr(0, first.find_first_of(" \t\r"));
     for (const char* p : {"HYBRID_TRANSFORMER_FWD_IN_BCKWD", "HYBRID_TRANSFORMER", "MICRO", "DATA", "MODEL", "HYBRID_DLRM", "HYBRID_DLRM_ENHANCED",
                           "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_CUSTOMIZED", "DISTRIBUTED_INFERENCE"})
-        if (policy == p) return InputKind::simai_workload;
-    if (first.find("model_parallel_NPU_group:") != std::string::npos) return InputKind::simai_workload;  // a SimAI header, its policy misspelt
-    if (std::isupper(static_cast<unsigned char>(first[0]))) return InputKind::hpcc_config;
-    if (first[0] == '{') return InputKind::scenario;
-    if (first[0] == '<') return InputKind::graphml;
-    if (first.rfind("graph", 0) == 0 || first.rfind("strict", 0) == 0 || first.rfind("digraph", 0) == 0) return InputKind::dot;
+        if (policy == p) return {InputKind::simai_workload};
+    if (first.find("model_parallel_NPU_group:") != std::string::npos) return {InputKind::simai_workload};  // a SimAI header, its policy misspelt
+    if (std::isupper(static_cast<unsigned char>(first[0]))) return {InputKind::hpcc_config};
+    if (first[0] == '{') return {InputKind::scenario};
+    if (first[0] == '<') return fabric_input("graphml");
+    if (first.rfind("graph", 0) == 0 || first.rfind("strict", 0) == 0 || first.rfind("digraph", 0) == 0) return fabric_input("dot");
     const size_t fields = count_tokens(first);
-    if (std::isdigit(static_cast<unsigned char>(first[0]))) return fields == 1 ? InputKind::hpcc_flows : InputKind::hpcc_topology;
-    throw InputError(file.string() + ":1", "cannot tell the format of this file; name it with --from (orrery, hpcc-config, hpcc, hpcc-flows, astra-yaml, graphml, dot, "
-                                           "simai-workload, chakra, msccl, mscclpp)");
+    if (std::isdigit(static_cast<unsigned char>(first[0]))) return fields == 1 ? Input{InputKind::hpcc_flows} : fabric_input("hpcc");
+    throw InputError(file.string() + ":1", "cannot tell the format of this file; name it with --from (" + input_names() + ")");
 }
 
 std::filesystem::path scenario_argument(const std::string& arg, const PresetLibrary& presets, bool* bundled) {
@@ -87,20 +97,14 @@ std::filesystem::path scenario_argument(const std::string& arg, const PresetLibr
     return arg;
 }
 
-Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const PresetLibrary& presets, Diagnostics& warnings) {
-    switch (kind) {
-        case InputKind::hpcc_topology: return read_hpcc_topology_file(file);
-        case InputKind::astra_yaml: return read_astra_yaml_file(file);
-        case InputKind::graphml: return read_graphml_file(file);
-        case InputKind::dot: return read_dot_file(file);
-        case InputKind::scenario: {
-            LoadedScenario s = load_scenario_file(file, presets, LoadOptions{false});
-            warnings.append(s.warnings);
-            return build_fabric(s.base.topology);
-        }
-        default:
-            throw InputError(file.string(), std::string("a ") + input_kind_name(kind) + " file holds no fabric");
+Fabric load_fabric(const std::filesystem::path& file, const Input& in, const PresetLibrary& presets, Diagnostics& warnings) {
+    if (in.kind == InputKind::fabric && in.fabric && in.fabric->read) return in.fabric->read(file);
+    if (in.kind == InputKind::scenario) {
+        LoadedScenario s = load_scenario_file(file, presets, LoadOptions{false});
+        warnings.append(s.warnings);
+        return build_fabric(s.base.topology);
     }
+    throw InputError(file.string(), "a " + input_name(in) + " file holds no fabric");
 }
 
 namespace {
@@ -254,33 +258,12 @@ void print_diagnostics(const Diagnostics& d) {
     for (const Diagnostic& item : d.items()) std::cerr << item.line() << "\n";
 }
 
-}  // namespace orrery::cli
-
-#include "io/fabric_json.h"
-
-namespace orrery::cli {
-
 std::string fabric_text(const Fabric& f, const std::filesystem::path& out, const std::string& to) {
-    const std::string ext = out.extension().string();
-    const std::string format = !to.empty() ? to
-                             : ext == ".json" ? "orrery"
-                             : ext == ".graphml" || ext == ".xml" ? "graphml"
-                             : ext == ".dot" || ext == ".gv" ? "dot"
-                             : ext == ".txt" || ext.empty() ? "hpcc" : "";
-    if (format == "orrery") {
-        nlohmann::json topology = fabric_to_topology_json(f);
-        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"name", out.stem().string()},
-                              {"description", "Fabric converted from " + f.name}, {"topology", topology}};
-        return doc.dump(2) + "\n";
-    }
-    if (format == "graphml") return write_graphml(f);
-    if (format == "dot") return write_dot(f);
-    if (format == "hpcc" || format == "simai") {
-        if (f.hosts_forward)
-            throw InputError(out.string(), "this fabric forwards through its hosts (ASTRA-sim Ring/FullyConnected); the HPCC format has only switches forwarding");
-        return write_hpcc_topology(f);
-    }
-    throw InputError(out.string(), "cannot tell the output format from the name; use --to orrery, hpcc, graphml or dot");
+    const FabricFormat* format = !to.empty() ? fabric_format_named(to) : out.extension().empty() ? fabric_format_named("hpcc") : fabric_format_of_extension(out);
+    if (!format || !format->write)
+        throw InputError(out.string(), (to.empty() ? "cannot tell the output format from the name" : "the format \"" + to + "\" is not written") +
+                                           std::string("; use --to ") + fabric_format_list(false));
+    return format->write(f, out);
 }
 
 }  // namespace orrery::cli

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/diagnostics.h"
+#include "io/fabric_formats.h"
 #include "scenario/presets.h"
 #include "topology/fabric.h"
 
@@ -20,17 +21,25 @@ inline constexpr int kOk = 0, kInvalidInput = 1, kUsage = 2;
 // ORRERY_PRESETS (':'-separated), then <exe>/../share/orrery/presets, then the source tree's presets/.
 PresetLibrary find_presets(const char* argv0);
 
-enum class InputKind { scenario, hpcc_config, hpcc_topology, hpcc_flows, astra_yaml, graphml, dot, simai_workload, chakra_trace, msccl_xml, mscclpp_json };
-const char* input_kind_name(InputKind k);
+// What an input file holds. A fabric file's format is a row of io/fabric_formats.h's table.
+enum class InputKind { scenario, hpcc_config, fabric, hpcc_flows, simai_workload, chakra_trace, msccl_xml, mscclpp_json };
+struct Input {
+    InputKind kind = InputKind::scenario;
+    const FabricFormat* fabric = nullptr;  // set for InputKind::fabric
+};
+// The name --from takes for it.
+std::string input_name(const Input& in);
 // By --from when given, else by extension and, for text files, by their first line.
-InputKind detect_input(const std::filesystem::path& file, const std::string& from);
+Input detect_input(const std::filesystem::path& file, const std::string& from);
+// Every name --from takes, as "a, b, …".
+std::string input_names();
 
 // A scenario argument: a file, or the name of a bundled scenario (presets/scenarios/NAME.json) when no
 // such file exists. `bundled` tells which.
 std::filesystem::path scenario_argument(const std::string& arg, const PresetLibrary& presets, bool* bundled = nullptr);
 
 // Reads any fabric file, or the fabric of a scenario file.
-Fabric load_fabric(const std::filesystem::path& file, InputKind kind, const PresetLibrary& presets, Diagnostics& warnings);
+Fabric load_fabric(const std::filesystem::path& file, const Input& in, const PresetLibrary& presets, Diagnostics& warnings);
 
 // Throws, naming the file, when it exists and `force` is not given, or when it cannot be written where it
 // is named (no such folder, not a folder, not writable, a name longer than the file system takes): commands
@@ -62,9 +71,7 @@ void write_output(const std::filesystem::path& file, const std::string& text, bo
 // Prints diagnostics to stderr, one line each.
 void print_diagnostics(const Diagnostics& d);
 
-}  // namespace orrery::cli
-
-namespace orrery::cli {
-// The fabric in the format named by `to` (orrery, hpcc, graphml, dot) or, when empty, by the extension.
+// The fabric in the format named by `to` (a written format of io/fabric_formats.h) or, when empty, by the
+// extension (HPCC's text when there is none).
 std::string fabric_text(const Fabric& f, const std::filesystem::path& out, const std::string& to);
 }

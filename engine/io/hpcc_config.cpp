@@ -13,6 +13,7 @@
 #include "common/nesting.h"
 #include "common/quantity.h"
 #include "scenario/json_reader.h"
+#include "scenario/scenario.h"
 
 namespace orrery {
 namespace {
@@ -383,11 +384,17 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
 
     // Congestion control.
     const uint64_t mode = u("CC_MODE", 1);
-    const std::map<uint64_t, std::string> algorithms = {{1, "dcqcn"}, {3, "hpcc"}, {7, "timely"}, {8, "dctcp"}};
+    std::map<uint64_t, std::string> algorithms;  // the reference's CC_MODE of each CC it has
+    std::string modelled;
+    for (const std::string& name : cc_algorithm_names())
+        if (const int reference = hpcc_cc_mode(*cc_algorithm_named(name))) {
+            algorithms[uint64_t(reference)] = name;
+            modelled += (modelled.empty() ? "" : ", ") + std::to_string(reference) + " (" + name + ")";
+        }
     nlohmann::json cc;
     if (!algorithms.count(mode)) {
         diags.error(where(get("CC_MODE")), "CC_MODE " + std::to_string(mode) + (mode == 10 ? " (HPCC-PINT) is not modelled" : " is not a congestion control of the reference") +
-                                               "; Orrery models 1 (DCQCN), 3 (HPCC), 7 (TIMELY) and 8 (DCTCP)");
+                                               "; Orrery models " + modelled);
     } else {
         const std::string algorithm = algorithms.at(mode);
         cc = {{"algorithm", algorithm},
@@ -456,11 +463,6 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
     return s;
 }
 
-}  // namespace orrery
-
-#include "scenario/scenario.h"
-
-namespace orrery {
 
 std::string write_hpcc_config(const Scenario& s, const std::string& topology_file, const std::string& flow_file) {
     const NetworkSpec& n = s.network;

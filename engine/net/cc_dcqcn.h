@@ -67,4 +67,12 @@ ORRERY_HD inline void dcqcn_rate_increase_timer(NetView& v, uint32_t flow, int64
 
 ORRERY_HD inline void dcqcn_cancel(DcqcnState& d) { d.t_alpha = d.t_decrease = d.t_rp = kNever; }
 
+// The hooks of net/cc_list.h. A queue pair starts at its line rate toward a target of the same; its timers run
+// only from the first CNP (node.h schedules them) and stop when its last byte is acknowledged.
+ORRERY_HD inline void dcqcn_start(NetView& v, uint32_t flow, const ExperimentParams&, uint64_t line) { v.dcqcn[flow].target_rate = line; }
+ORRERY_HD inline void dcqcn_ack(NetView& v, uint32_t, uint32_t flow, const Packet&, bool cnp, int64_t now) {
+    if (cnp) dcqcn_on_cnp(v, flow, now);
+}
+ORRERY_HD inline void dcqcn_finish(NetView& v, uint32_t flow) { dcqcn_cancel(v.dcqcn[flow]); }
+
 }  // namespace orrery::net

@@ -34,4 +34,9 @@ ORRERY_HD inline void dctcp_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq, 
     if (d.ca_state == 0 && new_batch) q.rate = umin(q.max_rate, q.rate + ep.dctcp_rate_ai);
 }
 
+// The hooks of net/cc_list.h.
+ORRERY_HD inline void dctcp_start(NetView&, uint32_t, const ExperimentParams&, uint64_t) {}
+ORRERY_HD inline void dctcp_ack(NetView& v, uint32_t, uint32_t flow, const Packet& ack, bool cnp, int64_t) { dctcp_on_ack(v, flow, ack.seq, cnp); }
+ORRERY_HD inline void dctcp_finish(NetView&, uint32_t) {}
+
 }  // namespace orrery::net

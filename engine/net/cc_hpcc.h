@@ -128,4 +128,13 @@ ORRERY_HD inline void hpcc_on_ack(NetView& v, uint32_t node, uint32_t flow, cons
     else if (ep.fast_react) hpcc_update(v, node, flow, ack, true, now);
 }
 
+// The hooks of net/cc_list.h. The reference rate (and each hop's, with MULTI_RATE) starts at the line rate.
+ORRERY_HD inline void hpcc_start(NetView& v, uint32_t flow, const ExperimentParams& ep, uint64_t line) {
+    v.hpcc[flow].cur_rate = line;
+    if (ep.multi_rate)
+        for (int i = 0; i < kMaxIntHops; ++i) v.hpcc[flow].hop_state[i].rc = line;
+}
+ORRERY_HD inline void hpcc_ack(NetView& v, uint32_t node, uint32_t flow, const Packet& ack, bool, int64_t now) { hpcc_on_ack(v, node, flow, ack, now); }
+ORRERY_HD inline void hpcc_finish(NetView&, uint32_t) {}
+
 }  // namespace orrery::net

@@ -46,4 +46,11 @@ ORRERY_HD inline void timely_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq,
     }
 }
 
+// The hooks of net/cc_list.h.
+ORRERY_HD inline void timely_start(NetView& v, uint32_t flow, const ExperimentParams&, uint64_t line) { v.timely[flow].cur_rate = line; }
+ORRERY_HD inline void timely_ack(NetView& v, uint32_t, uint32_t flow, const Packet& ack, bool, int64_t now) {
+    timely_on_ack(v, flow, ack.seq, ack.sent_ns, now);
+}
+ORRERY_HD inline void timely_finish(NetView&, uint32_t) {}
+
 }  // namespace orrery::net

@@ -5,18 +5,13 @@
 //  - Send: the ACK queue first (unless its PFC class is paused), then round robin over queue pairs that
 //    are not paused, not window-bound and whose pacing time has come; pacing = serialization time of the
 //    packet at the QP's rate. When nothing may send, a retry is scheduled at the earliest pacing time.
-#include "net/cc_dcqcn.h"
-#include "net/cc_dctcp.h"
-#include "net/cc_hpcc.h"
-#include "net/cc_timely.h"
+#include "net/cc.h"
 #include "net/link.h"
 
 namespace orrery::net {
 
-ORRERY_HD inline uint32_t data_wire_bytes(uint32_t payload, uint8_t cc_mode) {
-    return payload + kDataHeaderBytes + (cc_mode == kHpcc ? kIntBytes : cc_mode == kTimely ? kTimelyTsBytes : 0);
-}
-ORRERY_HD inline uint32_t packet_payload(const Packet& p, uint8_t cc_mode) { return p.wire - data_wire_bytes(0, cc_mode); }
+ORRERY_HD inline uint32_t data_wire_bytes(uint32_t payload, const ExperimentParams& ep) { return payload + ep.data_header; }
+ORRERY_HD inline uint32_t packet_payload(const Packet& p, const ExperimentParams& ep) { return p.wire - ep.data_header; }
 
 // RdmaEgressQueue::GetNextQindex: -1 = the ACK queue, -1024 = nothing, else a position in the QP list.
 // Finished QPs seen while scanning are removed from the list, exactly as the reference compacts it.
@@ -75,10 +70,10 @@ ORRERY_HD inline void nic_start_next_idle(NetView& v, uint32_t node, const Exper
         p.kind = kData;
         p.flow = f;
         p.seq = uint32_t(q.snd_nxt);
-        p.wire = uint16_t(data_wire_bytes(uint32_t(payload), ep.cc_mode));
+        p.wire = uint16_t(data_wire_bytes(uint32_t(payload), ep));
         p.pg = info.pg;
         p.hop = 1;  // path position 0 is this NIC's own port
-        if (ep.cc_mode == kTimely) p.sent_ns = uint64_t(now / 1000);
+        if (ep.send_time_stamped) p.sent_ns = uint64_t(now / 1000);
         q.snd_nxt += payload;
         transmit_start(v, nic.port, p, now);
         // RdmaHw::PktSent: pace the QP by its packet's serialization time at its rate.
@@ -116,7 +111,7 @@ ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Experime
     int x;
     const uint64_t expected = rx.expected;
     if (p.seq == expected) {
-        rx.expected = expected + packet_payload(p, ep.cc_mode);
+        rx.expected = expected + packet_payload(p, ep);
         // The flow's last packet is always acknowledged: with ACKs every few packets and a size that is not a
         // whole number of intervals the sender would otherwise never see its flow complete.
         if (rx.expected >= rx.milestone || rx.expected >= v.flow[p.flow].size) {
@@ -145,11 +140,10 @@ ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Experime
     a.pg = p.pg;
     a.hop = 1;
     a.flags = (p.flags & kFlagCe) ? kFlagCnp : 0;
-    a.wire = uint16_t(ep.cc_mode == kHpcc ? kHpccAckBytes : kAckBytes);
+    a.wire = ep.ack_wire;
     a.nhop = p.nhop;
     // The INT (or TIMELY's timestamp, in the first hop's place) rides back; only HPCC's batches store the hops.
-    const int carried = ep.cc_mode == kHpcc ? kMaxIntHops : 1;
-    for (int i = 0; i < carried; ++i) a.hops[i] = p.hops[i];
+    for (int i = 0; i < ep.ack_int_hops; ++i) a.hops[i] = p.hops[i];
     nic_enqueue_ack(v, node, a);
     nic_start_next(v, node, ep, now);
 }
@@ -167,14 +161,10 @@ ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Experimen
         q.finish = now;
         q.completion_order = v.nic[node].completions++;
         ++v.out[node].completions;
-        if (ep.cc_mode == kDcqcn) dcqcn_cancel(v.dcqcn[f]);
+        cc_finish(v, f, ep);
     }
     if (a.kind == kNack) q.snd_nxt = q.snd_una;
-    const bool cnp = (a.flags & kFlagCnp) != 0;
-    if (cnp && ep.cc_mode == kDcqcn) dcqcn_on_cnp(v, f, now);
-    if (ep.cc_mode == kHpcc) hpcc_on_ack(v, node, f, a, now);
-    else if (ep.cc_mode == kTimely) timely_on_ack(v, f, a.seq, a.sent_ns, now);
-    else if (ep.cc_mode == kDctcp) dctcp_on_ack(v, f, a.seq, cnp);
+    cc_ack(v, node, f, ep, a, (a.flags & kFlagCnp) != 0, now);
     nic_start_next(v, node, ep, now);
 }
 
@@ -195,13 +185,7 @@ ORRERY_HD inline void nic_start_flow(NetView& v, uint32_t node, const Experiment
     q.phase = kActive;
     q.rate = q.max_rate = line;
     q.next_avail = now;
-    if (ep.cc_mode == kDcqcn) v.dcqcn[f].target_rate = line;
-    if (ep.cc_mode == kHpcc) {
-        v.hpcc[f].cur_rate = line;
-        if (ep.multi_rate)
-            for (int i = 0; i < kMaxIntHops; ++i) v.hpcc[f].hop_state[i].rc = line;
-    }
-    if (ep.cc_mode == kTimely) v.timely[f].cur_rate = line;
+    cc_start(v, f, ep, line);
     v.nic_qps[nic.qp_offset + nic.qp_count++] = f;
     nic_start_next(v, node, ep, now);
 }

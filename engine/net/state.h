@@ -10,6 +10,7 @@
 
 #include "common/host_device.h"
 #include "net/blocks.h"
+#include "net/columns.h"
 #include "net/packet.h"
 
 namespace orrery::net {
@@ -18,12 +19,21 @@ inline constexpr int64_t kNever = INT64_MAX;
 inline constexpr uint32_t kNoRow = 0xffffffffu;
 inline constexpr int kPriorities = 8;
 
-enum CcMode : uint8_t { kDcqcn = 1, kHpcc = 3, kTimely = 7, kDctcp = 8 };
+// The engine's id of each congestion control (net/cc_list.h).
+#define ORRERY_CC_MODE(Name, name, id, ...) k##Name = id,
+enum CcMode : uint8_t { ORRERY_CC_LIST(ORRERY_CC_MODE) };
+#undef ORRERY_CC_MODE
 
 // ---- experiments ----------------------------------------------------------------------------------------
 // Parameters of one experiment (written by compile, read by every system).
 struct ExperimentParams {
     uint8_t cc_mode = kDcqcn;
+    // What the CC's packets carry (its row of net/cc_list.h, copied by compile so that the step reads a field
+    // instead of testing the CC).
+    uint32_t data_header = kDataHeaderBytes;  // wire bytes of a data packet besides its payload
+    uint16_t ack_wire = kAckBytes;            // wire bytes of an ACK or NACK
+    uint8_t ack_int_hops = 1;                 // INT records an ACK echoes; more than one: switches stamp INT on data
+    bool send_time_stamped = false;           // data packets carry their send time (ns)
     bool ecn_enabled = true;
     bool rate_bound = true;
     bool var_win = false;
@@ -60,6 +70,22 @@ struct ExperimentParams {
     uint32_t group_count = 0;          // spraying: destination groups of the experiment's routing
     uint32_t spray_table = 0;          // spraying: first cell of the experiment in spray_set
 };
+
+// Fills the fields of `ep` that say what packets of its CC carry (ExperimentParams: data_header …).
+inline void set_cc_packet_fields(ExperimentParams& ep) {
+    switch (ep.cc_mode) {
+#define ORRERY_CC_PACKETS(Name, name, id, ref, State, extra, ack, hops, send_time, ...) \
+    case k##Name:                                                              \
+        ep.data_header = kDataHeaderBytes + (extra);                           \
+        ep.ack_wire = uint16_t(ack);                                           \
+        ep.ack_int_hops = uint8_t(hops);                                       \
+        ep.send_time_stamped = (send_time);                                    \
+        break;
+        ORRERY_CC_LIST(ORRERY_CC_PACKETS)
+#undef ORRERY_CC_PACKETS
+    }
+}
+
 
 // ---- nodes ----------------------------------------------------------------------------------------------
 enum NodeRole : uint8_t { kRoleHost = 0, kRoleSwitch = 1, kRoleIdle = 2 };
@@ -343,51 +369,22 @@ struct PortTimes {
 };
 
 // ---- the view systems take ------------------------------------------------------------------------------
+// Each column of net/columns.h as a raw pointer: `in` columns read-only, `out` columns written by the step.
+namespace column_access {
+template <class T>
+using in = const T*;
+template <class T>
+using out = T*;
+}  // namespace column_access
+
 struct NetView {
-    // experiments
-    const ExperimentParams* params;
-    // nodes
-    const uint32_t* node_experiment;
-    const uint8_t* node_role;
-    const uint32_t* node_port_begin;   // global port rows of node n: [node_port_begin[n], node_port_begin[n+1])
-    NicState* nic;                     // by node (hosts)
-    SwitchMmu* sw;                     // by node (switches)
-    NodeOutput* out;
-    // ports
-    const PortInfo* port;
-    const double* port_loss;           // by port: probability that a packet arriving at it is lost (link error rate)
-    RingTail* ring_tail;               // receive ring of each port: the writer's side
-    RingHead* ring_head;               // and the reader's
-    PortTx* tx;
-    PortTimes* times;                  // by port: its next arrival and transmission end (port_events.h)
-    PortEvent* port_tree;              // per node, a tournament tree over its ports' next events (port_events.h)
-    const uint32_t* node_tree_begin;   // node n's tree: port_tree[node_tree_begin[n] .. node_tree_begin[n+1]), 2 × leaves
-    PortQueues* queues;                // by port (switch ports)
-    PortMmu* mmu;                      // by port (switch ports)
+#define ORRERY_COLUMN(T, name, access, ...) column_access::access<T> name;
+    ORRERY_ALL_COLUMNS
+#undef ORRERY_COLUMN
     uint32_t* const* qlen_hist;        // queue monitor, per experiment: counts per KB bucket (allocated when it starts)
-    const uint32_t* qlen_offset;       // by port, in its experiment's histogram array
-    const uint32_t* qlen_buckets;      // by port
-    // spraying: routing tables (topology/routing.h) of experiments that spray
-    const uint32_t* node_forwarder;    // by node: row in its experiment's table, kNoRow for hosts
-    const uint32_t* node_dest_group;   // by node: destination group of a host
-    const uint32_t* spray_set;         // [spray_table + row·groups + group]: set id, kNoRow to deliver
-    const uint32_t* set_begin;         // set s = set_ports[set_begin[s] .. set_begin[s+1])
-    const uint16_t* set_ports;
     // packet storage (net/blocks.h): the batch's arena of blocks and their links; the worker's stock and log
     BlockStore store;
     PfcLog* pfc_log;
-    // flows
-    const FlowInfo* flow;
-    const FlowPaths* flow_paths;
-    const uint16_t* path_ports;
-    QpState* qp;
-    RxState* rx;
-    DcqcnState* dcqcn;
-    HpccState* hpcc;
-    TimelyState* timely;
-    DctcpState* dctcp;
-    uint32_t* nic_qps;
-    const uint32_t* nic_starts;
     // how the step writes packets into rings (link.h: write_ring_slot); set per step by the CPU backend
     bool stream_packets = false;
 };

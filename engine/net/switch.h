@@ -185,7 +185,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline void switch_transmit(NetView& v, uint32_t nod
             in.ingress_paused &= uint8_t(~(1u << q));
             switch_send_pfc(v, node, ep, in_row, q, false, at);
         }
-        if (p.kind == kData && ep.cc_mode == kHpcc)
+        if (p.kind == kData && ep.ack_int_hops > 1)  // the CC reads INT (net/cc_list.h)
             int_push(p, now, tx.tx_bytes, tx.queued_bytes, v.port[row].rate_bps, ep.int_multi);
     }
     tx.tx_bytes += p.wire;

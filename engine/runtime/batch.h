@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "net/state.h"
@@ -38,49 +39,23 @@ struct ExperimentSlice {
     SkippingSpec skipping;          // steady-state skipping (engine/wormhole)
 };
 
+// The storage of a column of net/columns.h: a CC's flow state is a CcTable (only its own flows' rows written).
+template <class T, bool cc_state>
+using BatchColumn = std::conditional_t<cc_state, CcTable<T>, Table<T>>;
+
 struct Batch {
     std::vector<ExperimentSlice> experiments;
-    // experiments
-    Table<net::ExperimentParams> params;
-    // nodes
-    Table<uint32_t> node_experiment;
-    Table<uint8_t> node_role;
-    Table<uint32_t> node_fabric_id;      // the node's id inside its experiment's fabric
-    Table<uint32_t> node_port_begin;     // size nodes + 1
-    Table<net::NicState> nic;
-    Table<net::SwitchMmu> sw;
-    Table<net::NodeOutput> out;
+    // Every column of net/columns.h, in its order.
+#define ORRERY_COLUMN(T, name, access, dim, hooks, share, ...) BatchColumn<net::T, net::ColumnShare::share == net::ColumnShare::Cc> name;
+    ORRERY_ALL_COLUMNS
+#undef ORRERY_COLUMN
+    Table<uint32_t> node_fabric_id;      // the node's id inside its experiment's fabric (host side only)
     // Every packet in a ring or a queue: blocks of one arena (net/blocks.h), taken and given back by the step.
     std::unique_ptr<BlockArena> arena;
-    // ports
-    Table<net::PortInfo> port;
-    Table<double> port_loss;       // per port: loss probability of what arrives at it (link error rate)
-    Table<net::RingTail> ring_tail;  // per port: its receive ring
-    Table<net::RingHead> ring_head;
-    Table<net::PortTx> tx;
-    Table<net::PortTimes> times;   // by port: the event times of node.h
-    Table<net::PortEvent> port_tree;       // per node: the tournament tree over its ports (port_events.h)
-    Table<uint32_t> node_tree_begin;       // size nodes + 1
-    Table<net::PortQueues> queues;
-    Table<net::PortMmu> mmu;
     std::vector<ZeroedCounts> qlen_hist;  // per experiment, allocated when its monitor starts (zeroed_counts.h)
     std::vector<uint32_t*> qlen_ptr;
-    Table<uint32_t> qlen_offset, qlen_buckets;
 
-    // spraying: routing tables of the experiments that spray
-    Table<uint32_t> node_forwarder, node_dest_group, spray_set, set_begin{0};
-    Table<uint16_t> set_ports;
-    // flows
-    Table<net::FlowInfo> flow;
-    Table<net::FlowPaths> flow_paths;     // the path offsets of each flow, apart for the switches
-    Table<uint16_t> path_ports;
-    Table<net::QpState> qp;
-    Table<net::RxState> rx;
-    CcTable<net::DcqcnState> dcqcn;
-    CcTable<net::HpccState> hpcc;
-    CcTable<net::TimelyState> timely;
-    CcTable<net::DctcpState> dctcp;
-    Table<uint32_t> nic_qps, nic_starts;
+    Batch() { set_begin.push_back(0); }  // routing sets are offsets: the first set starts at 0
     // per experiment with skipping on: flows released since its skipper last looked (release_flow appends)
     std::vector<std::vector<uint32_t>> released;
 

@@ -198,29 +198,33 @@ struct PartitionSteps final : StepBackend {
         agreed_cancel.store(cancel, std::memory_order_relaxed);
     }
 
-    // Rows of experiment e's owners to every rank: node, port and flow columns the host hooks read.
+    // Rows of experiment e's owners to every rank: the columns host hooks read (net/columns.h: gather), row by
+    // row from each row's owner.
     template <class Visit>
     void each_row(uint32_t e, Visit visit) {
         const ExperimentSlice& x = b.experiments[e];
         for (uint32_t n = x.node_begin; n < x.node_end; ++n) {
-            visit(b.out[n], plan.owner[n]);
-            visit(b.sw[n], plan.owner[n]);
+#define ORRERY_COLUMN(T, name, access, dim, hooks, share, gather) \
+    if constexpr (net::ColumnGather::gather == net::ColumnGather::Node) visit(b.name[n], plan.owner[n]);
+            ORRERY_ALL_COLUMNS
+#undef ORRERY_COLUMN
         }
         for (uint32_t row = x.port_begin; row < x.port_end; ++row) {
             const int owner = plan.owner[b.port[row].node];
-            visit(b.mmu[row], owner);
-            visit(b.tx[row], owner);
+#define ORRERY_COLUMN(T, name, access, dim, hooks, share, gather) \
+    if constexpr (net::ColumnGather::gather == net::ColumnGather::Port) visit(b.name[row], owner);
+            ORRERY_ALL_COLUMNS
+#undef ORRERY_COLUMN
             if (!b.qlen_hist[e].empty())
                 for (uint32_t i = 0; i < b.qlen_buckets[row]; ++i) visit(b.qlen_hist[e][b.qlen_offset[row] + i], owner);
         }
         for (uint32_t f = x.flow_begin; f < x.flow_end; ++f) {
-            const int sender = plan.owner[b.flow[f].src];
-            visit(b.qp[f], sender);
-            visit(b.dcqcn[f], sender);
-            visit(b.hpcc[f], sender);
-            visit(b.timely[f], sender);
-            visit(b.dctcp[f], sender);
-            visit(b.rx[f], plan.owner[b.flow[f].dst]);
+            const int sender = plan.owner[b.flow[f].src], receiver = plan.owner[b.flow[f].dst];
+#define ORRERY_COLUMN(T, name, access, dim, hooks, share, gather)                                      \
+    if constexpr (net::ColumnGather::gather == net::ColumnGather::Sender) visit(b.name[f], sender); \
+    if constexpr (net::ColumnGather::gather == net::ColumnGather::Receiver) visit(b.name[f], receiver);
+            ORRERY_ALL_COLUMNS
+#undef ORRERY_COLUMN
         }
     }
 

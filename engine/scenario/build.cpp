@@ -4,10 +4,8 @@
 
 #include "common/quantity.h"
 #include "common/sha256.h"
-#include "io/astra_yaml.h"
-#include "io/graph_formats.h"
+#include "io/fabric_formats.h"
 #include "io/hpcc_flows.h"
-#include "io/hpcc_topology.h"
 #include "scenario/applicability.h"
 #include "scenario/sweep.h"
 #include "workload/build.h"
@@ -23,14 +21,9 @@ Fabric build_fabric(const TopologySpec& spec) {
         Fabric operator()(const SingleSwitchParams& p) const { return generate(p); }
         Fabric operator()(const ExplicitTopology& t) const { return t.fabric; }
         Fabric operator()(const ImportedTopology& t) const {
-            switch (t.format) {
-                case FabricFileFormat::hpcc:
-                case FabricFileFormat::simai: return read_hpcc_topology_file(t.path);
-                case FabricFileFormat::astra_yaml: return read_astra_yaml_file(t.path);
-                case FabricFileFormat::graphml: return read_graphml_file(t.path);
-                case FabricFileFormat::dot: return read_dot_file(t.path);
-            }
-            throw InputError(t.path.string(), "unsupported fabric format");
+            const FabricFormat* format = fabric_format_named(t.format);
+            if (!format || !format->read) throw InputError(t.path.string(), "no fabric reader for the format \"" + t.format + "\"");
+            return format->read(t.path);
         }
     };
     Fabric f = std::visit(Visitor{}, spec.source);

@@ -10,6 +10,7 @@
 
 #include "common/input_file.h"
 #include "common/quantity.h"
+#include "io/fabric_formats.h"
 
 namespace orrery {
 namespace {
@@ -266,15 +267,13 @@ std::optional<TopologySpec> read_explicit(JsonReader& r, const LinkDefaults& lin
 
 std::optional<TopologySpec> read_import(JsonReader& r, const std::filesystem::path& base_dir) {
     auto file = r.string("import", Need::required);
-    auto format = r.choice("format", Need::optional, {"hpcc", "simai", "astra-yaml", "graphml", "dot"});
+    auto format = r.choice("format", Need::optional, fabric_format_names(true));
     if (!file) return std::nullopt;
     ImportedTopology t;
     t.path = std::filesystem::path(*file).is_absolute() ? std::filesystem::path(*file) : base_dir / *file;
-    std::string ext = t.path.extension().string();
-    std::string f = format.value_or(ext == ".graphml" ? "graphml" : ext == ".dot" || ext == ".gv" ? "dot"
-                                    : ext == ".yml" || ext == ".yaml" ? "astra-yaml" : "hpcc");
-    t.format = f == "simai" ? FabricFileFormat::simai : f == "astra-yaml" ? FabricFileFormat::astra_yaml
-             : f == "graphml" ? FabricFileFormat::graphml : f == "dot" ? FabricFileFormat::dot : FabricFileFormat::hpcc;
+    // Without a format, the one the extension names if it is read, else HPCC's text (its files have any name).
+    const FabricFormat* by_extension = fabric_format_of_extension(t.path);
+    t.format = format.value_or(by_extension && by_extension->read ? by_extension->name : "hpcc");
     if (const std::string problem = input_file_problem(t.path); !problem.empty()) {
         r.error("import", problem);
         return std::nullopt;
@@ -361,13 +360,9 @@ NetworkSpec read_network(JsonReader& r) {
 // ---- congestion control ---------------------------------------------------------------------------------
 CcSpec read_cc(JsonReader& r) {
     CcSpec c;
-    auto algorithm = r.choice("algorithm", Need::required, {"dcqcn", "hpcc", "timely", "dctcp"});
-    if (algorithm) {
-        c.algorithm = *algorithm == "hpcc" ? CcAlgorithm::hpcc : *algorithm == "timely" ? CcAlgorithm::timely
-                    : *algorithm == "dctcp" ? CcAlgorithm::dctcp : CcAlgorithm::dcqcn;
-    }
+    if (auto algorithm = r.choice("algorithm", Need::required, cc_algorithm_names())) c.algorithm = *cc_algorithm_named(*algorithm);
     // The reference's run.py: windows for HPCC and DCTCP, high-priority ACKs for DCQCN and TIMELY.
-    const bool windowed = c.algorithm == CcAlgorithm::hpcc || c.algorithm == CcAlgorithm::dctcp;
+    const bool windowed = cc_windowed_by_default(c.algorithm);
     c.min_rate = r.rate("min_rate", Need::optional).value_or(c.min_rate);
     c.rate_bound = r.boolean("rate_bound", Need::optional).value_or(true);
     c.window = r.boolean("window", Need::optional).value_or(windowed);

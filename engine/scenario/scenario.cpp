@@ -4,35 +4,49 @@
 
 namespace orrery {
 
-const char* fabric_file_format_name(FabricFileFormat f) {
-    switch (f) {
-        case FabricFileFormat::hpcc: return "hpcc";
-        case FabricFileFormat::simai: return "simai";
-        case FabricFileFormat::astra_yaml: return "astra-yaml";
-        case FabricFileFormat::graphml: return "graphml";
-        case FabricFileFormat::dot: return "dot";
+const char* cc_algorithm_name(CcAlgorithm a) {
+    switch (a) {
+#define ORRERY_CC_NAME(Name, name, ...) \
+    case CcAlgorithm::name: return #name;
+        ORRERY_CC_LIST(ORRERY_CC_NAME)
+#undef ORRERY_CC_NAME
     }
     return "?";
 }
 
-const char* cc_algorithm_name(CcAlgorithm a) {
-    switch (a) {
-        case CcAlgorithm::dcqcn: return "dcqcn";
-        case CcAlgorithm::hpcc: return "hpcc";
-        case CcAlgorithm::timely: return "timely";
-        case CcAlgorithm::dctcp: return "dctcp";
-    }
-    return "?";
+std::optional<CcAlgorithm> cc_algorithm_named(std::string_view text) {
+#define ORRERY_CC_NAMED(Name, name, ...) \
+    if (text == #name) return CcAlgorithm::name;
+    ORRERY_CC_LIST(ORRERY_CC_NAMED)
+#undef ORRERY_CC_NAMED
+    return std::nullopt;
+}
+
+const std::vector<std::string>& cc_algorithm_names() {
+#define ORRERY_CC_NAME_ITEM(Name, name, ...) #name,
+    static const std::vector<std::string> names = {ORRERY_CC_LIST(ORRERY_CC_NAME_ITEM)};
+#undef ORRERY_CC_NAME_ITEM
+    return names;
 }
 
 int hpcc_cc_mode(CcAlgorithm a) {
     switch (a) {
-        case CcAlgorithm::dcqcn: return 1;
-        case CcAlgorithm::hpcc: return 3;
-        case CcAlgorithm::timely: return 7;
-        case CcAlgorithm::dctcp: return 8;
+#define ORRERY_CC_REFERENCE(Name, name, id, reference, ...) \
+    case CcAlgorithm::name: return reference;
+        ORRERY_CC_LIST(ORRERY_CC_REFERENCE)
+#undef ORRERY_CC_REFERENCE
     }
     return 0;
+}
+
+bool cc_windowed_by_default(CcAlgorithm a) {
+    switch (a) {
+#define ORRERY_CC_WINDOWED(Name, name, id, reference, State, extra, ack, hops, send_time, windowed) \
+    case CcAlgorithm::name: return windowed;
+        ORRERY_CC_LIST(ORRERY_CC_WINDOWED)
+#undef ORRERY_CC_WINDOWED
+    }
+    return false;
 }
 
 EcnThreshold ecn_for_rate(const Scenario& s, BitsPerSecond rate, std::optional<EcnThreshold>* derived_from) {

@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/units.h"
+#include "net/cc_list.h"
 #include "topology/fabric.h"
 #include "topology/generators.h"
 #include "workload/spec.h"
@@ -27,11 +29,9 @@ struct ExplicitTopology {
     std::vector<std::string> node_names;  // as written in the scenario
 };
 
-enum class FabricFileFormat { hpcc, simai, astra_yaml, graphml, dot };
-const char* fabric_file_format_name(FabricFileFormat f);
 
 struct ImportedTopology {
-    FabricFileFormat format = FabricFileFormat::hpcc;
+    std::string format = "hpcc";          // a name of io/fabric_formats.h's table
     std::filesystem::path path;  // resolved against the scenario's folder
 };
 
@@ -69,9 +69,15 @@ struct NetworkSpec {
 };
 
 // ---- congestion control -------------------------------------------------------------------------------
-enum class CcAlgorithm { dcqcn, hpcc, timely, dctcp };
+// One value per row of net/cc_list.h, whose id it takes (the engine's net::CcMode).
+#define ORRERY_CC_ALGORITHM(Name, name, id, ...) name = id,
+enum class CcAlgorithm : uint8_t { ORRERY_CC_LIST(ORRERY_CC_ALGORITHM) };
+#undef ORRERY_CC_ALGORITHM
 const char* cc_algorithm_name(CcAlgorithm a);
-int hpcc_cc_mode(CcAlgorithm a);  // CC_MODE: 1, 3, 7, 8
+std::optional<CcAlgorithm> cc_algorithm_named(std::string_view name);
+const std::vector<std::string>& cc_algorithm_names();  // in net/cc_list.h's order
+int hpcc_cc_mode(CcAlgorithm a);  // the reference's CC_MODE; 0 where it has no such CC
+bool cc_windowed_by_default(CcAlgorithm a);
 
 struct DcqcnParams {
     BitsPerSecond rate_ai{20'000'000};          // RATE_AI

@@ -14,10 +14,11 @@ namespace orrery {
 WireFormat wire_format(const Scenario& s) {
     WireFormat w;
     w.mtu = uint32_t(s.network.packet_payload.count);
-    w.data_header = net::kDataHeaderBytes + (s.cc.algorithm == CcAlgorithm::hpcc     ? net::kIntBytes
-                                             : s.cc.algorithm == CcAlgorithm::timely ? net::kTimelyTsBytes
-                                                                                     : 0);
-    w.ack_bytes = s.cc.algorithm == CcAlgorithm::hpcc ? net::kHpccAckBytes : net::kAckBytes;
+    net::ExperimentParams packets;  // what the CC's packets carry, as the packet level sends them
+    packets.cc_mode = uint8_t(s.cc.algorithm);
+    net::set_cc_packet_fields(packets);
+    w.data_header = packets.data_header;
+    w.ack_bytes = packets.ack_wire;
     w.ack_interval = uint32_t(std::max(1, s.network.ack_interval_packets));
     return w;
 }

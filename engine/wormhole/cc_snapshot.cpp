@@ -29,15 +29,7 @@ void put_timer(int64_t in, int64_t since, int64_t resume, int64_t& due, int64_t&
     scheduled = resume - since;
 }
 
-const char* cc_name(uint8_t mode) {
-    switch (mode) {
-        case kDcqcn: return "dcqcn";
-        case kHpcc: return "hpcc";
-        case kTimely: return "timely";
-        case kDctcp: return "dctcp";
-    }
-    return "?";
-}
+const char* cc_name(uint8_t mode) { return cc_algorithm_name(CcAlgorithm(mode)); }
 
 }  // namespace
 
@@ -144,9 +136,8 @@ nlohmann::json cc_snapshot_json(const CcSnapshot& s) {
 CcSnapshot cc_snapshot_from_json(const nlohmann::json& j) {
     CcSnapshot s;
     const std::string cc = j.at("cc").get<std::string>();
-    for (uint8_t mode : {kDcqcn, kHpcc, kTimely, kDctcp})
-        if (cc == cc_name(mode)) s.cc_mode = mode;
-    if (s.cc_mode == 0) throw std::runtime_error("congestion-control state names an unknown CC \"" + cc + "\"");
+    if (const auto algorithm = cc_algorithm_named(cc)) s.cc_mode = uint8_t(*algorithm);
+    else throw std::runtime_error("congestion-control state names an unknown CC \"" + cc + "\"");
     auto field = [&](const char* name, auto& out) {
         if (!j.contains(name)) throw std::runtime_error(std::string("congestion-control state (") + cc + ") lacks \"" + name + "\"");
         j.at(name).get_to(out);

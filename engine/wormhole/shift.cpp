@@ -11,20 +11,20 @@ struct Mover {
     uint32_t flow_begin;
     const std::vector<int64_t>& credit_by_flow;  // local flow index → bytes
     int64_t dt_ps;
-    uint8_t cc;                                  // the experiment's CC mode: what a packet carries beside its seq
+    const ExperimentParams& ep;                  // the experiment's: what a packet of its CC carries beside its seq
 
     void packet(Packet& p) const {
         if (p.kind == kPfc) return;
         const int64_t c = credit_by_flow[p.flow - flow_begin];
         p.seq = uint32_t(int64_t(p.seq) + c);
         const uint64_t dt_ns = uint64_t(dt_ps / 1000);
-        if (cc == kHpcc) {
+        if (ep.ack_int_hops > 1) {  // INT records: their timestamps move
             const int hops = p.nhop < kMaxIntHops ? p.nhop : kMaxIntHops;
             for (int i = 0; i < hops; ++i) {
                 const uint64_t t = (p.hops[i].time() + dt_ns) & kIntTimeMask;
                 p.hops[i].bits = (p.hops[i].bits & ~(kIntTimeMask << 3)) | (t << 3);
             }
-        } else if (cc == kTimely) {
+        } else if (ep.send_time_stamped) {
             p.sent_ns += dt_ns;
         }
     }
@@ -44,7 +44,7 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
     const int64_t dt = plan.dt_ps;
     for (size_t i = 0; i < plan.flows->size(); ++i) scratch[(*plan.flows)[i] - x.flow_begin] = (*plan.credit)[i];
     const uint8_t cc = b.params[e].cc_mode;  // every flow and packet of the partition is experiment e's
-    const Mover move{x.flow_begin, scratch, dt, cc};
+    const Mover move{x.flow_begin, scratch, dt, b.params[e]};
     for (uint32_t row : *plan.ports) {
         // What the port sends: its transmission under way and the packets on the link to its peer.
         PortTx& tx = b.tx[row];

@@ -62,7 +62,7 @@ uint64_t experiment_device_bytes(const Batch& b, uint32_t e) {
 }
 
 // How a column's rows belong to experiments; `hooks`: hooks read or write it (pulled and pushed).
-enum class Dim { Node, NodeEdge, Port, Flow, Tree, Experiment, NicQps, NicStarts, Whole };
+using Dim = net::ColumnDim;
 
 struct ColumnDim {
     Dim dim;
@@ -148,41 +148,9 @@ struct DeviceSteps final : StepBackend {
     DeviceSteps(Batch& batch, const ExperimentRows& rows, std::mutex& blocks, uint32_t first, uint32_t end, const DeviceOptions& o, uint64_t limit)
         : b(batch), rows_of(rows), host_blocks(blocks), e0(first), e1(end), options(o), memory_limit(limit),
           rows_pulled(batch.experiments.size(), false), packets_pulled(batch.experiments.size(), false) {
-        add(b.params, offsetof(NetView, params), Dim::Experiment, true);
-        add(b.node_experiment, offsetof(NetView, node_experiment), Dim::Node, false);
-        add(b.node_role, offsetof(NetView, node_role), Dim::Node, false);
-        add(b.node_port_begin, offsetof(NetView, node_port_begin), Dim::NodeEdge, false);
-        add(b.nic, offsetof(NetView, nic), Dim::Node, true);
-        add(b.sw, offsetof(NetView, sw), Dim::Node, true);
-        add(b.out, offsetof(NetView, out), Dim::Node, true);
-        add(b.port, offsetof(NetView, port), Dim::Port, false);
-        add(b.port_loss, offsetof(NetView, port_loss), Dim::Port, false);
-        add(b.ring_tail, offsetof(NetView, ring_tail), Dim::Port, true);
-        add(b.ring_head, offsetof(NetView, ring_head), Dim::Port, true);
-        add(b.tx, offsetof(NetView, tx), Dim::Port, true);
-        add(b.times, offsetof(NetView, times), Dim::Port, true);
-        add(b.port_tree, offsetof(NetView, port_tree), Dim::Tree, true);
-        add(b.node_tree_begin, offsetof(NetView, node_tree_begin), Dim::NodeEdge, false);
-        add(b.queues, offsetof(NetView, queues), Dim::Port, true);
-        add(b.mmu, offsetof(NetView, mmu), Dim::Port, true);
-        add(b.qlen_offset, offsetof(NetView, qlen_offset), Dim::Port, true);
-        add(b.qlen_buckets, offsetof(NetView, qlen_buckets), Dim::Port, true);
-        add(b.node_forwarder, offsetof(NetView, node_forwarder), Dim::Node, false);
-        add(b.node_dest_group, offsetof(NetView, node_dest_group), Dim::Node, false);
-        add(b.spray_set, offsetof(NetView, spray_set), Dim::Whole, false);
-        add(b.set_begin, offsetof(NetView, set_begin), Dim::Whole, false);
-        add(b.set_ports, offsetof(NetView, set_ports), Dim::Whole, false);
-        add(b.flow, offsetof(NetView, flow), Dim::Flow, true);
-        add(b.flow_paths, offsetof(NetView, flow_paths), Dim::Flow, false);
-        add(b.path_ports, offsetof(NetView, path_ports), Dim::Whole, false);
-        add(b.qp, offsetof(NetView, qp), Dim::Flow, true);
-        add(b.rx, offsetof(NetView, rx), Dim::Flow, true);
-        add(b.dcqcn, offsetof(NetView, dcqcn), Dim::Flow, true);
-        add(b.hpcc, offsetof(NetView, hpcc), Dim::Flow, true);
-        add(b.timely, offsetof(NetView, timely), Dim::Flow, true);
-        add(b.dctcp, offsetof(NetView, dctcp), Dim::Flow, true);
-        add(b.nic_qps, offsetof(NetView, nic_qps), Dim::NicQps, true);
-        add(b.nic_starts, offsetof(NetView, nic_starts), Dim::NicStarts, true);
+#define ORRERY_COLUMN(T, name, access, dim, hooks, ...) add(b.name, offsetof(NetView, name), Dim::dim, hooks);
+        ORRERY_ALL_COLUMNS
+#undef ORRERY_COLUMN
     }
 
     // Device bytes besides the packet blocks: the columns, three node lists, queue histograms, a PFC log.
