@@ -161,34 +161,66 @@ SimaiWorkload read_simai_workload(const std::string& text, const std::string& so
     return w;
 }
 
-TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, uint32_t world, int iterations, bool lockstep) {
-    const bool micro = w.policy == "MICRO";
-    const int tp = micro ? 1 : w.tp, pp = micro ? 1 : w.pp;
-    if (w.all_gpus > 0 && uint32_t(w.all_gpus) != world)
-        throw InputError(w.source + ":1", "all_gpus: " + std::to_string(w.all_gpus) + " but the fabric has " + std::to_string(world) + " GPUs (hosts)");
-    if (world % uint32_t(tp * pp) != 0)
-        throw InputError(w.source + ":1", "TP " + std::to_string(tp) + " × PP " + std::to_string(pp) + " does not divide the " + std::to_string(world) + " GPUs");
-    const int dp = int(world) / (tp * pp);
-    const int ep = micro ? 1 : w.ep;
-    if (dp % ep != 0) throw InputError(w.source + ":1", "ep: " + std::to_string(ep) + " does not divide DP = " + std::to_string(dp));
-    auto rank = [&](int t, int d, int s) { return uint32_t(t + tp * (d + dp * s)); };
+namespace {
 
+// A SimAI/AICB workload's iterations as a task graph. Map: the constructor checks the header against the
+// fabric and finds the micro-batch boundaries → per iteration: MICRO runs its records' collectives in order;
+// otherwise stages (each stage's Megatron schedule over the records: the iteration's own forward records,
+// then forward and backward items, then its own backward records) → pipeline_sends between stages.
+struct SimaiGraph {
+    using Spans = std::map<std::tuple<int, int, int, bool, uint32_t>, std::pair<uint32_t, uint32_t>>;
+
+    const SimaiWorkload& w;
+    const CollectiveContext& c;
+    const bool micro;
+    const int tp, pp;
+    int dp = 1, ep = 1, chunks = 1;
     TaskGraph g;
-    g.world = world;
-    g.limit_to_memory(w.source);
-    if (lockstep) {  // one lane per pipeline stage: every rank of a stage runs the file's records in step
-        std::vector<std::vector<uint32_t>> lanes(static_cast<size_t>(pp));
-        for (uint32_t r = 0; r < world; ++r) lanes[r / uint32_t(tp * dp)].push_back(r);
-        g.set_lanes(std::move(lanes), world);
+    uint32_t units = 0;  // what op.rank indexes: ranks, or stages
+    // Per unit (a rank, or a lockstep lane).
+    std::vector<uint32_t> cur;                           // what its next step waits on (its compute stream runs through it)
+    std::vector<std::vector<uint32_t>> pending;          // weight-gradient collectives in flight
+    std::map<std::pair<uint32_t, Group>, uint32_t> last_comm;  // (unit, group) → its last collective's end
+    std::vector<uint32_t> item_first;                    // the first op of the pipeline item being built
+    // Micro-batch boundaries: blocks[k] is the first record of micro-batch k; the records before blocks[0]
+    // are the iteration's own.
+    std::vector<size_t> blocks;
+
+    SimaiGraph(const SimaiWorkload& work, const CollectiveContext& context, uint32_t world, bool lockstep)
+        : w(work), c(context), micro(work.policy == "MICRO"), tp(micro ? 1 : work.tp), pp(micro ? 1 : work.pp) {
+        if (w.all_gpus > 0 && uint32_t(w.all_gpus) != world)
+            throw InputError(w.source + ":1", "all_gpus: " + std::to_string(w.all_gpus) + " but the fabric has " + std::to_string(world) + " GPUs (hosts)");
+        if (world % uint32_t(tp * pp) != 0)
+            throw InputError(w.source + ":1", "TP " + std::to_string(tp) + " × PP " + std::to_string(pp) + " does not divide the " + std::to_string(world) + " GPUs");
+        dp = int(world) / (tp * pp);
+        ep = micro ? 1 : w.ep;
+        if (dp % ep != 0) throw InputError(w.source + ":1", "ep: " + std::to_string(ep) + " does not divide DP = " + std::to_string(dp));
+        g.world = world;
+        g.limit_to_memory(w.source);
+        if (lockstep) {  // one lane per pipeline stage: every rank of a stage runs the file's records in step
+            std::vector<std::vector<uint32_t>> lanes(static_cast<size_t>(pp));
+            for (uint32_t r = 0; r < world; ++r) lanes[r / uint32_t(tp * dp)].push_back(r);
+            g.set_lanes(std::move(lanes), world);
+        }
+        units = g.world;
+        cur.assign(units, UINT32_MAX);
+        pending.resize(units);
+        item_first.assign(units, UINT32_MAX);
+        for (size_t i = 0; i < w.records.size(); ++i)
+            if (w.records[i].name == "embedding_layer") blocks.push_back(i);
+        if (blocks.empty()) blocks.push_back(0);
+        chunks = pp > 1 && w.vpp > 1 && int(blocks.size()) % pp == 0 ? w.vpp : 1;
     }
-    const uint32_t units = g.world;  // what op.rank indexes: ranks, or stages
+
+    uint32_t rank(int t, int d, int s) const { return uint32_t(t + tp * (d + dp * s)); }
+
     // The groups of one kind in stage s, each listed once: TP varies t; DP varies d; EP a block of `ep`
     // consecutive d's; DP_EP the d's equal modulo `ep`. MICRO: one group of every rank.
-    auto groups_of = [&](SimaiGroup grp, int s) {
+    std::vector<std::vector<uint32_t>> groups_of(SimaiGroup grp, int s) const {
         std::vector<std::vector<uint32_t>> groups;
         if (micro) {
             groups.emplace_back();
-            for (uint32_t r = 0; r < world; ++r) groups.back().push_back(r);
+            for (uint32_t r = 0; r < g.world; ++r) groups.back().push_back(r);
             return groups;
         }
         switch (grp) {
@@ -221,15 +253,10 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
             case SimaiGroup::none: break;
         }
         return groups;
-    };
-    auto group_tag = [](SimaiGroup grp) { return grp == SimaiGroup::tp ? Group::tp : grp == SimaiGroup::ep ? Group::ep : Group::dp; };
+    }
+    static Group group_tag(SimaiGroup grp) { return grp == SimaiGroup::tp ? Group::tp : grp == SimaiGroup::ep ? Group::ep : Group::dp; }
 
-    // Per unit (a rank, or a lockstep lane).
-    std::vector<uint32_t> cur(units, UINT32_MAX);         // what its next step waits on (its compute stream runs through it)
-    std::vector<std::vector<uint32_t>> pending(units);    // weight-gradient collectives in flight
-    std::map<std::pair<uint32_t, Group>, uint32_t> last_comm;  // (unit, group) → its last collective's end
-    std::vector<uint32_t> item_first(units, UINT32_MAX);  // the first op of the pipeline item being built
-    auto compute = [&](uint32_t r, Phase ph, int64_t ns, const std::string& what) {
+    void compute(uint32_t r, Phase ph, int64_t ns, const std::string& what) {
         if (ns <= 0) return;
         Op op;
         op.kind = OpKind::compute;
@@ -239,10 +266,11 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
         op.name = g.name(what);
         cur[r] = g.add(op, {cur[r]});
         if (item_first[r] == UINT32_MAX) item_first[r] = cur[r];
-    };
+    }
+
     // One collective per group over the ranks of a stage (lockstep: one over all the stage's groups);
     // blocking: the members' next step waits for it.
-    auto communicate = [&](const SimaiComm& cm, int64_t delay_ns, int s, bool blocking, const std::string& what) {
+    void communicate(const SimaiComm& cm, int64_t delay_ns, int s, bool blocking, const std::string& what) {
         if (cm.group == SimaiGroup::none || cm.bytes <= 0) return;
         const Group tag = micro ? Group::dp : group_tag(cm.group);
         std::vector<std::vector<std::vector<uint32_t>>> families;
@@ -282,35 +310,34 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
                 else pending[r].push_back(after);
             }
         }
-    };
+    }
 
-    auto each_rank = [&](int st, auto fn) {  // each unit of stage st
+    template <class Fn>
+    void each_rank(int st, Fn fn) {  // each unit of stage st
         if (g.lockstep()) return fn(uint32_t(st));
         for (int d = 0; d < dp; ++d)
             for (int t = 0; t < tp; ++t) fn(rank(t, d, st));
-    };
+    }
+    void forward(const SimaiRecord& rec, int st, const std::string& prefix) {
+        each_rank(st, [&](uint32_t r) { compute(r, Phase::forward, rec.forward_ns, prefix + rec.name + " fwd"); });
+        communicate(rec.forward, rec.delay_ns, st, true, prefix + rec.name + " fwd " + collective_kind_name(rec.forward.kind));
+    }
     // A record's backward: input-gradient compute and its blocking collective, then the weight-gradient
     // compute and its collective in the background.
-    auto backward = [&](const SimaiRecord& rec, int st, const std::string& prefix) {
+    void backward(const SimaiRecord& rec, int st, const std::string& prefix) {
         each_rank(st, [&](uint32_t r) { compute(r, Phase::backward_input, rec.input_grad_ns, prefix + rec.name + " bwd-input"); });
         communicate(rec.input_grad, rec.delay_ns, st, true, prefix + rec.name + " bwd-input " + collective_kind_name(rec.input_grad.kind));
         each_rank(st, [&](uint32_t r) { compute(r, Phase::backward_weight, rec.weight_grad_ns, prefix + rec.name + " bwd-weight"); });
         communicate(rec.weight_grad, rec.delay_ns, st, false, prefix + rec.name + " grads " + collective_kind_name(rec.weight_grad.kind));
-    };
-    // Micro-batch boundaries: blocks[k] is the first record of micro-batch k; the records before blocks[0]
-    // are the iteration's own. Chunk c of a micro-batch: an equal share of its records (vpp chunks).
-    std::vector<size_t> blocks;
-    for (size_t i = 0; i < w.records.size(); ++i)
-        if (w.records[i].name == "embedding_layer") blocks.push_back(i);
-    if (blocks.empty()) blocks.push_back(0);
-    const int chunks = pp > 1 && w.vpp > 1 && int(blocks.size()) % pp == 0 ? w.vpp : 1;
-    auto chunk_records = [&](int m, int ch) {
+    }
+    // Chunk ch of micro-batch m: an equal share of its records (vpp chunks).
+    std::pair<size_t, size_t> chunk_records(int m, int ch) const {
         const size_t begin = blocks[size_t(m)], end = size_t(m) + 1 < blocks.size() ? blocks[size_t(m) + 1] : w.records.size();
         const size_t n = end - begin;
         return std::make_pair(begin + n * size_t(ch) / size_t(chunks), begin + n * size_t(ch + 1) / size_t(chunks));
-    };
+    }
 
-    for (int it = 0; it < iterations; ++it) {
+    void iteration(int it, int iterations) {
         const std::string tag = iterations > 1 ? "it" + std::to_string(it) + " " : "";
         const size_t begin = g.size();
         // The next iteration starts when the previous one's weight-gradient collectives are done.
@@ -324,77 +351,82 @@ TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, 
         if (micro) {
             for (const SimaiRecord& rec : w.records) communicate(rec.weight_grad, rec.delay_ns, 0, true, tag + rec.name + " " + collective_kind_name(rec.weight_grad.kind));
         } else {
-            // Micro-batches: AICB unrolls gradient accumulation, each micro-batch's records starting at an
-            // "embedding_layer"; the records before the first are the iteration's own (gradient and
-            // optimizer collectives). Each stage runs Megatron's schedule over them (1F1B, interleaved when
-            // the header's vpp splits every micro-batch into chunks), handing pp_comm bytes between stages.
-            ParallelSpec sched;
-            sched.pp = pp;
-            sched.micro_batches = int(blocks.size());
-            sched.virtual_stages = chunks;
-            // Per (stage, micro-batch, chunk, forward) and rank: the item's first and last op.
-            std::map<std::tuple<int, int, int, bool, uint32_t>, std::pair<uint32_t, uint32_t>> spans;
-            for (int st = 0; st < pp; ++st) {
-                for (size_t i = 0; i < blocks.front(); ++i) {  // the iteration's own records, forward, first
-                    const SimaiRecord& rec = w.records[i];
-                    each_rank(st, [&](uint32_t r) { compute(r, Phase::forward, rec.forward_ns, tag + rec.name + " fwd"); });
-                    communicate(rec.forward, rec.delay_ns, st, true, tag + rec.name + " fwd " + collective_kind_name(rec.forward.kind));
-                }
-                for (const PipelineItem& item : pipeline_schedule(sched, st)) {
-                    const auto [from, to] = chunk_records(item.micro_batch, item.chunk);
-                    each_rank(st, [&](uint32_t r) { item_first[r] = UINT32_MAX; });
-                    const std::string mb = tag + "mb" + std::to_string(item.micro_batch) + " ";
-                    if (item.forward) {
-                        for (size_t i = from; i < to; ++i) {
-                            const SimaiRecord& rec = w.records[i];
-                            each_rank(st, [&](uint32_t r) { compute(r, Phase::forward, rec.forward_ns, mb + rec.name + " fwd"); });
-                            communicate(rec.forward, rec.delay_ns, st, true, mb + rec.name + " fwd " + collective_kind_name(rec.forward.kind));
-                        }
-                    } else {
-                        for (size_t i = to; i-- > from;) backward(w.records[i], st, mb);
-                    }
-                    // The item's first op on a rank (a compute, or its first collective's start) waits for the
-                    // pipeline; its last is what the rank's stream waits on now.
-                    each_rank(st, [&](uint32_t r) { spans[{st, item.micro_batch, item.chunk, item.forward, r}] = {item_first[r], cur[r]}; });
-                }
-                // The iteration's own records, backward, once the stage's last micro-batch is done.
-                for (size_t i = blocks.front(); i-- > 0;) backward(w.records[i], st, tag);
-            }
-            // Pipeline sends: a forward item waits for the previous chunk's activations (stage s−1, or the
-            // last stage's previous chunk), a backward item for the next chunk's gradients.
-            for (int st = 0; st < pp; ++st)
-                for (int m = 0; m < int(blocks.size()); ++m)
-                    for (int ch = 0; ch < chunks; ++ch)
-                        for (bool fwd : {true, false}) {
-                            int src_stage = fwd ? st - 1 : st + 1, src_chunk = ch;
-                            if (fwd && st == 0) src_stage = pp - 1, src_chunk = ch - 1;
-                            if (!fwd && st == pp - 1) src_stage = 0, src_chunk = ch + 1;
-                            if (src_chunk < 0 || src_chunk >= chunks) continue;  // pp_comm 0: the order holds, no bytes move
-                            const std::string what = tag + "mb" + std::to_string(m) + (fwd ? " pp activation" : " pp gradient");
-                            if (g.lockstep()) {
-                                const auto& src = spans[{src_stage, m, src_chunk, fwd, uint32_t(src_stage)}];
-                                const auto& dst = spans[{st, m, ch, fwd, uint32_t(st)}];
-                                if (dst.first == UINT32_MAX) continue;
-                                std::vector<RankPair> pairs;
-                                for (int d = 0; d < dp; ++d)
-                                    for (int t = 0; t < tp; ++t) pairs.emplace_back(rank(t, d, src_stage), rank(t, d, st));
-                                g.add_dep(dst.first, emit_sends(g, c, Group::pp, pairs, std::max<int64_t>(0, w.pp_comm), src.second, what));
-                                continue;
-                            }
-                            for (int d = 0; d < dp; ++d)
-                                for (int t = 0; t < tp; ++t) {
-                                    const uint32_t r = rank(t, d, st), sender = rank(t, d, src_stage);
-                                    const auto& src = spans[{src_stage, m, src_chunk, fwd, sender}];
-                                    const auto& dst = spans[{st, m, ch, fwd, r}];
-                                    if (dst.first == UINT32_MAX) continue;
-                                    const uint32_t got = emit_send(g, c, Group::pp, sender, r, std::max<int64_t>(0, w.pp_comm), src.second, what);
-                                    g.add_dep(dst.first, got);
-                                }
-                        }
+            Spans spans;
+            for (int st = 0; st < pp; ++st) stage(st, tag, spans);
+            pipeline_sends(tag, spans);
         }
         for (size_t op = begin; op < g.size(); ++op) g.ops[op].iteration = uint16_t(it);
     }
-    return g;
+
+    // Micro-batches: AICB unrolls gradient accumulation, each micro-batch's records starting at an
+    // "embedding_layer"; the records before the first are the iteration's own (gradient and optimizer
+    // collectives). Each stage runs Megatron's schedule over them (1F1B, interleaved when the header's vpp
+    // splits every micro-batch into chunks). `spans`: per (stage, micro-batch, chunk, forward) and rank, the
+    // item's first and last op.
+    void stage(int st, const std::string& tag, Spans& spans) {
+        ParallelSpec sched;
+        sched.pp = pp;
+        sched.micro_batches = int(blocks.size());
+        sched.virtual_stages = chunks;
+        for (size_t i = 0; i < blocks.front(); ++i) forward(w.records[i], st, tag);  // the iteration's own records, forward, first
+        for (const PipelineItem& item : pipeline_schedule(sched, st)) {
+            const auto [from, to] = chunk_records(item.micro_batch, item.chunk);
+            each_rank(st, [&](uint32_t r) { item_first[r] = UINT32_MAX; });
+            const std::string mb = tag + "mb" + std::to_string(item.micro_batch) + " ";
+            if (item.forward) {
+                for (size_t i = from; i < to; ++i) forward(w.records[i], st, mb);
+            } else {
+                for (size_t i = to; i-- > from;) backward(w.records[i], st, mb);
+            }
+            // The item's first op on a rank (a compute, or its first collective's start) waits for the
+            // pipeline; its last is what the rank's stream waits on now.
+            each_rank(st, [&](uint32_t r) { spans[{st, item.micro_batch, item.chunk, item.forward, r}] = {item_first[r], cur[r]}; });
+        }
+        // The iteration's own records, backward, once the stage's last micro-batch is done.
+        for (size_t i = blocks.front(); i-- > 0;) backward(w.records[i], st, tag);
+    }
+
+    // Pipeline sends of pp_comm bytes: a forward item waits for the previous chunk's activations (stage s−1,
+    // or the last stage's previous chunk), a backward item for the next chunk's gradients.
+    void pipeline_sends(const std::string& tag, Spans& spans) {
+        for (int st = 0; st < pp; ++st)
+            for (int m = 0; m < int(blocks.size()); ++m)
+                for (int ch = 0; ch < chunks; ++ch)
+                    for (bool fwd : {true, false}) {
+                        int src_stage = fwd ? st - 1 : st + 1, src_chunk = ch;
+                        if (fwd && st == 0) src_stage = pp - 1, src_chunk = ch - 1;
+                        if (!fwd && st == pp - 1) src_stage = 0, src_chunk = ch + 1;
+                        if (src_chunk < 0 || src_chunk >= chunks) continue;  // pp_comm 0: the order holds, no bytes move
+                        const std::string what = tag + "mb" + std::to_string(m) + (fwd ? " pp activation" : " pp gradient");
+                        if (g.lockstep()) {
+                            const auto& src = spans[{src_stage, m, src_chunk, fwd, uint32_t(src_stage)}];
+                            const auto& dst = spans[{st, m, ch, fwd, uint32_t(st)}];
+                            if (dst.first == UINT32_MAX) continue;
+                            std::vector<RankPair> pairs;
+                            for (int d = 0; d < dp; ++d)
+                                for (int t = 0; t < tp; ++t) pairs.emplace_back(rank(t, d, src_stage), rank(t, d, st));
+                            g.add_dep(dst.first, emit_sends(g, c, Group::pp, pairs, std::max<int64_t>(0, w.pp_comm), src.second, what));
+                            continue;
+                        }
+                        for (int d = 0; d < dp; ++d)
+                            for (int t = 0; t < tp; ++t) {
+                                const uint32_t r = rank(t, d, st), sender = rank(t, d, src_stage);
+                                const auto& src = spans[{src_stage, m, src_chunk, fwd, sender}];
+                                const auto& dst = spans[{st, m, ch, fwd, r}];
+                                if (dst.first == UINT32_MAX) continue;
+                                const uint32_t got = emit_send(g, c, Group::pp, sender, r, std::max<int64_t>(0, w.pp_comm), src.second, what);
+                                g.add_dep(dst.first, got);
+                            }
+                    }
+    }
+};
+
+}  // namespace
+
+TaskGraph build_simai_graph(const SimaiWorkload& w, const CollectiveContext& c, uint32_t world, int iterations, bool lockstep) {
+    SimaiGraph b(w, c, world, lockstep);
+    for (int it = 0; it < iterations; ++it) b.iteration(it, iterations);
+    return std::move(b.g);
 }
 
 }  // namespace orrery

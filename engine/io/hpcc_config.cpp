@@ -284,47 +284,38 @@ std::filesystem::path resolve_config_file(const HpccConfig& config, const HpccCo
     return working_dir / name;
 }
 
-nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::filesystem::path& working_dir,
-                                         const std::filesystem::path& scenario_dir, Diagnostics& diags) {
-    auto get = [&](const char* key) { return config.find(key); };
-    auto u = [&](const char* key, uint64_t fallback) { const HpccConfigEntry* e = get(key); return e ? std::stoull(e->values[0]) : fallback; };
-    auto d = [&](const char* key, double fallback) { const HpccConfigEntry* e = get(key); return e ? std::stod(e->values[0]) : fallback; };
-    auto flag = [&](const char* key, bool fallback) { return u(key, fallback ? 1 : 0) != 0; };
-    auto rate = [&](const char* key, const char* fallback) {
+namespace {
+
+// A config's keys as the conversion reads them: absent keys take third.cc's defaults.
+struct ConfigKeys {
+    const HpccConfig& config;
+    Diagnostics& diags;
+
+    const HpccConfigEntry* get(const char* key) const { return config.find(key); }
+    uint64_t u(const char* key, uint64_t fallback) const {
+        const HpccConfigEntry* e = get(key);
+        return e ? std::stoull(e->values[0]) : fallback;
+    }
+    double d(const char* key, double fallback) const {
+        const HpccConfigEntry* e = get(key);
+        return e ? std::stod(e->values[0]) : fallback;
+    }
+    bool flag(const char* key, bool fallback) const { return u(key, fallback ? 1 : 0) != 0; }
+    std::string rate(const char* key, const char* fallback) const {
         const HpccConfigEntry* e = get(key);
         return format_rate(*parse_rate(e ? e->values[0] : fallback));
-    };
-    auto micro = [](double us) { return format_time(Picoseconds(std::llround(us * 1e6))); };
-    auto relative = [&](const std::filesystem::path& p) {
-        std::error_code ec;
-        std::filesystem::path r = std::filesystem::relative(p, scenario_dir, ec);
-        return (ec || r.empty() ? std::filesystem::absolute(p) : r).generic_string();
-    };
-    auto where = [&](const HpccConfigEntry* e) { return config.source + ":" + std::to_string(e ? e->line : 0); };
-
-    nlohmann::json s = {{"format", "orrery-scenario"}, {"version", 1},
-                        {"name", std::filesystem::path(config.source).stem().string()},
-                        {"description", "Imported from the HPCC/SimAI config " + config.source}};
-    if (const HpccConfigEntry* t = get("TOPOLOGY_FILE")) {
-        std::filesystem::path file = resolve_config_file(config, *t, working_dir, diags);
-        s["topology"] = {{"import", relative(file)}, {"format", "hpcc"}};
-    } else {
-        diags.error(config.source, "no TOPOLOGY_FILE: the reference reads the fabric from it (SimAI passes it with -n instead)");
     }
+    static std::string micro(double us) { return format_time(Picoseconds(std::llround(us * 1e6))); }
+    std::string where(const HpccConfigEntry* e) const { return config.source + ":" + std::to_string(e ? e->line : 0); }
+};
 
-    // Values the conversion scales must fit what they scale into: refused here with their line, never wrapped.
-    const auto at_most = [&](const char* key, double limit, const std::string& why) {
-        if (const HpccConfigEntry* e = get(key); e && std::stod(e->values[0]) > limit) diags.error(where(e), std::string(key) + " " + e->values[0] + ": " + why);
-    };
-    at_most("BUFFER_SIZE", 4095, "at most 4095 (MiB): the switch buffer model counts bytes in 32 bits");
-    at_most("SIMULATOR_STOP_TIME", 9.2e6, "at most 9.2e6 (seconds): time is counted in 64-bit picoseconds");
-    at_most("QLEN_MON_START", 9.2e15, "at most 9.2e15 (ns): time is counted in 64-bit picoseconds");
-    at_most("QLEN_MON_END", 9.2e15, "at most 9.2e15 (ns): time is counted in 64-bit picoseconds");
-    at_most("PACKET_PAYLOAD_SIZE", 65536, "at most 65536 bytes");
-    at_most("L2_CHUNK_SIZE", 1e15, "at most 1e15 bytes");
-    if (diags.has_errors()) return {};
-
-    // Network.
+// The scenario's "network": ECN maps, payload, buffer, ACK interval, loss recovery, link errors.
+nlohmann::json network_json(const ConfigKeys& k, Diagnostics& diags) {
+    auto get = [&](const char* key) { return k.get(key); };
+    auto u = [&](const char* key, uint64_t fallback) { return k.u(key, fallback); };
+    auto d = [&](const char* key, double fallback) { return k.d(key, fallback); };
+    auto flag = [&](const char* key, bool fallback) { return k.flag(key, fallback); };
+    auto where = [&](const HpccConfigEntry* e) { return k.where(e); };
     nlohmann::json thresholds = nlohmann::json::array();
     std::map<uint64_t, nlohmann::json> by_rate;
     for (const char* key : {"KMIN_MAP", "KMAX_MAP", "PMAX_MAP"}) {
@@ -380,9 +371,20 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
             diags.warning(where(e), "L2_CHUNK_SIZE 0: no chunk ACKs (each data packet is ACKed as L2_ACK_INTERVAL says); "
                                     "the reference would divide by zero with L2_BACK_TO_ZERO 1 or L2_ACK_INTERVAL above 1");
     }
-    s["network"] = network;
+    return network;
+}
 
-    // Congestion control.
+// The scenario's "cc": the CC of CC_MODE with the keys it reads; warnings for keys another CC reads. Null
+// when CC_MODE names no CC Orrery models (an error said so).
+nlohmann::json cc_json(const ConfigKeys& k, Diagnostics& diags) {
+    const HpccConfig& config = k.config;
+    auto get = [&](const char* key) { return k.get(key); };
+    auto u = [&](const char* key, uint64_t fallback) { return k.u(key, fallback); };
+    auto d = [&](const char* key, double fallback) { return k.d(key, fallback); };
+    auto flag = [&](const char* key, bool fallback) { return k.flag(key, fallback); };
+    auto rate = [&](const char* key, const char* fallback) { return k.rate(key, fallback); };
+    auto micro = [](double us) { return ConfigKeys::micro(us); };
+    auto where = [&](const HpccConfigEntry* e) { return k.where(e); };
     const uint64_t mode = u("CC_MODE", 1);
     std::map<uint64_t, std::string> algorithms;  // the reference's CC_MODE of each CC it has
     std::string modelled;
@@ -437,16 +439,14 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
         else
             cc["dctcp"] = {{"rate_ai", rate("DCTCP_RATE_AI", "1000Mb/s")}, {"g", d("EWMA_GAIN", 0.0)}};
     }
-    if (!cc.is_null()) s["cc"] = cc;
+    return cc;
+}
 
-    // Workload.
-    nlohmann::json workload = {{"kind", "flows"}};
-    if (const HpccConfigEntry* fl = get("FLOW_FILE")) workload["file"] = relative(resolve_config_file(config, *fl, working_dir, diags));
-    else diags.error(config.source, "no FLOW_FILE: the reference reads the flows from it");
-    if (get("SIMULATOR_STOP_TIME")) workload["stop_time"] = format_time(Picoseconds(std::llround(d("SIMULATOR_STOP_TIME", 0) * 1e12)));
-    s["workload"] = workload;
-
-    // Output: the reference-format files, next to the scenario.
+// The scenario's "output": the reference-format files, next to the scenario, and the queue monitor.
+nlohmann::json output_json(const ConfigKeys& k, Diagnostics& diags) {
+    auto get = [&](const char* key) { return k.get(key); };
+    auto u = [&](const char* key, uint64_t fallback) { return k.u(key, fallback); };
+    auto where = [&](const HpccConfigEntry* e) { return k.where(e); };
     nlohmann::json files = nlohmann::json::object();
     if (auto* e = get("FCT_OUTPUT_FILE")) files["fct"] = e->values[0];
     if (auto* e = get("PFC_OUTPUT_FILE")) files["pfc"] = e->values[0];
@@ -459,7 +459,54 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
         if (u("QLEN_MON_END", 2100000000) < u("QLEN_MON_START", 2000000000))
             diags.error(where(get("QLEN_MON_END")), "QLEN_MON_END is before QLEN_MON_START");
     }
-    s["output"] = output;
+    return output;
+}
+
+}  // namespace
+
+nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::filesystem::path& working_dir,
+                                         const std::filesystem::path& scenario_dir, Diagnostics& diags) {
+    const ConfigKeys k{config, diags};
+    auto get = [&](const char* key) { return k.get(key); };
+    auto d = [&](const char* key, double fallback) { return k.d(key, fallback); };
+    auto where = [&](const HpccConfigEntry* e) { return k.where(e); };
+    auto relative = [&](const std::filesystem::path& p) {
+        std::error_code ec;
+        std::filesystem::path r = std::filesystem::relative(p, scenario_dir, ec);
+        return (ec || r.empty() ? std::filesystem::absolute(p) : r).generic_string();
+    };
+
+    nlohmann::json s = {{"format", "orrery-scenario"}, {"version", 1},
+                        {"name", std::filesystem::path(config.source).stem().string()},
+                        {"description", "Imported from the HPCC/SimAI config " + config.source}};
+    if (const HpccConfigEntry* t = get("TOPOLOGY_FILE")) {
+        std::filesystem::path file = resolve_config_file(config, *t, working_dir, diags);
+        s["topology"] = {{"import", relative(file)}, {"format", "hpcc"}};
+    } else {
+        diags.error(config.source, "no TOPOLOGY_FILE: the reference reads the fabric from it (SimAI passes it with -n instead)");
+    }
+
+    // Values the conversion scales must fit what they scale into: refused here with their line, never wrapped.
+    const auto at_most = [&](const char* key, double limit, const std::string& why) {
+        if (const HpccConfigEntry* e = get(key); e && std::stod(e->values[0]) > limit) diags.error(where(e), std::string(key) + " " + e->values[0] + ": " + why);
+    };
+    at_most("BUFFER_SIZE", 4095, "at most 4095 (MiB): the switch buffer model counts bytes in 32 bits");
+    at_most("SIMULATOR_STOP_TIME", 9.2e6, "at most 9.2e6 (seconds): time is counted in 64-bit picoseconds");
+    at_most("QLEN_MON_START", 9.2e15, "at most 9.2e15 (ns): time is counted in 64-bit picoseconds");
+    at_most("QLEN_MON_END", 9.2e15, "at most 9.2e15 (ns): time is counted in 64-bit picoseconds");
+    at_most("PACKET_PAYLOAD_SIZE", 65536, "at most 65536 bytes");
+    at_most("L2_CHUNK_SIZE", 1e15, "at most 1e15 bytes");
+    if (diags.has_errors()) return {};
+
+    s["network"] = network_json(k, diags);
+    if (nlohmann::json cc = cc_json(k, diags); !cc.is_null()) s["cc"] = cc;
+
+    nlohmann::json workload = {{"kind", "flows"}};
+    if (const HpccConfigEntry* fl = get("FLOW_FILE")) workload["file"] = relative(resolve_config_file(config, *fl, working_dir, diags));
+    else diags.error(config.source, "no FLOW_FILE: the reference reads the flows from it");
+    if (get("SIMULATOR_STOP_TIME")) workload["stop_time"] = format_time(Picoseconds(std::llround(d("SIMULATOR_STOP_TIME", 0) * 1e12)));
+    s["workload"] = workload;
+    s["output"] = output_json(k, diags);
     return s;
 }
 

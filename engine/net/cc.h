@@ -3,6 +3,7 @@
 // net/cc_list.h: no per-packet virtual call, and the same code for the CPU, Thrust and CUDA.
 #include "net/cc_dcqcn.h"
 #include "net/cc_dctcp.h"
+#include "net/cc_fixed.h"
 #include "net/cc_hpcc.h"
 #include "net/cc_timely.h"
 

@@ -28,4 +28,5 @@
     X(Dcqcn, dcqcn, 1, 1, DcqcnState, 0, kAckBytes, 1, false, false)                        \
     X(Hpcc, hpcc, 3, 3, HpccState, kIntBytes, kHpccAckBytes, kMaxIntHops, false, true)      \
     X(Timely, timely, 7, 7, TimelyState, kTimelyTsBytes, kAckBytes, 1, true, false)         \
-    X(Dctcp, dctcp, 8, 8, DctcpState, 0, kAckBytes, 1, false, true)
+    X(Dctcp, dctcp, 8, 8, DctcpState, 0, kAckBytes, 1, false, true)                         \
+    X(Fixed, fixed, 64, 0, FixedState, 0, kAckBytes, 1, false, false)

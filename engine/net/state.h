@@ -291,6 +291,11 @@ struct alignas(64) DctcpState {
     double alpha = 1;
 };
 
+// No congestion control (cc_fixed.h): no state; a column of one byte a flow, never written.
+struct FixedState {
+    uint8_t none;
+};
+
 // ---- hosts ----------------------------------------------------------------------------------------------
 struct alignas(64) NicState {
     uint32_t port = kNoRow;            // global row of the NIC's port

@@ -877,6 +877,25 @@ private slots:
         QVERIFY2(std::abs(in_batch / by_itself - 1) < 0.01, qPrintable(QString("%1 B in the batch, %2 B alone").arg(in_batch).arg(by_itself)));
     }
 
+    void without_congestion_control_flows_run_at_line_rate_and_lean_on_pfc() {
+        // "fixed": no CC, the baseline a CC is measured against. Alone on its path a flow finishes exactly as
+        // under DCQCN (nothing is marked, so DCQCN never cuts); eight senders into one receiver keep sending at
+        // line rate, so the switch pauses them far more often than under DCQCN, and still every flow finishes.
+        auto run = [&](const nlohmann::json& flows, const std::string& cc) {
+            LoadedScenario s = scenario_with_flows({{"generator", "single-switch"}, {"hosts", 9}}, flows, cc);
+            const Fabric f = build_fabric(s.scenarios[0].topology);
+            return run_loaded(s, f)[0];
+        };
+        const nlohmann::json one = nlohmann::json::array({{{"src", 1}, {"dst", 0}, {"size", "4MB"}}});
+        QCOMPARE(run(one, "fixed").flows[0].finish, run(one, "dcqcn").flows[0].finish);
+        nlohmann::json incast = nlohmann::json::array();
+        for (int h = 1; h <= 8; ++h) incast.push_back({{"src", h}, {"dst", 0}, {"size", "4MB"}});
+        const ExperimentResult fixed = run(incast, "fixed"), dcqcn = run(incast, "dcqcn");
+        for (const FlowResult& f : fixed.flows) QVERIFY(f.finish != net::kNever);
+        QCOMPARE(fixed.drops, 0u);
+        qInfo("8-to-1 incast of 4 MB flows: PFC events %zu without CC, %zu under DCQCN", fixed.pfc.size(), dcqcn.pfc.size());
+        QVERIFY(fixed.pfc.size() > 2 * std::max<size_t>(1, dcqcn.pfc.size()));
+    }
     void only_a_flows_own_cc_state_is_written() {
         // A batch holds HPCC, DCQCN, TIMELY and DCTCP state for every flow (runtime/huge_page_table.h: CcTable), but a
         // flow only ever touches its own CC's: the other tables' pages stay unwritten, so they hold no memory, and

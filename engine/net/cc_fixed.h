@@ -1,0 +1,13 @@
+#pragma once
+// No congestion control: every queue pair sends at its line rate (paced when cc.rate_bound, within its window
+// when cc.window) whatever the network says, and only PFC holds it back. The baseline a CC is measured
+// against: what DCQCN, HPCC, TIMELY or DCTCP buy on a given fabric and traffic.
+#include "net/qp.h"
+
+namespace orrery::net {
+
+ORRERY_HD inline void fixed_start(NetView&, uint32_t, const ExperimentParams&, uint64_t) {}
+ORRERY_HD inline void fixed_ack(NetView&, uint32_t, uint32_t, const Packet&, bool, int64_t) {}
+ORRERY_HD inline void fixed_finish(NetView&, uint32_t) {}
+
+}  // namespace orrery::net
