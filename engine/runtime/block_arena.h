@@ -40,7 +40,7 @@ public:
     uint64_t max_blocks() const { return max_blocks_; }
     // The most a block can take (64-byte packets), for sizing before the packets' size is known.
     static constexpr size_t kBytesPerBlock = net::kMaxBlockBytes + sizeof(uint32_t);
-    // Blocks committed past this many bytes are asked for in transparent huge pages (README, "Huge pages"): a
+    // Blocks committed past this many bytes are asked for in transparent huge pages (docs/history/runtime-tuning.md, "Huge pages"): a
     // run holding this much in flight walks more packet lines per step than the TLB covers (k = 60: 2.6 GiB),
     // while a smaller run measured slower with its whole arena marked (k = 32, 0.41 GiB: +3-4 %).
     static constexpr uint64_t kHugePagesFromBytes = uint64_t(1) << 30;
