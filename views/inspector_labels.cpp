@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "views/report/chart.h"
+#include "report/chart.h"
+
+using namespace orrery::report;  // the report model this file draws (engine/report)
 
 namespace orrery::views {
 

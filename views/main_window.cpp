@@ -592,7 +592,7 @@ void MainWindow::refresh_project_tree() {
                 auto* i = new QTreeWidgetItem(scenarios, {QString::fromStdString(s.name)});
                 i->setData(0, Qt::UserRole + 1, QString::fromStdString(s.name));
             }
-            for (const RunInfo& r : list_runs(project_->path().string())) {
+            for (const orrery::report::RunInfo& r : orrery::report::list_runs(project_->path().string())) {
                 auto* i = new QTreeWidgetItem(runs, {QString("run %1 · %2 · %3").arg(r.run_id).arg(QString::fromStdString(r.scenario), QString::fromStdString(r.status))});
                 i->setData(0, Qt::UserRole, qlonglong(r.run_id));
             }
@@ -745,7 +745,7 @@ bool MainWindow::open_project(const QString& file, QString* why) {
         if (auto layout = project_->setting("window-state")) restoreState(QByteArray::fromBase64(QByteArray::fromStdString(*layout)));
         results_->set_store(project_path());
         // The newest run's telemetry, read on the feed's thread, so the inspector is not empty on open.
-        if (const std::vector<RunInfo> runs = list_runs(project_->path().string()); !runs.empty()) {
+        if (const std::vector<orrery::report::RunInfo> runs = orrery::report::list_runs(project_->path().string()); !runs.empty()) {
             inspector_->state().clear();
             feed_->watch(project_path(), runs.front().run_id);
             feed_->stop();

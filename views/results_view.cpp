@@ -23,7 +23,9 @@
 #include "telemetry/chrome_trace.h"
 #include "telemetry/store_reader.h"
 #include "views/report/report_pdf.h"
-#include "views/report/report_text.h"
+#include "report/report_text.h"
+
+using namespace orrery::report;  // the report model this file draws (engine/report)
 
 namespace orrery::views {
 namespace {

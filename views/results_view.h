@@ -6,7 +6,7 @@
 // report (HTML or PDF), the CSV, or an experiment's Chrome trace.
 #include <QWidget>
 
-#include "views/report/report.h"
+#include "report/report.h"
 
 class QComboBox;
 class QLabel;
@@ -18,6 +18,9 @@ class QTabWidget;
 class QVBoxLayout;
 
 namespace orrery::views {
+
+using report::Report;
+using report::ResultsTable;
 
 class ResultsView : public QWidget {
     Q_OBJECT

@@ -10,9 +10,8 @@
 #include <QString>
 #include <QThread>
 
+#include "telemetry/store_tail.h"
 #include "views/telemetry_data.h"
-
-struct sqlite3;
 
 namespace orrery::views {
 
@@ -25,12 +24,10 @@ public:
     ~TelemetryReader();
     // Rows added since the previous call. `ports`: switch nodes whose per-port queues are wanted.
     TelemetryChunk poll(const std::set<int>& port_nodes);
-    bool ok() const { return db_ != nullptr; }
+    bool ok() const { return tail_ != nullptr; }
 
 private:
-    ::sqlite3* db_ = nullptr;
-    int64_t run_ = 0;
-    std::map<std::string, int64_t> last_rowid_;  // per table
+    std::unique_ptr<StoreTail> tail_;
     std::set<int> known_port_nodes_;
 };
 

@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/inputs.h"
 #include "common/diagnostics.h"
-#include "views/report/report.h"
+#include "report/report.h"
 
 #ifdef ORRERY_HAVE_REPORT_PDF
 #include <QGuiApplication>
@@ -25,7 +25,7 @@ struct ReportOptions {
 };
 
 #ifdef ORRERY_HAVE_REPORT_PDF
-void write_pdf(const views::Report& r, const std::string& file) {
+void write_pdf(const report::Report& r, const std::string& file) {
     // Qt lays out text with a GUI application's fonts; a terminal has no display, so the offscreen platform.
     if (!QGuiApplication::instance()) {
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -57,13 +57,13 @@ int write_report(const ReportOptions& o) {
                                 "write .html and print it from a browser, or rebuild after installers/setup.sh");
 #endif
     refuse_outputs({out}, o.force, {o.store});
-    const views::Report r = views::read_report(o.store, o.run, o.baseline);
+    const report::Report r = report::read_report(o.store, o.run, o.baseline);
     if (ext == ".pdf") {
 #ifdef ORRERY_HAVE_REPORT_PDF
         write_pdf(r, o.out);
 #endif
     } else {
-        write_output(out, ext == ".csv" ? views::report_csv(r) : views::report_html(r), o.force);
+        write_output(out, ext == ".csv" ? report::report_csv(r) : report::report_html(r), o.force);
     }
     for (const std::string& s : r.summary) std::cout << s << "\n";
     std::cerr << "wrote " << o.out << " (run " << r.table.run.run_id << ", " << r.table.rows.size() << " experiments"

@@ -131,60 +131,83 @@ std::vector<ChakraRank> read_chakra_traces(const std::filesystem::path& prefix, 
     return ranks;
 }
 
-TaskGraph build_chakra_graph(const std::vector<ChakraRank>& ranks, const CollectiveContext& c, int iterations, Diagnostics& warnings) {
-    const uint32_t world = uint32_t(ranks.size());
-    // Per rank: each node's dependencies as positions in its file, and the nodes in dependency order
-    // (Kahn's algorithm, ties by file position).
-    std::vector<std::vector<std::vector<uint32_t>>> deps_of(world);
-    std::vector<std::vector<uint32_t>> order(world);
-    for (uint32_t r = 0; r < world; ++r) {
-        const std::vector<ChakraNode>& nodes = ranks[r].nodes;
-        std::map<uint64_t, uint32_t> index;
-        for (uint32_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = i;
-        deps_of[r].resize(nodes.size());
-        std::vector<uint32_t> waiting(nodes.size());
-        std::vector<std::vector<uint32_t>> next(nodes.size());
-        for (uint32_t i = 0; i < nodes.size(); ++i)
-            for (uint64_t d : nodes[i].deps) {
-                auto it = index.find(d);
-                if (it == index.end())
-                    throw InputError(ranks[r].file + ": node " + std::to_string(nodes[i].id),
-                                     "depends on node " + std::to_string(d) + ", which is not in the trace");
-                deps_of[r][i].push_back(it->second);
-                ++waiting[i];
-                next[it->second].push_back(i);
-            }
-        std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> ready;
-        for (uint32_t i = 0; i < nodes.size(); ++i)
-            if (waiting[i] == 0) ready.push(i);
-        while (!ready.empty()) {
-            const uint32_t i = ready.top();
-            ready.pop();
-            order[r].push_back(i);
-            for (uint32_t n : next[i])
-                if (--waiting[n] == 0) ready.push(n);
-        }
-        if (order[r].size() != nodes.size())
-            throw InputError(ranks[r].file, std::to_string(nodes.size() - order[r].size()) + " nodes depend on each other in a cycle");
-    }
-    bool pg_warned = false;
-    for (const ChakraRank& rk : ranks)
-        for (const ChakraNode& n : rk.nodes)
-            if (n.has_pg_name && n.type == kColl && !pg_warned) {
-                warnings.warning(rk.file, "collectives name process groups (pg_name); without ASTRA-sim's comm-group file they run over all " +
-                                              std::to_string(world) + " ranks");
-                pg_warned = true;
-            }
+namespace {
 
+// Chakra traces as a task graph. Map: the constructor orders each rank's nodes by their dependencies (Kahn's
+// algorithm, ties by file position) → per iteration: every node an entry join and a body (compute ops in
+// place; COLL, SEND and RECV nodes collected) → collectives (the k-th of every rank is one) → point to point
+// (the k-th send of (from, to, tag) delivers to the k-th receive) → dependencies, once every node has its exit.
+struct ChakraGraph {
+    using PeerKey = std::tuple<uint32_t, uint32_t, int64_t>;  // (from, to, tag)
+
+    const std::vector<ChakraRank>& ranks;
+    const CollectiveContext& c;
+    Diagnostics& warnings;
+    const uint32_t world;
+    std::vector<std::vector<std::vector<uint32_t>>> deps_of;  // per rank and node: its dependencies as positions in its file
+    std::vector<std::vector<uint32_t>> order;                 // per rank: its nodes in dependency order
     TaskGraph g;
-    g.world = world;
-    g.limit_to_memory("workload.import.path");
-    std::vector<uint32_t> previous_iteration(world, UINT32_MAX);
-    for (int it = 0; it < iterations; ++it) {
-        const std::string tag = iterations > 1 ? "it" + std::to_string(it) + " " : "";
+    std::vector<uint32_t> previous_iteration;
+    // The iteration being built: per rank and node its entry join and what dependants wait on; its COLL nodes
+    // in order; sends and receives by (from, to, tag) in order.
+    std::string tag;
+    std::vector<std::vector<uint32_t>> entry, exit, collectives;
+    std::map<PeerKey, std::vector<uint32_t>> sends, recvs;
+
+    ChakraGraph(const std::vector<ChakraRank>& traces, const CollectiveContext& context, Diagnostics& w)
+        : ranks(traces), c(context), warnings(w), world(uint32_t(traces.size())), deps_of(world), order(world), previous_iteration(world, UINT32_MAX) {
+        for (uint32_t r = 0; r < world; ++r) {
+            const std::vector<ChakraNode>& nodes = ranks[r].nodes;
+            std::map<uint64_t, uint32_t> index;
+            for (uint32_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = i;
+            deps_of[r].resize(nodes.size());
+            std::vector<uint32_t> waiting(nodes.size());
+            std::vector<std::vector<uint32_t>> next(nodes.size());
+            for (uint32_t i = 0; i < nodes.size(); ++i)
+                for (uint64_t d : nodes[i].deps) {
+                    auto it = index.find(d);
+                    if (it == index.end())
+                        throw InputError(ranks[r].file + ": node " + std::to_string(nodes[i].id),
+                                         "depends on node " + std::to_string(d) + ", which is not in the trace");
+                    deps_of[r][i].push_back(it->second);
+                    ++waiting[i];
+                    next[it->second].push_back(i);
+                }
+            std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> ready;
+            for (uint32_t i = 0; i < nodes.size(); ++i)
+                if (waiting[i] == 0) ready.push(i);
+            while (!ready.empty()) {
+                const uint32_t i = ready.top();
+                ready.pop();
+                order[r].push_back(i);
+                for (uint32_t n : next[i])
+                    if (--waiting[n] == 0) ready.push(n);
+            }
+            if (order[r].size() != nodes.size())
+                throw InputError(ranks[r].file, std::to_string(nodes.size() - order[r].size()) + " nodes depend on each other in a cycle");
+        }
+        bool pg_warned = false;
+        for (const ChakraRank& rk : ranks)
+            for (const ChakraNode& n : rk.nodes)
+                if (n.has_pg_name && n.type == kColl && !pg_warned) {
+                    warnings.warning(rk.file, "collectives name process groups (pg_name); without ASTRA-sim's comm-group file they run over all " +
+                                                  std::to_string(world) + " ranks");
+                    pg_warned = true;
+                }
+
+        g.world = world;
+        g.limit_to_memory("workload.import.path");
+    }
+
+    void iteration(int it, int iterations) {
+        tag = iterations > 1 ? "it" + std::to_string(it) + " " : "";
         const size_t begin = g.size();
+        entry.assign(world, {});
+        exit.assign(world, {});
+        collectives.assign(world, {});
+        sends.clear();
+        recvs.clear();
         // Every node: an entry join (its dependencies), then its body; `exit` is what dependants wait on.
-        std::vector<std::vector<uint32_t>> entry(world), exit(world);
         for (uint32_t r = 0; r < world; ++r) {
             entry[r].resize(ranks[r].nodes.size());
             exit[r].resize(ranks[r].nodes.size());
@@ -194,34 +217,42 @@ TaskGraph build_chakra_graph(const std::vector<ChakraRank>& ranks, const Collect
                 entry[r][i] = exit[r][i] = g.add(j, {previous_iteration[r]});
             }
         }
-        std::vector<std::vector<uint32_t>> collectives(world);                  // per rank: COLL nodes in order
-        std::map<std::tuple<uint32_t, uint32_t, int64_t>, std::vector<uint32_t>> sends, recvs;  // (from, to, tag) → nodes in order
-        for (uint32_t r = 0; r < world; ++r) {
-            uint32_t last_compute = UINT32_MAX;
-            for (uint32_t i : order[r]) {
-                const ChakraNode& n = ranks[r].nodes[i];
-                const std::string where = ranks[r].file + ": node " + std::to_string(n.id) + " \"" + n.name + "\"";
-                auto peer = [&](int64_t v, const char* field) {
-                    if (v < 0 || v >= int64_t(world) || uint32_t(v) == r)
-                        throw InputError(where, std::string(field) + " " + std::to_string(v) + " is not another rank of the " + std::to_string(world) + " traces");
-                    return uint32_t(v);
-                };
-                if (n.type == kComp) {
-                    Op op;
-                    op.kind = OpKind::compute;
-                    op.rank = r;
-                    op.duration = n.duration_us > 0 ? int64_t(n.duration_us) * 1'000'000 : 1000;  // ASTRA-sim: 1 ns when none is recorded
-                    op.name = g.name(tag + n.name);
-                    exit[r][i] = last_compute = g.add(op, {entry[r][i], last_compute});
-                } else if (n.type == kColl) {
-                    collectives[r].push_back(i);
-                } else if (n.type == kSend) {
-                    sends[{r, peer(n.comm_dst, "comm_dst"), n.comm_tag}].push_back(i);
-                } else if (n.type == kRecv) {
-                    recvs[{peer(n.comm_src, "comm_src"), r, n.comm_tag}].push_back(i);
-                }
+        for (uint32_t r = 0; r < world; ++r) node_bodies(r);
+        emit_collectives();
+        emit_point_to_point();
+        wire_dependencies();
+        for (size_t op = begin; op < g.size(); ++op) g.ops[op].iteration = uint16_t(it);
+    }
+
+    // Rank r's compute nodes as ops in its stream; its COLL, SEND and RECV nodes collected for matching.
+    void node_bodies(uint32_t r) {
+        uint32_t last_compute = UINT32_MAX;
+        for (uint32_t i : order[r]) {
+            const ChakraNode& n = ranks[r].nodes[i];
+            const std::string where = ranks[r].file + ": node " + std::to_string(n.id) + " \"" + n.name + "\"";
+            auto peer = [&](int64_t v, const char* field) {
+                if (v < 0 || v >= int64_t(world) || uint32_t(v) == r)
+                    throw InputError(where, std::string(field) + " " + std::to_string(v) + " is not another rank of the " + std::to_string(world) + " traces");
+                return uint32_t(v);
+            };
+            if (n.type == kComp) {
+                Op op;
+                op.kind = OpKind::compute;
+                op.rank = r;
+                op.duration = n.duration_us > 0 ? int64_t(n.duration_us) * 1'000'000 : 1000;  // ASTRA-sim: 1 ns when none is recorded
+                op.name = g.name(tag + n.name);
+                exit[r][i] = last_compute = g.add(op, {entry[r][i], last_compute});
+            } else if (n.type == kColl) {
+                collectives[r].push_back(i);
+            } else if (n.type == kSend) {
+                sends[{r, peer(n.comm_dst, "comm_dst"), n.comm_tag}].push_back(i);
+            } else if (n.type == kRecv) {
+                recvs[{peer(n.comm_src, "comm_src"), r, n.comm_tag}].push_back(i);
             }
         }
+    }
+
+    void emit_collectives() {
         // Collectives: the k-th of every rank is one collective.
         for (uint32_t r = 1; r < world; ++r)
             if (collectives[r].size() != collectives[0].size())
@@ -263,6 +294,9 @@ TaskGraph build_chakra_graph(const std::vector<ChakraRank>& ranks, const Collect
             }
             for (uint32_t r = 0; r < world; ++r) exit[r][collectives[r][k]] = end;
         }
+    }
+
+    void emit_point_to_point() {
         // Point to point: the k-th send of (from, to, tag) delivers to the k-th receive.
         for (const auto& [key, list] : sends) {
             const auto& [from, to, tg] = key;
@@ -287,6 +321,9 @@ TaskGraph build_chakra_graph(const std::vector<ChakraRank>& ranks, const Collect
             if (!sends.count(key))
                 throw InputError(ranks[std::get<1>(key)].file, std::to_string(list.size()) + " receives from rank " + std::to_string(std::get<0>(key)) + " with tag " +
                                                                    std::to_string(std::get<2>(key)) + " that no send matches");
+    }
+
+    void wire_dependencies() {
         // Dependencies, now that every node has its exit.
         for (uint32_t r = 0; r < world; ++r) {
             for (uint32_t i = 0; i < deps_of[r].size(); ++i)
@@ -295,9 +332,15 @@ TaskGraph build_chakra_graph(const std::vector<ChakraRank>& ranks, const Collect
             done.rank = done.peer = r;
             if (!exit[r].empty()) previous_iteration[r] = g.add(done, exit[r]);
         }
-        for (size_t op = begin; op < g.size(); ++op) g.ops[op].iteration = uint16_t(it);
     }
-    return g;
+};
+
+}  // namespace
+
+TaskGraph build_chakra_graph(const std::vector<ChakraRank>& ranks, const CollectiveContext& c, int iterations, Diagnostics& warnings) {
+    ChakraGraph b(ranks, c, warnings);
+    for (int it = 0; it < iterations; ++it) b.iteration(it, iterations);
+    return std::move(b.g);
 }
 
 }  // namespace orrery

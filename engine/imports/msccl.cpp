@@ -196,34 +196,12 @@ CustomAlgorithm read_mscclpp_json(const std::string& text, const std::string& so
 }
 
 namespace {
-CustomAlgorithm read_mscclpp_plan(const std::string& text, const std::string& source, Diagnostics& warnings) {
-    Diagnostics parse_errors;
-    const nlohmann::json doc = parse_json_text(text, source, parse_errors);
-    if (parse_errors.has_errors()) throw InputError(parse_errors);
-    auto need = [&](const nlohmann::json& j, const char* key, const std::string& path) -> const nlohmann::json& {
-        if (!j.is_object() || !j.contains(key)) throw InputError(source + ": " + path, std::string("missing \"") + key + "\"");
-        return j[key];
-    };
-    auto integer = [&](const nlohmann::json& j, const char* key, const std::string& path) -> int64_t {
-        const nlohmann::json& v = need(j, key, path);
-        if (!v.is_number_integer()) throw InputError(source + ": " + path + "." + key, "expected an integer, found " + v.dump());
-        return v.get<int64_t>();
-    };
-    CustomAlgorithm a;
-    a.source = source;
-    a.name = need(doc, "name", "plan").is_string() ? doc["name"].get<std::string>() : "unnamed";
-    const nlohmann::json& coll = need(doc, "collective", "plan");
-    a.kind = collective_of(coll.is_string() ? coll.get<std::string>() : coll.dump(), source + ": collective");
-    for (const char* key : {"min_message_size", "max_message_size"})
-        if (doc.contains(key) && doc[key].is_number_float())
-            warnings.warning(source + ": " + key, "value " + doc[key].dump() + " is beyond 64-bit integers; it only limits where the plan applies and is not used");
-    const nlohmann::json& gpus = need(doc, "gpus", "plan");
-    if (!gpus.is_array() || gpus.size() < 2) throw InputError(source + ": gpus", "expected an array of at least 2 GPUs");
-    a.gpus = int(gpus.size());
-    const char* chunk_field = a.kind == CollectiveKind::all_gather ? "output_chunks" : "input_chunks";
-    a.chunks_per_loop = int(integer(gpus[0], chunk_field, "gpus[0]"));
-    if (a.chunks_per_loop < 1) throw InputError(source + ": gpus[0]." + chunk_field, "expected at least 1 chunk");
 
+// An MSCCL++ execution plan as a custom algorithm. Map: the header (name, collective, GPUs, chunks) → per GPU its
+// channels and remote buffers → per thread block its ops in order (each an entry, its sends to the peers whose
+// buffers it writes, an exit) → matching: a read waits for every peer's write into its chunks, a wait for the
+// peer's matching signal.
+struct MscclppPlan {
     // Per op of the plan: its wait-only entry, its sends, its exit; writes and signals for the matching pass.
     struct PlanOp {
         int gpu;
@@ -232,111 +210,166 @@ CustomAlgorithm read_mscclpp_plan(const std::string& text, const std::string& so
         std::vector<std::tuple<std::string, int64_t, int64_t>> reads;  // local (buffer type, first chunk, count)
         std::vector<int> signal_to, wait_from;
     };
+    // A GPU's channels per type, flattened (a thread block's channel id indexes this list), and its remote buffers.
+    struct GpuChannels {
+        std::map<std::string, std::vector<int>> peers_by_type;
+        std::vector<int> remote_rank;
+        std::vector<std::string> remote_type;
+    };
+
+    const std::string& source;
+    Diagnostics& warnings;
+    CustomAlgorithm a;
     std::vector<PlanOp> plan;
     std::map<std::tuple<int, std::string>, std::vector<std::tuple<int64_t, int64_t, uint32_t>>> writes;  // (rank, type) → (first, count, op)
-    auto add_op = [&](int gpu, int send_to, double chunks, std::vector<uint32_t> after) {
+
+    const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::string& path) const {
+        if (!j.is_object() || !j.contains(key)) throw InputError(source + ": " + path, std::string("missing \"") + key + "\"");
+        return j[key];
+    }
+    int64_t integer(const nlohmann::json& j, const char* key, const std::string& path) const {
+        const nlohmann::json& v = need(j, key, path);
+        if (!v.is_number_integer()) throw InputError(source + ": " + path + "." + key, "expected an integer, found " + v.dump());
+        return v.get<int64_t>();
+    }
+    uint32_t add_op(int gpu, int send_to, double chunks, std::vector<uint32_t> after) {
         CustomOp op;
         op.gpu = gpu, op.send_to = send_to, op.chunks = chunks, op.after = std::move(after);
         a.ops.push_back(op);
         return uint32_t(a.ops.size() - 1);
-    };
-    for (size_t g = 0; g < gpus.size(); ++g) {
+    }
+
+    // The plan's name, collective and chunking; returns its GPUs.
+    const nlohmann::json& read_header(const nlohmann::json& doc) {
+        a.source = source;
+        a.name = need(doc, "name", "plan").is_string() ? doc["name"].get<std::string>() : "unnamed";
+        const nlohmann::json& coll = need(doc, "collective", "plan");
+        a.kind = collective_of(coll.is_string() ? coll.get<std::string>() : coll.dump(), source + ": collective");
+        for (const char* key : {"min_message_size", "max_message_size"})
+            if (doc.contains(key) && doc[key].is_number_float())
+                warnings.warning(source + ": " + key, "value " + doc[key].dump() + " is beyond 64-bit integers; it only limits where the plan applies and is not used");
+        const nlohmann::json& gpus = need(doc, "gpus", "plan");
+        if (!gpus.is_array() || gpus.size() < 2) throw InputError(source + ": gpus", "expected an array of at least 2 GPUs");
+        a.gpus = int(gpus.size());
+        const char* chunk_field = a.kind == CollectiveKind::all_gather ? "output_chunks" : "input_chunks";
+        a.chunks_per_loop = int(integer(gpus[0], chunk_field, "gpus[0]"));
+        if (a.chunks_per_loop < 1) throw InputError(source + ": gpus[0]." + chunk_field, "expected at least 1 chunk");
+
+        return gpus;
+    }
+
+    void read_gpu(const nlohmann::json& gpu, size_t g) {
         const std::string gp = "gpus[" + std::to_string(g) + "]";
-        const nlohmann::json& gpu = gpus[g];
         if (integer(gpu, "id", gp) != int64_t(g)) throw InputError(source + ": " + gp + ".id", "expected " + std::to_string(g) + " (GPUs in rank order)");
-        // The GPU's channels per type, flattened: a thread block's channel id indexes this list.
-        std::map<std::string, std::vector<int>> peers_by_type;
+        GpuChannels ch;
         if (gpu.contains("channels"))
-            for (const auto& ch : gpu["channels"]) {
-                const std::string type = ch.value("channel_type", std::string("none"));
-                if (ch.contains("connected_to"))
-                    for (const auto& peer : ch["connected_to"]) peers_by_type[type].push_back(peer.get<int>());
+            for (const auto& c : gpu["channels"]) {
+                const std::string type = c.value("channel_type", std::string("none"));
+                if (c.contains("connected_to"))
+                    for (const auto& peer : c["connected_to"]) ch.peers_by_type[type].push_back(peer.get<int>());
             }
-        std::vector<int> remote_rank;
-        std::vector<std::string> remote_type;
         if (gpu.contains("remote_buffers"))
             for (const auto& rb : gpu["remote_buffers"]) {
-                remote_rank.push_back(int(rb.value("rank", -1)));
-                remote_type.push_back(rb.value("type", std::string("i")));
+                ch.remote_rank.push_back(int(rb.value("rank", -1)));
+                ch.remote_type.push_back(rb.value("type", std::string("i")));
             }
         const nlohmann::json& tbs = need(gpu, "threadblocks", gp);
         for (size_t t = 0; t < tbs.size(); ++t) {
             const std::string tp = gp + ".threadblocks[" + std::to_string(t) + "]";
             std::map<std::string, std::vector<int>> tb_channels;
             if (tbs[t].contains("channels"))
-                for (const auto& ch : tbs[t]["channels"])
-                    for (const auto& id : ch["channel_ids"]) tb_channels[ch.value("channel_type", std::string("none"))].push_back(id.get<int>());
+                for (const auto& c : tbs[t]["channels"])
+                    for (const auto& id : c["channel_ids"]) tb_channels[c.value("channel_type", std::string("none"))].push_back(id.get<int>());
             uint32_t prev = UINT32_MAX;
             const nlohmann::json& ops = need(tbs[t], "ops", tp);
-            for (size_t o = 0; o < ops.size(); ++o) {
-                const std::string op_path = tp + ".ops[" + std::to_string(o) + "]";
-                const nlohmann::json& op = ops[o];
-                PlanOp p;
-                p.gpu = int(g), p.path = op_path, p.name = op.value("name", std::string("?"));
-                p.entry = add_op(int(g), -1, 0, prev == UINT32_MAX ? std::vector<uint32_t>{} : std::vector<uint32_t>{prev});
-                std::map<int, double> to_peer;                                           // peer → chunks
-                std::vector<std::tuple<int, std::string, int64_t, int64_t>> remote_writes;  // (peer, type, first, count)
-                if (op.contains("dst_buff"))
-                    for (const auto& d : op["dst_buff"]) {
-                        if (!d.contains("buffer_id")) continue;
-                        const int64_t id = d["buffer_id"].get<int64_t>();
-                        if (id < 0 || size_t(id) >= remote_rank.size())
-                            throw InputError(source + ": " + op_path + ".dst_buff", "buffer_id " + std::to_string(id) + " is not one of " + gp + "'s " +
-                                                                                       std::to_string(remote_rank.size()) + " remote_buffers");
-                        const int peer = remote_rank[size_t(id)];
-                        if (peer < 0 || peer >= a.gpus || peer == int(g))
-                            throw InputError(source + ": " + gp + ".remote_buffers[" + std::to_string(id) + "].rank", "expected another GPU of the plan");
-                        to_peer[peer] += double(d.value("size", int64_t(1)));
-                        remote_writes.emplace_back(peer, remote_type[size_t(id)], d.value("index", int64_t(0)), d.value("size", int64_t(1)));
-                    }
-                std::map<int, uint32_t> send_of;
-                for (auto [peer, chunks] : to_peer) send_of[peer] = add_op(int(g), peer, chunks, {p.entry});
-                for (const auto& [peer, type, first, count] : remote_writes) writes[{peer, type}].emplace_back(first, count, send_of[peer]);
-                if (op.contains("src_buff"))
-                    for (const auto& s : op["src_buff"])
-                        if (s.contains("type")) p.reads.emplace_back(s["type"].get<std::string>(), s.value("index", int64_t(0)), s.value("size", int64_t(1)));
-                const std::string ct = op.value("channel_type", std::string("none"));
-                if ((p.name == "signal" || p.name == "wait" || p.name == "rlxsignal" || p.name == "rlxwait") && op.contains("channel_ids"))
-                    for (const auto& cid : op["channel_ids"]) {
-                        const int local = cid.get<int>();
-                        const std::vector<int>& ids = tb_channels[ct];
-                        if (local < 0 || size_t(local) >= ids.size() || ids[size_t(local)] < 0 || size_t(ids[size_t(local)]) >= peers_by_type[ct].size())
-                            throw InputError(source + ": " + op_path + ".channel_ids", "channel " + std::to_string(local) + " of type \"" + ct +
-                                                                                           "\" is not a channel of this thread block");
-                        const int peer = peers_by_type[ct][size_t(ids[size_t(local)])];
-                        (p.name.find("signal") != std::string::npos ? p.signal_to : p.wait_from).push_back(peer);
-                    }
-                std::vector<uint32_t> all{p.entry};
-                for (auto [peer, op_index] : send_of) all.push_back(op_index);
-                p.exit = add_op(int(g), -1, 0, all);
-                prev = p.exit;
-                plan.push_back(std::move(p));
+            for (size_t o = 0; o < ops.size(); ++o) read_op(ops[o], g, gp, tp + ".ops[" + std::to_string(o) + "]", ch, tb_channels, prev);
+        }
+    }
+
+    // One op of a thread block, after `prev` (its predecessor's exit, which it then becomes).
+    void read_op(const nlohmann::json& op, size_t g, const std::string& gp, const std::string& op_path, GpuChannels& ch,
+                 std::map<std::string, std::vector<int>>& tb_channels, uint32_t& prev) {
+        std::map<std::string, std::vector<int>>& peers_by_type = ch.peers_by_type;
+        const std::vector<int>& remote_rank = ch.remote_rank;
+        const std::vector<std::string>& remote_type = ch.remote_type;
+        PlanOp p;
+        p.gpu = int(g), p.path = op_path, p.name = op.value("name", std::string("?"));
+        p.entry = add_op(int(g), -1, 0, prev == UINT32_MAX ? std::vector<uint32_t>{} : std::vector<uint32_t>{prev});
+        std::map<int, double> to_peer;                                           // peer → chunks
+        std::vector<std::tuple<int, std::string, int64_t, int64_t>> remote_writes;  // (peer, type, first, count)
+        if (op.contains("dst_buff"))
+            for (const auto& d : op["dst_buff"]) {
+                if (!d.contains("buffer_id")) continue;
+                const int64_t id = d["buffer_id"].get<int64_t>();
+                if (id < 0 || size_t(id) >= remote_rank.size())
+                    throw InputError(source + ": " + op_path + ".dst_buff", "buffer_id " + std::to_string(id) + " is not one of " + gp + "'s " +
+                                                                               std::to_string(remote_rank.size()) + " remote_buffers");
+                const int peer = remote_rank[size_t(id)];
+                if (peer < 0 || peer >= a.gpus || peer == int(g))
+                    throw InputError(source + ": " + gp + ".remote_buffers[" + std::to_string(id) + "].rank", "expected another GPU of the plan");
+                to_peer[peer] += double(d.value("size", int64_t(1)));
+                remote_writes.emplace_back(peer, remote_type[size_t(id)], d.value("index", int64_t(0)), d.value("size", int64_t(1)));
+            }
+        std::map<int, uint32_t> send_of;
+        for (auto [peer, chunks] : to_peer) send_of[peer] = add_op(int(g), peer, chunks, {p.entry});
+        for (const auto& [peer, type, first, count] : remote_writes) writes[{peer, type}].emplace_back(first, count, send_of[peer]);
+        if (op.contains("src_buff"))
+            for (const auto& s : op["src_buff"])
+                if (s.contains("type")) p.reads.emplace_back(s["type"].get<std::string>(), s.value("index", int64_t(0)), s.value("size", int64_t(1)));
+        const std::string ct = op.value("channel_type", std::string("none"));
+        if ((p.name == "signal" || p.name == "wait" || p.name == "rlxsignal" || p.name == "rlxwait") && op.contains("channel_ids"))
+            for (const auto& cid : op["channel_ids"]) {
+                const int local = cid.get<int>();
+                const std::vector<int>& ids = tb_channels[ct];
+                if (local < 0 || size_t(local) >= ids.size() || ids[size_t(local)] < 0 || size_t(ids[size_t(local)]) >= peers_by_type[ct].size())
+                    throw InputError(source + ": " + op_path + ".channel_ids", "channel " + std::to_string(local) + " of type \"" + ct +
+                                                                                   "\" is not a channel of this thread block");
+                const int peer = peers_by_type[ct][size_t(ids[size_t(local)])];
+                (p.name.find("signal") != std::string::npos ? p.signal_to : p.wait_from).push_back(peer);
+            }
+        std::vector<uint32_t> all{p.entry};
+        for (auto [peer, op_index] : send_of) all.push_back(op_index);
+        p.exit = add_op(int(g), -1, 0, all);
+        prev = p.exit;
+        plan.push_back(std::move(p));
+    }
+
+    void match() {
+        // Reads of a buffer wait for every peer's write into those chunks; waits for the peer's matching signal.
+        std::map<std::pair<int, int>, std::vector<uint32_t>> signals;  // (from, to) → exits in plan order
+        std::map<std::pair<int, int>, size_t> waits_seen;
+        for (const PlanOp& p : plan)
+            for (int to : p.signal_to) signals[{p.gpu, to}].push_back(p.exit);
+        for (const PlanOp& p : plan) {
+            for (const auto& [type, first, count] : p.reads) {
+                auto it = writes.find({p.gpu, type});
+                if (it == writes.end()) continue;
+                for (const auto& [wfirst, wcount, op] : it->second)
+                    if (wfirst < first + count && first < wfirst + wcount) a.ops[p.entry].after.push_back(op);
+            }
+            for (int from : p.wait_from) {
+                const size_t k = waits_seen[{from, p.gpu}]++;
+                const std::vector<uint32_t>& s = signals[{from, p.gpu}];
+                if (k >= s.size())
+                    throw InputError(source + ": " + p.path, "waits for signal " + std::to_string(k + 1) + " from gpu " + std::to_string(from) + ", which signals gpu " +
+                                                                 std::to_string(p.gpu) + " only " + std::to_string(s.size()) + " times");
+                a.ops[p.entry].after.push_back(s[k]);
             }
         }
     }
-    // Reads of a buffer wait for every peer's write into those chunks; waits for the peer's matching signal.
-    std::map<std::pair<int, int>, std::vector<uint32_t>> signals;  // (from, to) → exits in plan order
-    std::map<std::pair<int, int>, size_t> waits_seen;
-    for (const PlanOp& p : plan)
-        for (int to : p.signal_to) signals[{p.gpu, to}].push_back(p.exit);
-    for (const PlanOp& p : plan) {
-        for (const auto& [type, first, count] : p.reads) {
-            auto it = writes.find({p.gpu, type});
-            if (it == writes.end()) continue;
-            for (const auto& [wfirst, wcount, op] : it->second)
-                if (wfirst < first + count && first < wfirst + wcount) a.ops[p.entry].after.push_back(op);
-        }
-        for (int from : p.wait_from) {
-            const size_t k = waits_seen[{from, p.gpu}]++;
-            const std::vector<uint32_t>& s = signals[{from, p.gpu}];
-            if (k >= s.size())
-                throw InputError(source + ": " + p.path, "waits for signal " + std::to_string(k + 1) + " from gpu " + std::to_string(from) + ", which signals gpu " +
-                                                             std::to_string(p.gpu) + " only " + std::to_string(s.size()) + " times");
-            a.ops[p.entry].after.push_back(s[k]);
-        }
-    }
-    return checked(std::move(a));
+};
+
+CustomAlgorithm read_mscclpp_plan(const std::string& text, const std::string& source, Diagnostics& warnings) {
+    Diagnostics parse_errors;
+    const nlohmann::json doc = parse_json_text(text, source, parse_errors);
+    if (parse_errors.has_errors()) throw InputError(parse_errors);
+    MscclppPlan m{source, warnings, {}, {}, {}};
+    const nlohmann::json& gpus = m.read_header(doc);
+    for (size_t g = 0; g < gpus.size(); ++g) m.read_gpu(gpus[g], g);
+    m.match();
+    return checked(std::move(m.a));
 }
+
 }  // namespace
 
 CustomAlgorithm read_custom_algorithm(const std::filesystem::path& file, Diagnostics& warnings) {

@@ -176,6 +176,24 @@ void Stepper::run() noexcept {
 }
 
 void Stepper::host_step() {
+    const uint64_t events = gather_summaries();
+    const bool was_split = backend.split_last_step();
+    const bool was_streamed = backend.streamed_last_step();
+    backend.stepped(events);
+    bool all_done = true;
+    const bool cancelled = options && options->cancel && options->cancel->load(std::memory_order_relaxed);
+    for (size_t i = 0; i < exps.size(); ++i)
+        if (!b.experiments[exps[i]].done && after_step(i, was_split, was_streamed, cancelled)) all_done = false;
+    ++step;
+    report_progress();
+    if (all_done) {
+        finished = true;
+        return;
+    }
+    prepare();
+}
+
+uint64_t Stepper::gather_summaries() {
     summaries.resize(exps.size());
     uint64_t events = 0, pfc_in_flight = 0;
     for (size_t i = 0; i < exps.size(); ++i) {
@@ -194,106 +212,103 @@ void Stepper::host_step() {
     for (const PfcEvent& ev : pfc_drained) results[b.node_experiment[ev.node]].pfc.push_back({ev.time, b.node_fabric_id[ev.node], ev.ifindex, ev.node_type, ev.pause});
     // The frames the next step can receive were all sent before it starts.
     backend.size_pfc_logs(pfc_in_flight + 8);
-    const bool was_split = backend.split_last_step();
-    const bool was_streamed = backend.streamed_last_step();
-    backend.stepped(events);
-    bool all_done = true;
-    const bool cancelled = options && options->cancel && options->cancel->load(std::memory_order_relaxed);
-    for (size_t i = 0; i < exps.size(); ++i) {
-        const uint32_t e = exps[i];
-        ExperimentSlice& x = b.experiments[e];
-        const ExperimentParams& ep = b.params[e];
-        if (x.done) continue;
-        bool pulled = false, pulled_packets = false;
-        auto tables = [&](bool packets) {
-            if (pulled && (pulled_packets || !packets)) return;
-            backend.pull(e, packets);
-            pulled = true;
-            pulled_packets = pulled_packets || packets;
-        };
-        if (cancelled) {
-            tables(true);
-            finish(e, window_end[e], false, true);
-            continue;
-        }
-        ++results[e].steps;
-        if (was_split) ++results[e].split_steps;
-        if (was_streamed) ++results[e].streamed_steps;
-        const int64_t end = window_end[e];
-        if (ep.qlen_start != kNever && (end - 1) % kDumpInterval == 0 && end - 1 >= ep.qlen_start && end - 1 <= ep.qlen_end) {
-            tables(false);
-            snapshot_queues(e, end - 1);
-        }
-        if (next_sample[e] == end - 1) {
-            if (options && options->on_sample) {
-                tables(false);
-                options->on_sample(e, end - 1);
-            }
-            next_sample[e] += ep.sample_interval;
-        }
-        // Every unconsumed packet was either seen by its receiver (its next event) or sent in this step
-        // (its sender's earliest arrival): the next event of the experiment needs no scan of the rings.
-        const StepSummary& s = summaries[i];
-        uint32_t done = s.completions;
-        x.peak_blocks = std::max(x.peak_blocks, s.blocks_held);
-        int64_t next = std::min(s.next_event, s.next_busy);
-        if (s.next_busy > end && next < s.next_busy) {
-            tables(false);
-            next = skip_idle_samples(e, next, s.next_busy);
-        }
-        if (skippers[e]) {
-            // Completion skips ending by now finish their flows before the driver takes this step's completions.
-            if (skippers[e]->completion_due() <= end) {
-                tables(true);
-                backend.with_block_cache(e, [&](BlockCache& cache) { done += skippers[e]->complete_due(end, cache); });
-            }
-            next = skippers[e]->wake(next);
-        }
-        done_count[e] = done;
-        bool flows_done = done == x.flow_end - x.flow_begin;
-        if (options && options->drive) {
-            tables(false);
-            // The driver first takes this step's completions at its end, then handles its own events up
-            // to `now` before any step that would start at one of them.
-            int64_t now = end;
-            for (;;) {
-                const DriverStatus st = options->drive(e, now, done);
-                own_next[e] = st.next_own;
-                flows_done = st.finished;
-                const int64_t candidate = std::max(end, std::min({next, st.next_own, st.next_release}));
-                if (flows_done || candidate != st.next_own || candidate <= now) {
-                    next = std::min({next, st.next_own, st.next_release});
-                    break;
-                }
-                now = candidate;
-            }
-        }
-        if (skippers[e] && !flows_done) {
-            tables(true);
-            next = skippers[e]->after_step(end, next, done);
-        }
-        const bool monitor_pending = ep.qlen_start != kNever && end <= ep.qlen_end;
-        if ((flows_done && !monitor_pending) || (ep.stop_time != kNever && end > ep.stop_time)) {
-            tables(true);
-            int64_t last = 0;
-            for (uint32_t f = x.flow_begin; f < x.flow_end; ++f)
-                if (b.qp[f].phase == kDone) last = std::max(last, b.qp[f].finish);
-            finish(e, flows_done ? last : ep.stop_time, false);
-            continue;
-        }
-        if (next == kNever) {
-            tables(true);
-            finish(e, end, true);
-            continue;
-        }
-        if (pulled) backend.push(e);
-        x.clock = std::max(end, next);
-        // Idle stretches produce no samples: the next one is the first at or after the new clock.
-        if (next_sample[e] != kNever && next_sample[e] < x.clock)
-            next_sample[e] = (x.clock + ep.sample_interval - 1) / ep.sample_interval * ep.sample_interval;
-        all_done = false;
+    return events;
+}
+
+bool Stepper::after_step(size_t i, bool was_split, bool was_streamed, bool cancelled) {
+    const uint32_t e = exps[i];
+    ExperimentSlice& x = b.experiments[e];
+    const ExperimentParams& ep = b.params[e];
+    bool pulled = false, pulled_packets = false;
+    auto tables = [&](bool packets) {
+        if (pulled && (pulled_packets || !packets)) return;
+        backend.pull(e, packets);
+        pulled = true;
+        pulled_packets = pulled_packets || packets;
+    };
+    if (cancelled) {
+        tables(true);
+        finish(e, window_end[e], false, true);
+        return false;
     }
-    ++step;
+    ++results[e].steps;
+    if (was_split) ++results[e].split_steps;
+    if (was_streamed) ++results[e].streamed_steps;
+    const int64_t end = window_end[e];
+    if (ep.qlen_start != kNever && (end - 1) % kDumpInterval == 0 && end - 1 >= ep.qlen_start && end - 1 <= ep.qlen_end) {
+        tables(false);
+        snapshot_queues(e, end - 1);
+    }
+    if (next_sample[e] == end - 1) {
+        if (options && options->on_sample) {
+            tables(false);
+            options->on_sample(e, end - 1);
+        }
+        next_sample[e] += ep.sample_interval;
+    }
+    // Every unconsumed packet was either seen by its receiver (its next event) or sent in this step
+    // (its sender's earliest arrival): the next event of the experiment needs no scan of the rings.
+    const StepSummary& s = summaries[i];
+    uint32_t done = s.completions;
+    x.peak_blocks = std::max(x.peak_blocks, s.blocks_held);
+    int64_t next = std::min(s.next_event, s.next_busy);
+    if (s.next_busy > end && next < s.next_busy) {
+        tables(false);
+        next = skip_idle_samples(e, next, s.next_busy);
+    }
+    if (skippers[e]) {
+        // Completion skips ending by now finish their flows before the driver takes this step's completions.
+        if (skippers[e]->completion_due() <= end) {
+            tables(true);
+            backend.with_block_cache(e, [&](BlockCache& cache) { done += skippers[e]->complete_due(end, cache); });
+        }
+        next = skippers[e]->wake(next);
+    }
+    done_count[e] = done;
+    bool flows_done = done == x.flow_end - x.flow_begin;
+    if (options && options->drive) {
+        tables(false);
+        next = drive(e, end, next, done, flows_done);
+    }
+    if (skippers[e] && !flows_done) {
+        tables(true);
+        next = skippers[e]->after_step(end, next, done);
+    }
+    const bool monitor_pending = ep.qlen_start != kNever && end <= ep.qlen_end;
+    if ((flows_done && !monitor_pending) || (ep.stop_time != kNever && end > ep.stop_time)) {
+        tables(true);
+        int64_t last = 0;
+        for (uint32_t f = x.flow_begin; f < x.flow_end; ++f)
+            if (b.qp[f].phase == kDone) last = std::max(last, b.qp[f].finish);
+        finish(e, flows_done ? last : ep.stop_time, false);
+        return false;
+    }
+    if (next == kNever) {
+        tables(true);
+        finish(e, end, true);
+        return false;
+    }
+    if (pulled) backend.push(e);
+    x.clock = std::max(end, next);
+    // Idle stretches produce no samples: the next one is the first at or after the new clock.
+    if (next_sample[e] != kNever && next_sample[e] < x.clock)
+        next_sample[e] = (x.clock + ep.sample_interval - 1) / ep.sample_interval * ep.sample_interval;
+    return true;
+}
+
+int64_t Stepper::drive(uint32_t e, int64_t end, int64_t next, uint32_t done, bool& flows_done) {
+    int64_t now = end;
+    for (;;) {
+        const DriverStatus st = options->drive(e, now, done);
+        own_next[e] = st.next_own;
+        flows_done = st.finished;
+        const int64_t candidate = std::max(end, std::min({next, st.next_own, st.next_release}));
+        if (flows_done || candidate != st.next_own || candidate <= now) return std::min({next, st.next_own, st.next_release});
+        now = candidate;
+    }
+}
+
+void Stepper::report_progress() {
     if (options && options->on_progress && step % 1000 == 0)
         for (uint32_t e : exps)
             if (!b.experiments[e].done) options->on_progress(e, b.experiments[e].clock, done_count[e]);
@@ -302,11 +317,6 @@ void Stepper::host_step() {
         for (const ExperimentSlice& x : b.experiments) p.clocks.push_back(x.clock);
         options->progress(p);
     }
-    if (all_done) {
-        finished = true;
-        return;
-    }
-    prepare();
 }
 
 }  // namespace orrery

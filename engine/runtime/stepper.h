@@ -77,6 +77,13 @@ private:
     void snapshot_queues(uint32_t e, int64_t time);
     void finish(uint32_t e, int64_t end_time, bool stalled, bool cancelled = false);
     void host_step();
+    uint64_t gather_summaries();  // each experiment's step summary, and the PFC events it logged; returns the events handled
+    // Experiment exps[i]'s host work after a step (hooks, completion, its next window); false once it has ended.
+    bool after_step(size_t i, bool was_split, bool was_streamed, bool cancelled);
+    // The workload driver's turn at the step's end: it takes the step's completions, then handles its own events
+    // up to any step that would start at one of them. Returns the experiment's next event; sets flows_done.
+    int64_t drive(uint32_t e, int64_t end, int64_t next, uint32_t done, bool& flows_done);
+    void report_progress();
 };
 
 }  // namespace orrery

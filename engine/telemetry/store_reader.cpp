@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "telemetry/packed_samples.h"
+#include "telemetry/sqlite_open.h"
 #include "telemetry/sqlite_query.h"
 
 #include "common/diagnostics.h"
@@ -32,18 +33,7 @@ struct Query : SqlQuery {
 
 StoreReader::StoreReader(const std::filesystem::path& file) : file_(file) {
     if (!std::filesystem::exists(file)) throw InputError(file.string(), "no such results store");
-    if (sqlite3_open_v2(file.string().c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-        const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
-        sqlite3_close(db_);
-        db_ = nullptr;
-        throw InputError(file.string(), "cannot open the results store: " + why);
-    }
-    sqlite3_busy_timeout(db_, 5000);
-    if (const std::string why = ResultsStore::not_a_store_problem(db_); !why.empty()) {
-        sqlite3_close(db_);
-        db_ = nullptr;
-        throw InputError(file.string(), why);
-    }
+    db_ = open_store_read_only(file.string(), 5000);
 }
 
 StoreReader::~StoreReader() {

@@ -158,42 +158,47 @@ TimelineSpan collective_span(const TaskGraph& g, const Executor& x, uint32_t col
             peers_of(c, member)};
 }
 
-LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
-    const TaskGraph& g = job.graph;
-    LlmOutcome o;
-    o.iterations = job.workload->iterations;
-    o.ops = g.size();
-    o.flows = job.transfers.size();
-    o.transfer_times.reserve(job.transfers.size());
-    for (uint32_t op : job.transfers) o.transfer_times.emplace_back(x.start()[op], x.end()[op]);
-    if (g.lockstep()) {  // the network flows its tasks stand for: every pair across servers, per step and piece
-        std::vector<size_t> network_pairs(g.pair_sets.size(), SIZE_MAX);
-        o.flows = 0;
-        for (uint32_t op : job.transfers) {
-            const Op& t = g.ops[op];
-            size_t& n = network_pairs[t.pairs];
-            if (n == SIZE_MAX) {
-                n = 0;
-                for (const RankPair& pr : g.pair_sets[t.pairs].pairs) n += job.place.server[pr.first] != job.place.server[pr.second];
-            }
-            o.flows += n * t.steps * size_t(lockstep_pieces(g.pair_sets[t.pairs], t, job.workload->collectives.chunk.count));
-        }
-    }
-    int64_t finish = 0;
-    for (uint32_t op = 0; op < g.size(); ++op) finish = std::max(finish, x.end()[op]);
-    o.iteration_time_s = double(finish) * 1e-12 / o.iterations;
+namespace {
 
+// The network flows a job's transfers stand for. A lockstep graph's task is every pair across servers, per
+// step and piece.
+size_t network_flows(const LlmJob& job) {
+    const TaskGraph& g = job.graph;
+    if (!g.lockstep()) return job.transfers.size();
+    std::vector<size_t> network_pairs(g.pair_sets.size(), SIZE_MAX);
+    size_t flows = 0;
+    for (uint32_t op : job.transfers) {
+        const Op& t = g.ops[op];
+        size_t& n = network_pairs[t.pairs];
+        if (n == SIZE_MAX) {
+            n = 0;
+            for (const RankPair& pr : g.pair_sets[t.pairs].pairs) n += job.place.server[pr.first] != job.place.server[pr.second];
+        }
+        flows += n * t.steps * size_t(lockstep_pieces(g.pair_sets[t.pairs], t, job.workload->collectives.chunk.count));
+    }
+    return flows;
+}
+
+// Per lane: its compute ops in graph order, and the collective that ends last among those it runs.
+struct LaneFacts {
+    std::vector<std::vector<uint32_t>> compute_of;
+    std::vector<int64_t> last_comm_end;
+    std::vector<Group> last_comm_group;
+};
+
+LaneFacts timeline(const TaskGraph& g, const Executor& x, LlmOutcome& o) {
+    LaneFacts lanes;
     // Timeline: compute spans, and one span per collective and member, by lane (bucketed), then start within a
     // lane. Each span's place is found from its lane and start first, and the span (four strings) is made once,
-    // there. Made in graph order, grown and then moved into place, they had cost a third more: summarize_llm was
-    // 14-15 % of the samples of a skipped GPT-3 13B iteration, 10-12 % now, the bench's page faults a third.
+    // there: made in graph order, grown and then moved into place, they cost a third more.
     struct SpanSource {
         uint32_t lane;        // the rank or lane it is on
         uint32_t item;        // a compute op, or a collective
         uint32_t member;      // the collective's member rank (unused for compute)
         int64_t start;
     };
-    std::vector<std::vector<uint32_t>> compute_of(g.world);
+    std::vector<std::vector<uint32_t>>& compute_of = lanes.compute_of;
+    compute_of.resize(g.world);
     std::vector<SpanSource> sources;
     size_t upper_bound = 0;
     for (const CollectiveRecord& c : g.collectives) upper_bound += c.ranks.size();
@@ -207,8 +212,10 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
         ++compute_spans;
     }
     // A lockstep graph reports per lane, under the lane's first rank; a collective once per lane it runs on.
-    std::vector<int64_t> last_comm_end(g.world, 0);
-    std::vector<Group> last_comm_group(g.world, Group::dp);  // the group of the collective that ends last
+    std::vector<int64_t>& last_comm_end = lanes.last_comm_end;
+    last_comm_end.assign(g.world, 0);
+    std::vector<Group>& last_comm_group = lanes.last_comm_group;
+    last_comm_group.assign(g.world, Group::dp);  // the group of the collective that ends last
     std::vector<uint32_t> members;
     for (uint32_t ci = 0; ci < g.collectives.size(); ++ci) {
         const CollectiveRecord& c = g.collectives[ci];
@@ -239,52 +246,73 @@ LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
         }
     }
 
-    // Breakdown: every gap in a rank's compute stream is charged to what it waited on.
-    const double it = o.iterations;
-    for (uint32_t r = 0; r < g.world; ++r) {
-        RankBreakdown b;
-        b.rank = g.first_rank(r);
-        int64_t prev_end = 0;
-        double exposed[kGroupCount] = {}, bubble = 0, compute = 0, optimizer = 0;
-        for (uint32_t op : compute_of[r]) {
-            const int64_t start = x.start()[op], end = x.end()[op];
-            compute += double(end - start);
-            if (g.ops[op].optimizer) optimizer += double(end - start);
-            const int64_t gap = start - prev_end;
-            if (gap > 0) {
-                const uint32_t blocker = x.blocker()[op];
-                const Op* bo = blocker == UINT32_MAX ? nullptr : &g.ops[blocker];
-                if (bo && bo->group == Group::pp && bo->collective != UINT32_MAX) {
-                    // A pipeline receive: waiting before the sender was ready is bubble, the transfer itself exposed PP.
-                    const int64_t sent = x.end()[g.collectives[bo->collective].start];
-                    const int64_t waited = std::clamp<int64_t>(sent - prev_end, 0, gap);
-                    bubble += double(waited);
-                    exposed[size_t(Group::pp)] += double(gap - waited);
-                } else if (bo && bo->group != Group::none) {
-                    exposed[size_t(bo->group)] += double(gap);
-                }
+    return lanes;
+}
+
+// Lane r's breakdown: every gap in its compute stream is charged to what it waited on.
+RankBreakdown rank_breakdown(const TaskGraph& g, const Executor& x, const LaneFacts& lanes, uint32_t r, double iteration_time_s, double it) {
+    const std::vector<std::vector<uint32_t>>& compute_of = lanes.compute_of;
+    const std::vector<int64_t>& last_comm_end = lanes.last_comm_end;
+    const std::vector<Group>& last_comm_group = lanes.last_comm_group;
+    RankBreakdown b;
+    b.rank = g.first_rank(r);
+    int64_t prev_end = 0;
+    double exposed[kGroupCount] = {}, bubble = 0, compute = 0, optimizer = 0;
+    for (uint32_t op : compute_of[r]) {
+        const int64_t start = x.start()[op], end = x.end()[op];
+        compute += double(end - start);
+        if (g.ops[op].optimizer) optimizer += double(end - start);
+        const int64_t gap = start - prev_end;
+        if (gap > 0) {
+            const uint32_t blocker = x.blocker()[op];
+            const Op* bo = blocker == UINT32_MAX ? nullptr : &g.ops[blocker];
+            if (bo && bo->group == Group::pp && bo->collective != UINT32_MAX) {
+                // A pipeline receive: waiting before the sender was ready is bubble, the transfer itself exposed PP.
+                const int64_t sent = x.end()[g.collectives[bo->collective].start];
+                const int64_t waited = std::clamp<int64_t>(sent - prev_end, 0, gap);
+                bubble += double(waited);
+                exposed[size_t(Group::pp)] += double(gap - waited);
+            } else if (bo && bo->group != Group::none) {
+                exposed[size_t(bo->group)] += double(gap);
             }
-            prev_end = std::max(prev_end, end);
         }
-        // After its last compute: its own collectives still running are exposed, charged to the one that ends
-        // last (DP gradients or parameters, or the embedding sync).
-        const int64_t tail_comm = std::max<int64_t>(0, last_comm_end[r] - prev_end);
-        const Group tail_group = last_comm_group[r] == Group::none ? Group::dp : last_comm_group[r];
-        exposed[size_t(tail_group)] += double(tail_comm);
-        const double ps = 1e-12 / it;
-        b.compute_s = compute * ps;
-        b.optimizer_s = optimizer * ps;
-        b.exposed_tp_s = exposed[size_t(Group::tp)] * ps;
-        b.exposed_pp_s = exposed[size_t(Group::pp)] * ps;
-        b.exposed_dp_s = exposed[size_t(Group::dp)] * ps;
-        b.exposed_ep_s = exposed[size_t(Group::ep)] * ps;
-        b.exposed_embedding_s = exposed[size_t(Group::embedding)] * ps;
-        b.bubble_s = bubble * ps;
-        b.idle_s = o.iteration_time_s -
-                   (b.compute_s + b.exposed_tp_s + b.exposed_pp_s + b.exposed_dp_s + b.exposed_ep_s + b.exposed_embedding_s + b.bubble_s);
-        if (std::fabs(b.idle_s) < 1e-15) b.idle_s = 0;  // the sum's rounding (a rank with no idle time read -4e-19 s)
-        o.ranks.push_back(b);
+        prev_end = std::max(prev_end, end);
     }
+    // After its last compute: its own collectives still running are exposed, charged to the one that ends
+    // last (DP gradients or parameters, or the embedding sync).
+    const int64_t tail_comm = std::max<int64_t>(0, last_comm_end[r] - prev_end);
+    const Group tail_group = last_comm_group[r] == Group::none ? Group::dp : last_comm_group[r];
+    exposed[size_t(tail_group)] += double(tail_comm);
+    const double ps = 1e-12 / it;
+    b.compute_s = compute * ps;
+    b.optimizer_s = optimizer * ps;
+    b.exposed_tp_s = exposed[size_t(Group::tp)] * ps;
+    b.exposed_pp_s = exposed[size_t(Group::pp)] * ps;
+    b.exposed_dp_s = exposed[size_t(Group::dp)] * ps;
+    b.exposed_ep_s = exposed[size_t(Group::ep)] * ps;
+    b.exposed_embedding_s = exposed[size_t(Group::embedding)] * ps;
+    b.bubble_s = bubble * ps;
+    b.idle_s = iteration_time_s -
+               (b.compute_s + b.exposed_tp_s + b.exposed_pp_s + b.exposed_dp_s + b.exposed_ep_s + b.exposed_embedding_s + b.bubble_s);
+    if (std::fabs(b.idle_s) < 1e-15) b.idle_s = 0;  // the sum's rounding (a rank with no idle time read -4e-19 s)
+    return b;
+}
+
+}  // namespace
+
+LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
+    const TaskGraph& g = job.graph;
+    LlmOutcome o;
+    o.iterations = job.workload->iterations;
+    o.ops = g.size();
+    o.flows = network_flows(job);
+    o.transfer_times.reserve(job.transfers.size());
+    for (uint32_t op : job.transfers) o.transfer_times.emplace_back(x.start()[op], x.end()[op]);
+    int64_t finish = 0;
+    for (uint32_t op = 0; op < g.size(); ++op) finish = std::max(finish, x.end()[op]);
+    o.iteration_time_s = double(finish) * 1e-12 / o.iterations;
+    const LaneFacts lanes = timeline(g, x, o);
+    for (uint32_t r = 0; r < g.world; ++r) o.ranks.push_back(rank_breakdown(g, x, lanes, r, o.iteration_time_s, o.iterations));
     return o;
 }
 

@@ -47,8 +47,8 @@
 #include "views/user_guide.h"
 #include "views/main_window.h"
 #include "views/network_editor.h"
-#include "views/report/report_text.h"
-#include "views/report/results_table.h"
+#include "report/report_text.h"
+#include "report/results_table.h"
 #include "views/topology_doc.h"
 #include "views/results_view.h"
 #include "views/run_controller.h"
@@ -59,6 +59,7 @@
 #include "workload/tables.h"
 
 using namespace orrery;
+using namespace orrery::report;
 using namespace orrery::views;
 
 namespace {

@@ -13,11 +13,12 @@
 #include <sqlite3.h>
 
 #include "cli/cli_process.h"
-#include "views/report/chart.h"
-#include "views/report/report.h"
+#include "report/chart.h"
+#include "report/report.h"
 #include "views/report/report_pdf.h"
-#include "views/report/report_text.h"
+#include "report/report_text.h"
 
+using namespace orrery::report;
 using namespace orrery::views;
 
 namespace {

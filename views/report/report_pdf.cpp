@@ -13,6 +13,8 @@
 #include <QTextDocument>
 #include <QUrl>
 
+using namespace orrery::report;  // the report model this file draws (engine/report)
+
 namespace orrery::views {
 namespace {
 

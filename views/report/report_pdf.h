@@ -4,9 +4,11 @@
 // one). The file is written whole or not at all.
 #include <string>
 
-#include "views/report/report.h"
+#include "report/report.h"
 
 namespace orrery::views {
+
+using report::Report;
 
 // False with `why` set when the file cannot be written; the file is then left as it was.
 bool write_report_pdf(const Report& r, const std::string& file, std::string* why);

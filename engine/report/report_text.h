@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "views/report/results_table.h"
+#include "report/results_table.h"
 
-namespace orrery::views {
+namespace orrery::report {
 
 // `unit` as the store names it (s, us, B, ratio, frames, …); a `ratio` named *_share prints as a percentage.
 std::string format_value(double value, const std::string& unit, const std::string& metric = "");
@@ -54,4 +54,4 @@ std::string metric_unit(const ResultsTable& t, const std::string& name);
 // The metric's value in row `r`, when the run recorded it.
 std::optional<double> metric_value(const ResultsTable& t, size_t r, const std::string& name);
 
-}  // namespace orrery::views
+}  // namespace orrery::report

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace orrery::views {
+namespace orrery::report {
 
 struct RunInfo {
     int64_t run_id = 0;
@@ -45,4 +45,4 @@ std::optional<double> relative_to(const std::optional<double>& value, const std:
 
 std::string results_csv(const ResultsTable& t);
 
-}  // namespace orrery::views
+}  // namespace orrery::report

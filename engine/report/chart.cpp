@@ -1,11 +1,11 @@
-#include "views/report/chart.h"
+#include "report/chart.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
-namespace orrery::views {
+namespace orrery::report {
 namespace {
 
 std::string tick_text(double v) {
@@ -201,4 +201,4 @@ std::string chart_svg(const BarChart& c, int width) {
     return stacked_svg(one, width, false);  // one part: the title names it
 }
 
-}  // namespace orrery::views
+}  // namespace orrery::report

@@ -7,24 +7,13 @@
 
 #include "common/diagnostics.h"
 #include "telemetry/results_store.h"
+#include "telemetry/sqlite_open.h"
 #include "telemetry/sqlite_query.h"
 
-namespace orrery::views {
+namespace orrery::report {
 
 struct ReadOnlyStore {
-    explicit ReadOnlyStore(const std::string& file) {
-        if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-            const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-            sqlite3_close(db);
-            throw InputError(file, "cannot open the results store: " + why);
-        }
-        sqlite3_busy_timeout(db, 2000);
-        if (const std::string why = ResultsStore::not_a_store_problem(db); !why.empty()) {
-            sqlite3_close(db);
-            db = nullptr;
-            throw InputError(file, why);
-        }
-    }
+    explicit ReadOnlyStore(const std::string& file) : db(open_store_read_only(file, 2000)) {}
     ~ReadOnlyStore() { sqlite3_close(db); }
     ReadOnlyStore(const ReadOnlyStore&) = delete;
     ReadOnlyStore& operator=(const ReadOnlyStore&) = delete;
@@ -37,4 +26,4 @@ struct StoreQuery : SqlQuery {
     }
 };
 
-}  // namespace orrery::views
+}  // namespace orrery::report

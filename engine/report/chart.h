@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace orrery::views {
+namespace orrery::report {
 
 struct ChartSeries {
     std::string label;
@@ -49,4 +49,4 @@ std::string chart_svg(const BarChart& c, int width);
 // Axis ticks: "nice" values (1, 2, 5 × 10^k) covering [lo, hi], about `count` of them.
 std::vector<double> nice_ticks(double lo, double hi, int count);
 
-}  // namespace orrery::views
+}  // namespace orrery::report

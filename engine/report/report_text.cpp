@@ -1,10 +1,10 @@
-#include "views/report/report_text.h"
+#include "report/report_text.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-namespace orrery::views {
+namespace orrery::report {
 namespace {
 
 std::string printf_text(const char* format, double v) {
@@ -257,4 +257,4 @@ std::vector<std::string> summarize(const SummaryInput& in) {
     return out;
 }
 
-}  // namespace orrery::views
+}  // namespace orrery::report

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <sstream>
 
-#include "views/report/report.h"
-#include "views/report/report_text.h"
+#include "report/report.h"
+#include "report/report_text.h"
 
-namespace orrery::views {
+namespace orrery::report {
 namespace {
 
 constexpr int kChartWidth = 580, kChartHeight = 300;
@@ -275,4 +275,4 @@ std::string report_html(const Report& r, bool inline_svg) {
 
 std::string report_csv(const Report& r) { return results_csv(r.table); }
 
-}  // namespace orrery::views
+}  // namespace orrery::report

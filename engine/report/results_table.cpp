@@ -1,4 +1,4 @@
-#include "views/report/results_table.h"
+#include "report/results_table.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/diagnostics.h"
-#include "views/report/store_query.h"
+#include "report/store_query.h"
 
-namespace orrery::views {
+namespace orrery::report {
 namespace {
 
 // Metrics shown first, in this order, when present; the rest follow by name.
@@ -145,4 +145,4 @@ std::string results_csv(const ResultsTable& t) {
     return o.str();
 }
 
-}  // namespace orrery::views
+}  // namespace orrery::report

@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "views/report/chart.h"
-#include "views/report/results_table.h"
+#include "report/chart.h"
+#include "report/results_table.h"
 
-namespace orrery::views {
+namespace orrery::report {
 
 struct ExperimentFacts {
     std::string experiment, sha256;
@@ -74,4 +74,4 @@ std::string disk_cost_sentence(const Report& r);
 std::vector<std::pair<std::string, std::string>> simulated_facts(const nlohmann::json& scenario);
 std::string report_csv(const Report& r);
 
-}  // namespace orrery::views
+}  // namespace orrery::report

@@ -1,4 +1,4 @@
-#include "views/report/report.h"
+#include "report/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,10 +11,10 @@
 #include <sqlite3.h>
 
 #include "common/diagnostics.h"
-#include "views/report/store_query.h"
-#include "views/report/report_text.h"
+#include "report/store_query.h"
+#include "report/report_text.h"
 
-namespace orrery::views {
+namespace orrery::report {
 namespace {
 
 // How closely the model ranks designs. Packet level: Orrery's mean and last completion times agree with the
@@ -531,4 +531,4 @@ std::vector<std::pair<std::string, std::string>> simulated_facts(const nlohmann:
     return out;
 }
 
-}  // namespace orrery::views
+}  // namespace orrery::report
