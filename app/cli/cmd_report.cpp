@@ -1,5 +1,5 @@
 // `orrery-cli report RESULTS [--run N] [--baseline ID] -o report.html|report.pdf|report.csv`: one run's
-// comparison report, the very page the workbench's Results view exports (views/report). The summary sentences
+// comparison report, the very page the workbench's Results view exports (engine/report). The summary sentences
 // are printed too, so a terminal user gets the answer without opening the file.
 #include <algorithm>
 #include <iostream>
@@ -12,7 +12,7 @@
 #ifdef ORRERY_HAVE_REPORT_PDF
 #include <QGuiApplication>
 
-#include "views/report/report_pdf.h"
+#include "views/results/report_pdf.h"
 #endif
 
 namespace orrery::cli {

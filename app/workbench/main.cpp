@@ -16,7 +16,7 @@
 #include "common/version.h"
 #include "scenario/presets.h"
 #include "views/main_window.h"
-#include "views/results_view.h"
+#include "views/results/results_view.h"
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);

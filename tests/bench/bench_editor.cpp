@@ -14,7 +14,7 @@
 
 #include "bench_args.h"
 #include "scenario/presets.h"
-#include "views/topology_editor.h"
+#include "views/topology/topology_editor.h"
 
 using namespace orrery;
 using namespace orrery::views;

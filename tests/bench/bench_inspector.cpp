@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_args.h"
-#include "views/imgui_widget.h"
-#include "views/inspector_view.h"
+#include "views/run/imgui_widget.h"
+#include "views/run/inspector_view.h"
 #include "views/main_window.h"
 
 using namespace orrery;

@@ -16,11 +16,11 @@
 #include <set>
 
 #include "gui_fixtures.h"
-#include "views/inspector_view.h"
+#include "views/run/inspector_view.h"
 #include "views/main_window.h"
-#include "views/strategy_editor.h"
-#include "views/results_view.h"
-#include "views/topology_editor.h"
+#include "views/editors/strategy_editor.h"
+#include "views/results/results_view.h"
+#include "views/topology/topology_editor.h"
 #include "views/welcome.h"
 
 using namespace orrery;

@@ -14,9 +14,9 @@
 #include "gui_fixtures.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
-#include "views/generator_dialog.h"
-#include "views/scenario_checks.h"
-#include "views/topology_editor.h"
+#include "views/topology/generator_dialog.h"
+#include "views/editors/scenario_checks.h"
+#include "views/topology/topology_editor.h"
 
 using namespace orrery;
 using namespace orrery::views;

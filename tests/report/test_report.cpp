@@ -1,4 +1,4 @@
-// The comparison report (views/report): numbers rounded with their units, the summary's ranking and ties, the
+// The comparison report (engine/report): numbers rounded with their units, the summary's ranking and ties, the
 // charts drawn from the store's own rows, and `orrery-cli report` writing HTML, PDF and CSV or refusing clearly.
 #include <QProcess>
 #include <QTemporaryDir>
@@ -15,7 +15,7 @@
 #include "cli/cli_process.h"
 #include "report/chart.h"
 #include "report/report.h"
-#include "views/report/report_pdf.h"
+#include "views/results/report_pdf.h"
 #include "report/report_text.h"
 
 using namespace orrery::report;

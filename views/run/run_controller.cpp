@@ -1,4 +1,4 @@
-#include "views/run_controller.h"
+#include "views/run/run_controller.h"
 
 #include <csignal>
 

@@ -11,7 +11,7 @@
 #include <QGraphicsScene>
 #include <QGraphicsView>
 
-#include "views/topology_doc.h"
+#include "views/topology/topology_doc.h"
 
 namespace orrery::views {
 

@@ -1,4 +1,4 @@
-#include "views/inspector_view.h"
+#include "views/run/inspector_view.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <QVBoxLayout>
 #include <imgui.h>
 
-#include "views/inspector_labels.h"
-#include "views/timeline_legend.h"
+#include "views/run/inspector_labels.h"
+#include "views/run/timeline_legend.h"
 
 namespace orrery::views {
 namespace {

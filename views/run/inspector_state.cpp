@@ -1,4 +1,4 @@
-#include "views/inspector_state.h"
+#include "views/run/inspector_state.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 #include <QOpenGLWidget>
 #include <QTimer>
 
-#include "views/imgui_input.h"
+#include "views/run/imgui_input.h"
 
 struct ImGuiContext;
 

@@ -1,4 +1,4 @@
-#include "views/imgui_widget.h"
+#include "views/run/imgui_widget.h"
 
 #include <QMouseEvent>
 #include <QOpenGLContext>

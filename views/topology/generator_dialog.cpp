@@ -1,5 +1,5 @@
-#include "views/generator_dialog.h"
-#include "views/topology_doc.h"
+#include "views/topology/generator_dialog.h"
+#include "views/topology/topology_doc.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "views/telemetry_data.h"
+#include "views/run/telemetry_data.h"
 
 namespace orrery::views {
 

@@ -1,4 +1,4 @@
-#include "views/results_view.h"
+#include "views/results/results_view.h"
 
 #include <cmath>
 #include <fstream>
@@ -22,7 +22,7 @@
 #include "common/diagnostics.h"
 #include "telemetry/chrome_trace.h"
 #include "telemetry/store_reader.h"
-#include "views/report/report_pdf.h"
+#include "views/results/report_pdf.h"
 #include "report/report_text.h"
 
 using namespace orrery::report;  // the report model this file draws (engine/report)

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "views/telemetry_feed.h"
+#include "views/run/telemetry_feed.h"
 
 namespace orrery::views {
 

@@ -5,7 +5,7 @@
 #include <QWidget>
 
 #include "scenario/presets.h"
-#include "views/scenario_form.h"
+#include "views/editors/scenario_form.h"
 
 class QComboBox;
 class QFormLayout;

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "views/scenario_checks.h"
-#include "views/scenario_form.h"
+#include "views/editors/scenario_checks.h"
+#include "views/editors/scenario_form.h"
 
 class QCheckBox;
 class QComboBox;

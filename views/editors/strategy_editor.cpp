@@ -1,4 +1,4 @@
-#include "views/strategy_editor.h"
+#include "views/editors/strategy_editor.h"
 
 #include <QCheckBox>
 #include <QComboBox>

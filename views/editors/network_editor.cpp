@@ -1,4 +1,4 @@
-#include "views/network_editor.h"
+#include "views/editors/network_editor.h"
 
 #include <QCheckBox>
 #include <QComboBox>

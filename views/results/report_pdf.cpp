@@ -1,4 +1,4 @@
-#include "views/report/report_pdf.h"
+#include "views/results/report_pdf.h"
 
 #include <QImage>
 #include <QPageLayout>

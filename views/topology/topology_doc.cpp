@@ -1,4 +1,4 @@
-#include "views/topology_doc.h"
+#include "views/topology/topology_doc.h"
 
 #include <algorithm>
 #include <unordered_map>

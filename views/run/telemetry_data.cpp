@@ -1,4 +1,4 @@
-#include "views/telemetry_data.h"
+#include "views/run/telemetry_data.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "views/scenario_checks.h"
+#include "views/editors/scenario_checks.h"
 
 #include <map>
 

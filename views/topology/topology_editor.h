@@ -6,8 +6,8 @@
 #include <QUndoStack>
 #include <QWidget>
 
-#include "views/topology_doc.h"
-#include "views/topology_scene.h"
+#include "views/topology/topology_doc.h"
+#include "views/topology/topology_scene.h"
 
 class QCheckBox;
 class QLabel;

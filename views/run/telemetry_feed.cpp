@@ -1,4 +1,4 @@
-#include "views/telemetry_feed.h"
+#include "views/run/telemetry_feed.h"
 
 #include <functional>
 #include <mutex>

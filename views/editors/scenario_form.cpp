@@ -1,4 +1,4 @@
-#include "views/scenario_form.h"
+#include "views/editors/scenario_form.h"
 
 #include <sstream>
 

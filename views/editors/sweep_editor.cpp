@@ -1,4 +1,4 @@
-#include "views/sweep_editor.h"
+#include "views/editors/sweep_editor.h"
 
 #include <QComboBox>
 #include <QFormLayout>

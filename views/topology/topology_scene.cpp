@@ -1,4 +1,4 @@
-#include "views/topology_scene.h"
+#include "views/topology/topology_scene.h"
 
 #include <cmath>
 

@@ -2,7 +2,7 @@
 // The sweep editor: the parameters to vary (dotted path, JSON list of values), product or zip, replications;
 // shows how many experiments that makes and lists them with their values, as the engine expands them.
 #include "scenario/presets.h"
-#include "views/scenario_form.h"
+#include "views/editors/scenario_form.h"
 
 class QComboBox;
 class QLabel;

@@ -1,4 +1,4 @@
-#include "views/topology_editor.h"
+#include "views/topology/topology_editor.h"
 #include "views/words.h"
 
 #include <QCheckBox>
@@ -22,7 +22,7 @@
 
 #include "common/diagnostics.h"
 #include "common/quantity.h"
-#include "views/generator_dialog.h"
+#include "views/topology/generator_dialog.h"
 
 namespace orrery::views {
 

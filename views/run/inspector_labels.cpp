@@ -1,4 +1,4 @@
-#include "views/inspector_labels.h"
+#include "views/run/inspector_labels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,7 +11,7 @@
 #include <QThread>
 
 #include "telemetry/store_tail.h"
-#include "views/telemetry_data.h"
+#include "views/run/telemetry_data.h"
 
 namespace orrery::views {
 

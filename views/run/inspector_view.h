@@ -7,8 +7,8 @@
 
 #include <QWidget>
 
-#include "views/imgui_widget.h"
-#include "views/inspector_state.h"
+#include "views/run/imgui_widget.h"
+#include "views/run/inspector_state.h"
 
 namespace orrery::views {
 
