@@ -1,6 +1,7 @@
 #include "cli/run_session.h"
 
 #include "runtime/device/device_runner.h"
+#include "runtime/session.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,8 +13,6 @@
 #include <thread>
 
 #include "common/diagnostics.h"
-#include "telemetry/samples.h"
-#include "wormhole/memo.h"
 
 namespace orrery::cli {
 namespace {
@@ -42,67 +41,6 @@ struct SignalsCancel {
         g_chained.store(nullptr);
     }
 };
-
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
-}
-
-struct Summary {
-    nlohmann::json json;
-    std::vector<std::tuple<std::string, double, std::string>> metrics;
-};
-
-Summary summarize(const Batch& b, uint32_t e, const ExperimentResult& r, double wall) {
-    std::vector<double> fct_us, slowdown;
-    for (const FlowResult& f : r.flows) {
-        if (f.finish == net::kNever) continue;
-        const net::FlowInfo& info = b.flow[f.flow];
-        fct_us.push_back(double(f.finish - info.start) / 1e6);
-        slowdown.push_back(double(f.finish - info.start) / 1000.0 / double(info.standalone_fct_ns));
-    }
-    size_t pauses = 0;
-    for (const net::PfcEvent& p : r.pfc) pauses += p.pause;
-    double mean = 0;
-    for (double x : fct_us) mean += x / double(fct_us.size());
-    double mean_slowdown = 0;
-    for (double x : slowdown) mean_slowdown += x / double(slowdown.size());
-    Summary s;
-    s.metrics = {{"flows", double(r.flows.size()), "flows"},
-                 {"flows_finished", double(fct_us.size()), "flows"},
-                 {"fct_mean", mean, "us"},
-                 {"fct_p50", percentile(fct_us, 0.5), "us"},
-                 {"fct_p99", percentile(fct_us, 0.99), "us"},
-                 {"fct_max", fct_us.empty() ? 0 : *std::max_element(fct_us.begin(), fct_us.end()), "us"},
-                 {"slowdown_mean", mean_slowdown, "ratio"},
-                 {"slowdown_p99", percentile(slowdown, 0.99), "ratio"},
-                 {"pfc_pauses", double(pauses), "frames"},
-                 {"drops", double(r.drops), "packets"},
-                 {"lost_on_links", double(r.lost), "packets"},
-                 {"simulated_time", double(r.end_time - b.flow[b.experiments[e].flow_begin].start) / 1e6, "us"},
-                 {"events", double(r.events), "events"},
-                 {"packet_hops", double(r.packet_hops), "packets"},
-                 {"engine_memory", double(b.experiment_memory_bytes(e)) / double(1 << 20), "MiB"},
-                 {"wall_time", wall, "s"}};
-    if (b.experiments[e].skipping.enabled) {
-        const wormhole::SkipReport& k = r.skipping;
-        const double saved = double(k.events_saved);
-        s.metrics.push_back({"skips", double(k.skips.size()), "spans"});
-        s.metrics.push_back({"bytes_skipped", double(k.bytes_credited), "bytes"});
-        s.metrics.push_back({"events_skipped_estimate", saved, "events"});
-        s.metrics.push_back({"events_skipped_share", saved + double(r.events) > 0 ? saved / (saved + double(r.events)) : 0.0, "ratio"});
-        s.metrics.push_back({"memo_hits", double(k.memo_hits), "lookups"});
-        s.metrics.push_back({"memo_misses", double(k.memo_misses), "lookups"});
-        s.metrics.push_back({"memo_follows", double(k.memo_follows), "lookups"});
-        s.metrics.push_back({"tails_measured", double(k.tails_measured), "tails"});
-        s.metrics.push_back({"tail_replays", double(k.tail_replays), "skips"});
-    }
-    s.json = {{"experiment", r.id},
-              {"status", r.cancelled ? "cancelled" : r.stalled ? "stalled" : "finished"}};
-    for (const auto& [name, value, unit] : s.metrics) s.json[name] = {{"value", value}, {"unit", unit}};
-    return s;
-}
 
 }  // namespace
 
@@ -196,141 +134,41 @@ RunRecord cli_run_record(const std::string& name, const std::filesystem::path& f
 
 SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, const Backend& backend,
                           const SessionWorkload& workload, ProgressLines* progress) {
-    SessionResult out;
-    out.summaries.resize(inputs.size());
-    const auto t0 = std::chrono::steady_clock::now();
-    std::mutex report_lock;
-    std::vector<std::chrono::steady_clock::time_point> started(inputs.size(), t0);
-    size_t finished = 0;
-    g_cancel.store(false);
-    // The memo every experiment reads (as it stood before the run) and the file it persists in.
-    std::filesystem::path memo_file;
-    for (const ExperimentInput& in : inputs) {
-        const SkippingSpec& k = in.scenario->skipping;
-        if (!k.enabled || !k.memo || k.memo_file.empty()) continue;
-        if (!memo_file.empty() && memo_file != k.memo_file)
-            throw InputError(in.scenario->source + ": skipping.memo_file", "the experiments of one run share one memo file; found both " + memo_file.string() + " and " +
-                                                                                k.memo_file.string());
-        memo_file = k.memo_file;
-    }
-    const wormhole::MemoTable memo = memo_file.empty() ? wormhole::MemoTable{} : wormhole::load_memo(memo_file);
-    if (!memo_file.empty()) say(progress, "memo: %zu transients read from %s\n", memo.size(), memo_file.string().c_str());
-    if (memo.outdated)
-        say(progress, "memo: %zu transients in %s were written by an older Orrery (without each flow's congestion-control state or its bytes in flight at the key): set aside, measured again\n",
-            memo.outdated, memo_file.string().c_str());
-    RunOptions options;
-    options.threads = backend.threads;
-    options.memo = &memo;
-    options.cancel = &g_cancel;
-    options.drive = workload.drive;
-    options.on_experiment_start = [&](uint32_t e) {
-        started[e] = std::chrono::steady_clock::now();
-        if (store) store->experiment_started(inputs[e].id);
+    SessionBackend engine_backend;
+    engine_backend.threads = backend.threads;
+    engine_backend.device = backend.device;
+    engine_backend.partition = backend.partition;
+    engine_backend.name = describe_backend(backend);
+    SessionObserver observer;
+    observer.started = [&](uint32_t e) {
         if (progress) progress->start(inputs[e].id);
     };
     if (progress && progress->on())
-        options.on_progress = [&](uint32_t e, int64_t clock, uint32_t flows_done) {
-            const ExperimentSlice& x = batch.experiments[e];
-            progress->progress(inputs[e].id, clock, flows_done, x.flow_end - x.flow_begin,
-                               std::chrono::duration<double>(std::chrono::steady_clock::now() - started[e]).count());
+        observer.progress = [&](uint32_t e, int64_t clock, uint32_t flows_done, uint32_t flows, double wall) {
+            progress->progress(inputs[e].id, clock, flows_done, flows, wall);
         };
-    // Every rank of a partitioned run sets the same hooks (a hook that reads rows gathers them from all
-    // ranks), though only rank 0 stores.
-    if (store || backend.partition)
-        options.on_sample = [&](uint32_t e, int64_t time) {
-            if (!store) return;
-            const OutputSpec& o = inputs[e].scenario->output;
-            if (!o.record_queues && !o.record_flow_rates) return;  // nothing to take: no empty write every sample
-            SampleSet s = take_samples(batch, e, o.record_queues, o.record_flow_rates);
-            store->samples(inputs[e].id, time, std::move(s.queues), std::move(s.tiers), std::move(s.rates));
-        };
-    options.on_experiment_done = [&](uint32_t e, const ExperimentResult& r) {
-        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started[e]).count();
-        Summary sum = summarize(batch, e, r, wall);
-        std::string status = sum.json["status"];
+    observer.committed = [&](uint32_t e, const std::string& status, double wall) {
+        if (progress) progress->done(inputs[e].id, status, wall);
+    };
+    observer.finished = [&](uint32_t, const ExperimentResult& r, const nlohmann::json& summary, size_t finished, double wall) {
+        if (progress) progress->summary(summary);
+        const std::string status = summary.value("status", "");
         if (workload.on_done) {
-            workload.on_done(e, status, sum.json, sum.metrics);
-            sum.json["status"] = status;
-        }
-        if (store) {
-            std::vector<FlowRow> flows;
-            const OutputSpec& o = inputs[e].scenario->output;
-            if (o.record_fct)
-                for (const FlowResult& f : r.flows) {
-                    const net::FlowInfo& i = batch.flow[f.flow];
-                    flows.push_back({f.flow - batch.experiments[e].flow_begin, batch.node_fabric_id[i.src], batch.node_fabric_id[i.dst], i.sport,
-                                     i.dport, i.pg, i.size, i.start, f.finish == net::kNever ? -1 : f.finish, int64_t(i.standalone_fct_ns) * 1000});
-                }
-            std::vector<std::tuple<int64_t, uint32_t, uint32_t, uint32_t, uint32_t>> pfc;
-            if (o.record_pfc)
-                for (const net::PfcEvent& p : r.pfc) pfc.emplace_back(p.time, p.node, p.node_type, p.ifindex, p.pause);
-            if (batch.experiments[e].skipping.enabled) store->skipping(r.id, r.skipping);
-            // "done" is announced once the experiment's rows are on disk, so a program that reads the store
-            // on that line finds them.
-            std::function<void()> committed;
-            if (progress) committed = [progress, id = r.id, status, wall] { progress->done(id, status, wall); };
-            store->experiment_finished(r.id, status, r.stalled ? "nothing left to happen with flows unfinished" : "", r.end_time,
-                                       r.events, r.packet_hops, wall, std::move(flows), std::move(pfc), sum.metrics, std::move(committed));
-        } else if (progress) {
-            progress->done(r.id, status, wall);
-        }
-        std::lock_guard<std::mutex> g(report_lock);
-        out.summaries[e] = sum.json;
-        if (progress) progress->summary(sum.json);
-        ++finished;
-        if (workload.on_done) {
-            say(progress, "[%zu/%zu] %s %s: iteration %.6f s, %zu network flows, %.3f s wall\n", finished, inputs.size(), r.id.c_str(),
-                         status.c_str(), sum.json.value("iteration_time_s", 0.0), r.flows.size(), wall);
+            say(progress, "[%zu/%zu] %s %s: iteration %.6f s, %zu network flows, %.3f s wall\n", finished, inputs.size(), r.id.c_str(), status.c_str(),
+                summary.value("iteration_time_s", 0.0), r.flows.size(), wall);
             return;
         }
-        say(progress, "[%zu/%zu] %s %s: %zu flows, mean FCT %.3f us, p99 %.3f us, %.0f PFC pauses, %.3f s wall\n", finished,
-                     inputs.size(), r.id.c_str(), sum.json["status"].get<std::string>().c_str(), r.flows.size(),
-                     sum.json["fct_mean"]["value"].get<double>(), sum.json["fct_p99"]["value"].get<double>(),
-                     sum.json["pfc_pauses"]["value"].get<double>(), wall);
+        say(progress, "[%zu/%zu] %s %s: %zu flows, mean FCT %.3f us, p99 %.3f us, %.0f PFC pauses, %.3f s wall\n", finished, inputs.size(), r.id.c_str(),
+            status.c_str(), r.flows.size(), summary["fct_mean"]["value"].get<double>(), summary["fct_p99"]["value"].get<double>(),
+            summary["pfc_pauses"]["value"].get<double>(), wall);
     };
-    {
-        const SignalsCancel while_running;
-        try {
-            if (backend.device) {
-                // What each device will hold before packets (blocks grow as the run needs, up to the device's memory).
-                DeviceReport report;
-                DeviceOptions device;
-                device.report = &report;
-                const DevicePlan plan = plan_device_run(batch, backend.threads, device);
-                uint64_t largest = 0, total = 0;
-                for (const DeviceGroup& g : plan.groups) largest = std::max(largest, g.bytes), total += g.bytes;
-                // Under OpenMP each "device" is a CPU thread stepping its groups.
-                const char* unit = device_backend_system() == "OpenMP" ? "thread" : "device";
-                std::fprintf(stderr, "%s: %zu experiments need %.1f MiB before packets; %zu group%s (the largest %.1f MiB) on %d %s%s of at most %.1f MiB each\n",
-                             describe_backend(backend).c_str(), inputs.size(), double(total) / (1 << 20), plan.groups.size(),
-                             plan.groups.size() == 1 ? "" : "s", double(largest) / (1 << 20), plan.devices, unit, plan.devices == 1 ? "" : "s",
-                             double(plan.device_bytes) / (1 << 20));
-                out.results = run_device(batch, options, device);
-                std::fprintf(stderr, "%s: %llu steps in %llu passes; a group held at most %.1f MiB on its device (%llu packet blocks)\n",
-                             describe_backend(backend).c_str(), (unsigned long long)report.steps, (unsigned long long)report.passes,
-                             double(report.device_bytes) / (1 << 20), (unsigned long long)report.block_capacity);
-            } else if (backend.partition) {
-                const PartitionPlan plan = plan_partition(batch, backend.partition->ranks());
-                out.results = run_partitioned(batch, options, plan, *backend.partition, &out.partition_stats);
-            } else {
-                out.results = run_cpu(batch, options);
-            }
-        } catch (...) {
-            if (store) store->end_run("failed", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-            throw;
-        }
-    }
-    if (!memo_file.empty()) {
-        std::vector<wormhole::MemoEntry> learned;  // in experiment order, whatever order they finished in
-        for (const ExperimentResult& r : out.results)
-            for (const wormhole::MemoEntry& m : r.skipping.learned) learned.push_back(m);
-        const size_t added = wormhole::save_memo(memo_file, learned);
-        std::fprintf(stderr, "memo: %zu new transients saved to %s\n", added, memo_file.string().c_str());
-    }
-    out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    out.cancelled = g_cancel.load();
-    if (store) store->end_run(out.cancelled ? "cancelled" : "finished", out.wall_seconds);
-    return out;
+    observer.note = [&](const std::string& subject, const std::string& text, bool always) {
+        if (always) std::fprintf(stderr, "%s: %s\n", subject.c_str(), text.c_str());
+        else say(progress, "%s: %s\n", subject.c_str(), text.c_str());
+    };
+    g_cancel.store(false);
+    const SignalsCancel while_running;
+    return orrery::run_session(batch, inputs, store, engine_backend, workload, observer, g_cancel);
 }
 
 }  // namespace orrery::cli

@@ -1,6 +1,6 @@
 #pragma once
-// Running a batch from the command line: the results store attached (when given), one progress line per
-// experiment on stderr, Ctrl-C to stop keeping what finished, and a summary per experiment.
+// Running a batch from the command line: the engine's run session (runtime/session.h) with one progress line
+// per experiment on stderr, Ctrl-C to stop keeping what finished, and a summary per experiment.
 #include <filesystem>
 #include <exception>
 #include <functional>
@@ -15,17 +15,10 @@
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
 #include "runtime/partition.h"
+#include "runtime/session.h"
 #include "telemetry/results_store.h"
 
 namespace orrery::cli {
-
-struct SessionResult {
-    std::vector<ExperimentResult> results;
-    std::vector<nlohmann::json> summaries;  // per experiment: status and metrics with units
-    bool cancelled = false;
-    double wall_seconds = 0;
-    std::vector<PartitionStats> partition_stats;  // partitioned runs: every rank's figures, by rank
-};
 
 // Where a run's steps execute: CPU threads, or the device backend (engine/runtime/device) where this build
 // has one. Results are identical either way.
@@ -45,14 +38,6 @@ std::string describe_backend(const Backend& backend);
 // `document`: the scenario that runs as written (LoadedScenario::written), kept with the run (RunRecord::scenario_json).
 RunRecord cli_run_record(const std::string& name, const std::filesystem::path& file, const std::string& sha256, const Backend& backend,
                          const nlohmann::json& document = nlohmann::json());
-
-// What a workload adds to a run: a driver per experiment (RunOptions::drive), and, when an experiment ends,
-// its own status, summary and metrics (called before the experiment is stored).
-struct SessionWorkload {
-    std::function<DriverStatus(uint32_t, int64_t, uint32_t)> drive;
-    std::function<void(uint32_t experiment, std::string& status, nlohmann::json& summary,
-                       std::vector<std::tuple<std::string, double, std::string>>& metrics)> on_done;
-};
 
 // `orrery-cli run --progress-json`: one JSON object per line on stderr for a program that watches the run
 // (the workbench): {"event": "run", "run_id", "experiments", "store"}, {"event": "start", "experiment"},
@@ -98,7 +83,9 @@ private:
     int exceptions_;
 };
 
-// `store` may be null (nothing stored). The store's run must have been begun; it is ended here.
+// The engine's run session (runtime/session.h) with this command's progress lines, Ctrl-C and SIGTERM to stop
+// keeping what finished. `store` may be null (nothing stored). The store's run must have been begun; it is
+// ended here.
 SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, const Backend& backend,
                           const SessionWorkload& workload = {}, ProgressLines* progress = nullptr);
 

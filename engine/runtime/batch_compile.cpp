@@ -115,6 +115,9 @@ struct FabricFacts {
     uint64_t max_rtt_ns = 0, max_bdp = 0;
 };
 
+// A column whose rows follow the flows (a NIC's queue-pair and start lists hold one entry per flow).
+constexpr bool rows_per_flow(ColumnDim d) { return d == ColumnDim::Flow || d == ColumnDim::NicQps || d == ColumnDim::NicStarts; }
+
 std::string batch_source(const std::vector<ExperimentInput>& inputs) {
     return inputs.empty() || inputs[0].scenario->source.empty() ? "batch" : inputs[0].scenario->source;
 }
@@ -128,9 +131,8 @@ BatchSize size_batch(const std::vector<ExperimentInput>& inputs) {
     BatchSize n;
     // Flow paths: about 16 ports a flow (both directions); tournament trees: two entries a port.
     uint64_t per_flow = 16 * sizeof(uint16_t), per_port = 2 * sizeof(PortEvent) + 2 * kMaxBlockBytes;
-#define ORRERY_COLUMN(T, name, access, dim, ...)                                                                              \
-    if constexpr (ColumnDim::dim == ColumnDim::Flow || ColumnDim::dim == ColumnDim::NicQps || ColumnDim::dim == ColumnDim::NicStarts) \
-        per_flow += sizeof(T);                                                                                                  \
+#define ORRERY_COLUMN(T, name, access, dim, ...)                        \
+    if constexpr (rows_per_flow(ColumnDim::dim)) per_flow += sizeof(T); \
     if constexpr (ColumnDim::dim == ColumnDim::Port) per_port += sizeof(T);
     ORRERY_ALL_COLUMNS
 #undef ORRERY_COLUMN
@@ -150,9 +152,8 @@ BatchSize size_batch(const std::vector<ExperimentInput>& inputs) {
 // Each flow and port column at its final size from the start: grown row by row, the per-flow columns of a
 // large MoE job were copied many times over and their new pages zeroed each time.
 void reserve_columns(Batch& b, const BatchSize& n) {
-#define ORRERY_COLUMN(T, name, access, dim, ...)                                                                              \
-    if constexpr (ColumnDim::dim == ColumnDim::Flow || ColumnDim::dim == ColumnDim::NicQps || ColumnDim::dim == ColumnDim::NicStarts) \
-        b.name.reserve(n.flows);                                                                                                \
+#define ORRERY_COLUMN(T, name, access, dim, ...)                           \
+    if constexpr (rows_per_flow(ColumnDim::dim)) b.name.reserve(n.flows); \
     if constexpr (ColumnDim::dim == ColumnDim::Port) b.name.reserve(n.ports);
     ORRERY_ALL_COLUMNS
 #undef ORRERY_COLUMN
