@@ -68,7 +68,10 @@ Runner add_convert(CLI::App& app, const PresetLibrary& presets) {
     app.add_option("--from", o->from, "Input format: orrery, hpcc-config or a fabric format (" + fabric_format_list(true) + ")");
     std::vector<std::string> targets = fabric_format_names(false);
     targets.insert(targets.begin() + 1, "hpcc-config");
-    app.add_option("--to", o->to, "Output format: orrery, hpcc-config, or the fabric alone as " + fabric_format_list(false))->check(CLI::IsMember(targets));
+    std::string fabric_only;  // the written fabric formats but Orrery's own scenario
+    for (const std::string& f : fabric_format_names(false))
+        if (f != "orrery") fabric_only += (fabric_only.empty() ? "" : ", ") + f;
+    app.add_option("--to", o->to, "Output format: orrery, hpcc-config, or the fabric alone as " + fabric_only)->check(CLI::IsMember(targets));
     app.add_option("--experiment", o->experiment, "With a sweep: the experiment to convert (an id from `orrery-cli expand`)");
     app.add_flag("--force", o->force, "Replace output files that exist");
     return [&presets, o]() -> int {

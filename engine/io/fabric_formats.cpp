@@ -32,7 +32,8 @@ const std::vector<FabricFormat>& fabric_formats() {
     static const std::vector<FabricFormat> table = {
         {"orrery", ".json", "an Orrery scenario holding the fabric", nullptr, write_orrery},
         {"hpcc", ".txt", "HPCC ns-3 topology.txt", read_hpcc_topology_file, write_hpcc},
-        {"simai", ".txt", "SimAI topology (HPCC's with GPUs per server and NVLink)", read_hpcc_topology_file, write_hpcc},
+        // Written as "hpcc": the HPCC writer gives a fabric with NVLink switches SimAI's header.
+        {"simai", ".txt", "SimAI topology (HPCC's with GPUs per server and NVLink)", read_hpcc_topology_file, nullptr},
         {"astra-yaml", ".yml .yaml", "ASTRA-sim network YAML", read_astra_yaml_file, nullptr},
         {"graphml", ".graphml .xml", "GraphML", read_graphml_file, write_graphml_file},
         {"dot", ".dot .gv", "Graphviz DOT", read_dot_file, write_dot_file},
