@@ -289,7 +289,6 @@ namespace {
 // A config's keys as the conversion reads them: absent keys take third.cc's defaults.
 struct ConfigKeys {
     const HpccConfig& config;
-    Diagnostics& diags;
 
     const HpccConfigEntry* get(const char* key) const { return config.find(key); }
     uint64_t u(const char* key, uint64_t fallback) const {
@@ -311,15 +310,10 @@ struct ConfigKeys {
 
 // The scenario's "network": ECN maps, payload, buffer, ACK interval, loss recovery, link errors.
 nlohmann::json network_json(const ConfigKeys& k, Diagnostics& diags) {
-    auto get = [&](const char* key) { return k.get(key); };
-    auto u = [&](const char* key, uint64_t fallback) { return k.u(key, fallback); };
-    auto d = [&](const char* key, double fallback) { return k.d(key, fallback); };
-    auto flag = [&](const char* key, bool fallback) { return k.flag(key, fallback); };
-    auto where = [&](const HpccConfigEntry* e) { return k.where(e); };
     nlohmann::json thresholds = nlohmann::json::array();
     std::map<uint64_t, nlohmann::json> by_rate;
     for (const char* key : {"KMIN_MAP", "KMAX_MAP", "PMAX_MAP"}) {
-        const HpccConfigEntry* e = get(key);
+        const HpccConfigEntry* e = k.get(key);
         if (!e) continue;
         size_t n = std::stoul(e->values[0]);
         for (size_t i = 0; i < n; ++i) {
@@ -336,39 +330,39 @@ nlohmann::json network_json(const ConfigKeys& k, Diagnostics& diags) {
             if (!t.contains(part))
             {
                 const char* key = std::string(part) == "kmin" ? "KMIN_MAP" : std::string(part) == "kmax" ? "KMAX_MAP" : "PMAX_MAP";
-                diags.error(where(get(key)), std::string(key) + ": no value for " + t["rate"].get<std::string>() +
+                diags.error(k.where(k.get(key)), std::string(key) + ": no value for " + t["rate"].get<std::string>() +
                                                  " links, which another ECN map names: KMIN_MAP, KMAX_MAP and PMAX_MAP must name the same rates");
             }
         thresholds.push_back(t);
     }
     // L2_ACK_INTERVAL is in bytes, counted against the receiver's next expected byte: 1 (or up to a packet)
     // acknowledges every packet, k packets' worth every k-th.
-    const uint64_t payload = std::max<uint64_t>(1, u("PACKET_PAYLOAD_SIZE", 1000)), ack_bytes = u("L2_ACK_INTERVAL", 1);
+    const uint64_t payload = std::max<uint64_t>(1, k.u("PACKET_PAYLOAD_SIZE", 1000)), ack_bytes = k.u("L2_ACK_INTERVAL", 1);
     const uint64_t ack_packets = ack_bytes <= payload ? 1 : (ack_bytes + payload - 1) / payload;
     if (ack_bytes > payload && ack_bytes % payload != 0) {
         char average[32];
         std::snprintf(average, sizeof average, "%.2f", double(ack_bytes) / double(payload));
-        diags.warning(where(get("L2_ACK_INTERVAL")), "L2_ACK_INTERVAL " + std::to_string(ack_bytes) + " is not a whole number of " + std::to_string(payload) +
+        diags.warning(k.where(k.get("L2_ACK_INTERVAL")), "L2_ACK_INTERVAL " + std::to_string(ack_bytes) + " is not a whole number of " + std::to_string(payload) +
                                                          "-byte packets: an ACK every " + std::to_string(ack_packets) +
                                                          " packets (the reference's fall unevenly, every " + average + " packets on average)");
     }
     nlohmann::json network = {
-        {"packet_payload", format_size(Bytes(int64_t(u("PACKET_PAYLOAD_SIZE", 1000))))},
-        {"buffer_per_switch", format_size(Bytes(int64_t(u("BUFFER_SIZE", 16)) << 20))},
-        {"ecn", {{"enabled", flag("ENABLE_QCN", true)}, {"thresholds", thresholds}}},
+        {"packet_payload", format_size(Bytes(int64_t(k.u("PACKET_PAYLOAD_SIZE", 1000))))},
+        {"buffer_per_switch", format_size(Bytes(int64_t(k.u("BUFFER_SIZE", 16)) << 20))},
+        {"ecn", {{"enabled", k.flag("ENABLE_QCN", true)}, {"thresholds", thresholds}}},
         {"ack", {{"interval_packets", ack_packets}}},
-        {"loss_recovery", {{"chunk", format_size(Bytes(int64_t(u("L2_CHUNK_SIZE", 4000))))}, {"back_to_zero", flag("L2_BACK_TO_ZERO", false)}}},
-        {"error_rate_per_link", d("ERROR_RATE_PER_LINK", 0.0)},
+        {"loss_recovery", {{"chunk", format_size(Bytes(int64_t(k.u("L2_CHUNK_SIZE", 4000))))}, {"back_to_zero", k.flag("L2_BACK_TO_ZERO", false)}}},
+        {"error_rate_per_link", k.d("ERROR_RATE_PER_LINK", 0.0)},
     };
-    if (u("L2_ACK_INTERVAL", 1) == 0) diags.error(where(get("L2_ACK_INTERVAL")), "L2_ACK_INTERVAL 0 would acknowledge nothing; use 1 or more");
-    if (const HpccConfigEntry* e = get("L2_CHUNK_SIZE"); e && u("L2_CHUNK_SIZE", 4000) == 0) {
+    if (k.u("L2_ACK_INTERVAL", 1) == 0) diags.error(k.where(k.get("L2_ACK_INTERVAL")), "L2_ACK_INTERVAL 0 would acknowledge nothing; use 1 or more");
+    if (const HpccConfigEntry* e = k.get("L2_CHUNK_SIZE"); e && k.u("L2_CHUNK_SIZE", 4000) == 0) {
         // 0 turns chunk ACKs off (RdmaHw's L2ChunkSize: "disable chunk mode if equals to 0"), but the reference
         // then divides by it wherever it rounds to a chunk: in go-back-to-zero and below an ACK milestone.
-        if (flag("L2_BACK_TO_ZERO", false) || u("L2_ACK_INTERVAL", 1) > 1)
-            diags.error(where(e), "L2_CHUNK_SIZE 0 with " + std::string(flag("L2_BACK_TO_ZERO", false) ? "L2_BACK_TO_ZERO 1" : "L2_ACK_INTERVAL above 1") +
+        if (k.flag("L2_BACK_TO_ZERO", false) || k.u("L2_ACK_INTERVAL", 1) > 1)
+            diags.error(k.where(e), "L2_CHUNK_SIZE 0 with " + std::string(k.flag("L2_BACK_TO_ZERO", false) ? "L2_BACK_TO_ZERO 1" : "L2_ACK_INTERVAL above 1") +
                                       ": the reference divides by the chunk size there (RdmaHw::ReceiverCheckSeq), a division by zero; give a chunk size");
         else
-            diags.warning(where(e), "L2_CHUNK_SIZE 0: no chunk ACKs (each data packet is ACKed as L2_ACK_INTERVAL says); "
+            diags.warning(k.where(e), "L2_CHUNK_SIZE 0: no chunk ACKs (each data packet is ACKed as L2_ACK_INTERVAL says); "
                                     "the reference would divide by zero with L2_BACK_TO_ZERO 1 or L2_ACK_INTERVAL above 1");
     }
     return network;
@@ -378,14 +372,7 @@ nlohmann::json network_json(const ConfigKeys& k, Diagnostics& diags) {
 // when CC_MODE names no CC Orrery models (an error said so).
 nlohmann::json cc_json(const ConfigKeys& k, Diagnostics& diags) {
     const HpccConfig& config = k.config;
-    auto get = [&](const char* key) { return k.get(key); };
-    auto u = [&](const char* key, uint64_t fallback) { return k.u(key, fallback); };
-    auto d = [&](const char* key, double fallback) { return k.d(key, fallback); };
-    auto flag = [&](const char* key, bool fallback) { return k.flag(key, fallback); };
-    auto rate = [&](const char* key, const char* fallback) { return k.rate(key, fallback); };
-    auto micro = [](double us) { return ConfigKeys::micro(us); };
-    auto where = [&](const HpccConfigEntry* e) { return k.where(e); };
-    const uint64_t mode = u("CC_MODE", 1);
+    const uint64_t mode = k.u("CC_MODE", 1);
     std::map<uint64_t, std::string> algorithms;  // the reference's CC_MODE of each CC it has
     std::string modelled;
     for (const std::string& name : cc_algorithm_names())
@@ -395,17 +382,17 @@ nlohmann::json cc_json(const ConfigKeys& k, Diagnostics& diags) {
         }
     nlohmann::json cc;
     if (!algorithms.count(mode)) {
-        diags.error(where(get("CC_MODE")), "CC_MODE " + std::to_string(mode) + (mode == 10 ? " (HPCC-PINT) is not modelled" : " is not a congestion control of the reference") +
+        diags.error(k.where(k.get("CC_MODE")), "CC_MODE " + std::to_string(mode) + (mode == 10 ? " (HPCC-PINT) is not modelled" : " is not a congestion control of the reference") +
                                                "; Orrery models " + modelled);
     } else {
         const std::string algorithm = algorithms.at(mode);
         cc = {{"algorithm", algorithm},
-              {"min_rate", rate("MIN_RATE", "100Mb/s")},
-              {"rate_bound", flag("RATE_BOUND", true)},
-              {"window", flag("HAS_WIN", true)},
-              {"variable_window", flag("HAS_WIN", true) && flag("VAR_WIN", false)},
-              {"global_base_rtt", u("GLOBAL_T", 1) == 1},
-              {"ack_high_priority", u("ACK_HIGH_PRIO", 0) != 0}};
+              {"min_rate", k.rate("MIN_RATE", "100Mb/s")},
+              {"rate_bound", k.flag("RATE_BOUND", true)},
+              {"window", k.flag("HAS_WIN", true)},
+              {"variable_window", k.flag("HAS_WIN", true) && k.flag("VAR_WIN", false)},
+              {"global_base_rtt", k.u("GLOBAL_T", 1) == 1},
+              {"ack_high_priority", k.u("ACK_HIGH_PRIO", 0) != 0}};
         // Keys of one congestion control do nothing under another, in the reference as here: say so on their line.
         const std::map<std::string, std::set<uint64_t>> used_by = {
             {"RATE_AI", {1, 3, 7}}, {"RATE_HAI", {1, 7}}, {"ALPHA_RESUME_INTERVAL", {1}}, {"RATE_DECREASE_INTERVAL", {1}},
@@ -414,7 +401,7 @@ nlohmann::json cc_json(const ConfigKeys& k, Diagnostics& diags) {
             {"INT_MULTI", {3}}, {"DCTCP_RATE_AI", {8}}};
         std::map<int, std::string> unused;  // by line: the reference's run.py writes every key for every CC
         for (const auto& [key, modes] : used_by)
-            if (const HpccConfigEntry* e = get(key.c_str()); e && !modes.count(mode)) unused[e->line] = key;
+            if (const HpccConfigEntry* e = k.get(key.c_str()); e && !modes.count(mode)) unused[e->line] = key;
         if (!unused.empty()) {
             std::string list;
             for (const auto& [line, key] : unused) list += (list.empty() ? "" : ", ") + key + " (line " + std::to_string(line) + ")";
@@ -422,42 +409,39 @@ nlohmann::json cc_json(const ConfigKeys& k, Diagnostics& diags) {
                           list + (unused.size() == 1 ? " has" : " have") + " no effect with CC_MODE " + std::to_string(mode) + " (" + algorithm +
                               "), in the reference as in Orrery");
         }
-        if (flag("VAR_WIN", false) && !flag("HAS_WIN", true))
-            diags.warning(where(get("VAR_WIN")), "VAR_WIN 1 has no effect with HAS_WIN 0 (no window at all)");
+        if (k.flag("VAR_WIN", false) && !k.flag("HAS_WIN", true))
+            diags.warning(k.where(k.get("VAR_WIN")), "VAR_WIN 1 has no effect with HAS_WIN 0 (no window at all)");
         if (algorithm == "dcqcn")
-            cc["dcqcn"] = {{"rate_ai", rate("RATE_AI", "5Mb/s")}, {"rate_hai", rate("RATE_HAI", "50Mb/s")},
-                           {"alpha_resume_interval", micro(d("ALPHA_RESUME_INTERVAL", 55))},
-                           {"rate_decrease_interval", micro(d("RATE_DECREASE_INTERVAL", 4))},
-                           {"rp_timer", micro(d("RP_TIMER", 300))}, {"g", d("EWMA_GAIN", 0.0)},  // third.cc: 1 / 16 in integers
-                           {"fast_recovery_times", u("FAST_RECOVERY_TIMES", 5)}, {"clamp_target_rate", flag("CLAMP_TARGET_RATE", false)}};
+            cc["dcqcn"] = {{"rate_ai", k.rate("RATE_AI", "5Mb/s")}, {"rate_hai", k.rate("RATE_HAI", "50Mb/s")},
+                           {"alpha_resume_interval", ConfigKeys::micro(k.d("ALPHA_RESUME_INTERVAL", 55))},
+                           {"rate_decrease_interval", ConfigKeys::micro(k.d("RATE_DECREASE_INTERVAL", 4))},
+                           {"rp_timer", ConfigKeys::micro(k.d("RP_TIMER", 300))}, {"g", k.d("EWMA_GAIN", 0.0)},  // third.cc: 1 / 16 in integers
+                           {"fast_recovery_times", k.u("FAST_RECOVERY_TIMES", 5)}, {"clamp_target_rate", k.flag("CLAMP_TARGET_RATE", false)}};
         else if (algorithm == "hpcc")
-            cc["hpcc"] = {{"eta", d("U_TARGET", 0.95)}, {"mi_thresh", u("MI_THRESH", 5)}, {"rate_ai", rate("RATE_AI", "5Mb/s")},
-                          {"fast_react", flag("FAST_REACT", true)}, {"multi_rate", flag("MULTI_RATE", true)},
-                          {"sample_feedback", flag("SAMPLE_FEEDBACK", false)}, {"int_multi", u("INT_MULTI", 1)}};
+            cc["hpcc"] = {{"eta", k.d("U_TARGET", 0.95)}, {"mi_thresh", k.u("MI_THRESH", 5)}, {"rate_ai", k.rate("RATE_AI", "5Mb/s")},
+                          {"fast_react", k.flag("FAST_REACT", true)}, {"multi_rate", k.flag("MULTI_RATE", true)},
+                          {"sample_feedback", k.flag("SAMPLE_FEEDBACK", false)}, {"int_multi", k.u("INT_MULTI", 1)}};
         else if (algorithm == "timely")
-            cc["timely"] = {{"rate_ai", rate("RATE_AI", "5Mb/s")}, {"rate_hai", rate("RATE_HAI", "50Mb/s")}};
+            cc["timely"] = {{"rate_ai", k.rate("RATE_AI", "5Mb/s")}, {"rate_hai", k.rate("RATE_HAI", "50Mb/s")}};
         else
-            cc["dctcp"] = {{"rate_ai", rate("DCTCP_RATE_AI", "1000Mb/s")}, {"g", d("EWMA_GAIN", 0.0)}};
+            cc["dctcp"] = {{"rate_ai", k.rate("DCTCP_RATE_AI", "1000Mb/s")}, {"g", k.d("EWMA_GAIN", 0.0)}};
     }
     return cc;
 }
 
 // The scenario's "output": the reference-format files, next to the scenario, and the queue monitor.
 nlohmann::json output_json(const ConfigKeys& k, Diagnostics& diags) {
-    auto get = [&](const char* key) { return k.get(key); };
-    auto u = [&](const char* key, uint64_t fallback) { return k.u(key, fallback); };
-    auto where = [&](const HpccConfigEntry* e) { return k.where(e); };
     nlohmann::json files = nlohmann::json::object();
-    if (auto* e = get("FCT_OUTPUT_FILE")) files["fct"] = e->values[0];
-    if (auto* e = get("PFC_OUTPUT_FILE")) files["pfc"] = e->values[0];
-    if (auto* e = get("QLEN_MON_FILE")) files["qlen"] = e->values[0];
+    if (auto* e = k.get("FCT_OUTPUT_FILE")) files["fct"] = e->values[0];
+    if (auto* e = k.get("PFC_OUTPUT_FILE")) files["pfc"] = e->values[0];
+    if (auto* e = k.get("QLEN_MON_FILE")) files["qlen"] = e->values[0];
     nlohmann::json output = {{"hpcc_files", files}};
-    if (get("QLEN_MON_FILE")) {
-        output["queue_monitor"] = {{"start", format_time(Picoseconds(int64_t(u("QLEN_MON_START", 2000000000)) * 1000))},
-                                   {"end", format_time(Picoseconds(int64_t(u("QLEN_MON_END", 2100000000)) * 1000))},
-                                   {"interval", format_time(Picoseconds(int64_t(u("QLEN_MON_INTERVAL", 100)) * 1000))}};
-        if (u("QLEN_MON_END", 2100000000) < u("QLEN_MON_START", 2000000000))
-            diags.error(where(get("QLEN_MON_END")), "QLEN_MON_END is before QLEN_MON_START");
+    if (k.get("QLEN_MON_FILE")) {
+        output["queue_monitor"] = {{"start", format_time(Picoseconds(int64_t(k.u("QLEN_MON_START", 2000000000)) * 1000))},
+                                   {"end", format_time(Picoseconds(int64_t(k.u("QLEN_MON_END", 2100000000)) * 1000))},
+                                   {"interval", format_time(Picoseconds(int64_t(k.u("QLEN_MON_INTERVAL", 100)) * 1000))}};
+        if (k.u("QLEN_MON_END", 2100000000) < k.u("QLEN_MON_START", 2000000000))
+            diags.error(k.where(k.get("QLEN_MON_END")), "QLEN_MON_END is before QLEN_MON_START");
     }
     return output;
 }
@@ -466,10 +450,7 @@ nlohmann::json output_json(const ConfigKeys& k, Diagnostics& diags) {
 
 nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::filesystem::path& working_dir,
                                          const std::filesystem::path& scenario_dir, Diagnostics& diags) {
-    const ConfigKeys k{config, diags};
-    auto get = [&](const char* key) { return k.get(key); };
-    auto d = [&](const char* key, double fallback) { return k.d(key, fallback); };
-    auto where = [&](const HpccConfigEntry* e) { return k.where(e); };
+    const ConfigKeys k{config};
     auto relative = [&](const std::filesystem::path& p) {
         std::error_code ec;
         std::filesystem::path r = std::filesystem::relative(p, scenario_dir, ec);
@@ -479,7 +460,7 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
     nlohmann::json s = {{"format", "orrery-scenario"}, {"version", 1},
                         {"name", std::filesystem::path(config.source).stem().string()},
                         {"description", "Imported from the HPCC/SimAI config " + config.source}};
-    if (const HpccConfigEntry* t = get("TOPOLOGY_FILE")) {
+    if (const HpccConfigEntry* t = k.get("TOPOLOGY_FILE")) {
         std::filesystem::path file = resolve_config_file(config, *t, working_dir, diags);
         s["topology"] = {{"import", relative(file)}, {"format", "hpcc"}};
     } else {
@@ -488,7 +469,7 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
 
     // Values the conversion scales must fit what they scale into: refused here with their line, never wrapped.
     const auto at_most = [&](const char* key, double limit, const std::string& why) {
-        if (const HpccConfigEntry* e = get(key); e && std::stod(e->values[0]) > limit) diags.error(where(e), std::string(key) + " " + e->values[0] + ": " + why);
+        if (const HpccConfigEntry* e = k.get(key); e && std::stod(e->values[0]) > limit) diags.error(k.where(e), std::string(key) + " " + e->values[0] + ": " + why);
     };
     at_most("BUFFER_SIZE", 4095, "at most 4095 (MiB): the switch buffer model counts bytes in 32 bits");
     at_most("SIMULATOR_STOP_TIME", 9.2e6, "at most 9.2e6 (seconds): time is counted in 64-bit picoseconds");
@@ -502,9 +483,9 @@ nlohmann::json scenario_from_hpcc_config(const HpccConfig& config, const std::fi
     if (nlohmann::json cc = cc_json(k, diags); !cc.is_null()) s["cc"] = cc;
 
     nlohmann::json workload = {{"kind", "flows"}};
-    if (const HpccConfigEntry* fl = get("FLOW_FILE")) workload["file"] = relative(resolve_config_file(config, *fl, working_dir, diags));
+    if (const HpccConfigEntry* fl = k.get("FLOW_FILE")) workload["file"] = relative(resolve_config_file(config, *fl, working_dir, diags));
     else diags.error(config.source, "no FLOW_FILE: the reference reads the flows from it");
-    if (get("SIMULATOR_STOP_TIME")) workload["stop_time"] = format_time(Picoseconds(std::llround(d("SIMULATOR_STOP_TIME", 0) * 1e12)));
+    if (k.get("SIMULATOR_STOP_TIME")) workload["stop_time"] = format_time(Picoseconds(std::llround(k.d("SIMULATOR_STOP_TIME", 0) * 1e12)));
     s["workload"] = workload;
     s["output"] = output_json(k, diags);
     return s;
