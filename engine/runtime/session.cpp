@@ -175,7 +175,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
                 char line[320];
                 std::snprintf(line, sizeof line, "%zu experiments need %.1f MiB before packets; %zu group%s (the largest %.1f MiB) on %d %s%s of at most %.1f MiB each",
                               inputs.size(), double(total) / (1 << 20), plan.groups.size(), plan.groups.size() == 1 ? "" : "s", double(largest) / (1 << 20),
-                              plan.devices, unit, plan.devices == 1 ? "" : "s", double(plan.device_bytes) / (1 << 20));
+                              plan.devices, unit, plan.devices == 1 ? "" : "s", double(plan.group_bytes) / (1 << 20));
                 say(observer, line, backend.name, true);
                 out.results = run_device(batch, options, device);
                 std::snprintf(line, sizeof line, "%llu steps in %llu passes; a group held at most %.1f MiB on its device (%llu packet blocks)",

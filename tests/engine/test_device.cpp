@@ -146,7 +146,7 @@ private slots:
 
     void sweep_of_64_experiments() {
         SKIP_WITHOUT_DEVICE();
-        // 64 ECN threshold pairs on a k = 4 fat-tree ring of 1 MB flows, one batch.
+        // 64 ECN threshold pairs on a k = 4 fat-tree ring of 1 MB flows, one batch, every congestion control in turn.
         std::vector<LoadedScenario> loaded;
         std::vector<Fabric> fabrics;
         for (int i = 0; i < 64; ++i) {
@@ -155,7 +155,7 @@ private slots:
             loaded.push_back(load({{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
                                    {"network", {{"ecn", {{"thresholds", {{{"rate", "100Gbps"}, {"kmin", std::to_string(20 + 10 * (i % 8)) + "KB"},
                                                                           {"kmax", std::to_string(100 + 50 * (i / 8)) + "KB"}, {"pmax", 0.2}}}}}}}},
-                                   {"cc", {{"algorithm", i % 2 ? "dcqcn" : "hpcc"}}},
+                                   {"cc", {{"algorithm", cc_algorithm_names()[size_t(i) % cc_algorithm_names().size()]}}},  // every CC
                                    {"workload", {{"kind", "flows"}, {"flows", flows}}}}));
         }
         for (const LoadedScenario& l : loaded) fabrics.push_back(build_fabric(l.scenarios[0].topology));

@@ -301,6 +301,7 @@ std::vector<DeviceGroup> plan_device_groups(const Batch& b, uint64_t device_byte
 
 DevicePlan plan_device_run(const Batch& b, int threads, const DeviceOptions& device_options) {
     uint64_t device_bytes = device_options.memory_limit_bytes ? device_options.memory_limit_bytes : device_memory_bytes();
+    const uint64_t memory = device_bytes;
     int devices = device_options.devices > 0 ? device_options.devices : device_count();
     if (device::device_system() == "OpenMP" && device_options.devices <= 0 && threads > 1 && b.experiments.size() > 1) {
         // On CPU cores, a sweep runs as one group per thread (each stepped by one OpenMP thread, no barrier
@@ -313,8 +314,11 @@ DevicePlan plan_device_run(const Batch& b, int threads, const DeviceOptions& dev
             largest = std::max(largest, need);
         }
         device_bytes = std::min(device_bytes, std::max(largest, (total + uint64_t(devices) - 1) / uint64_t(devices)));
+        // That bound packs the groups; what they hold in flight grows into an even share of the memory: held to
+        // their tables' size, a sweep whose queues fill (no congestion control, TIMELY) ran out of blocks.
+        return {plan_device_groups(b, device_bytes, devices), device_bytes, devices, std::max(device_bytes, memory / uint64_t(devices))};
     }
-    return {plan_device_groups(b, device_bytes, devices), device_bytes, devices};
+    return {plan_device_groups(b, device_bytes, devices), device_bytes, devices, device_bytes};
 }
 
 std::vector<ExperimentResult> run_device(Batch& b, const RunOptions& options, const DeviceOptions& device_options) {
@@ -331,7 +335,7 @@ std::vector<ExperimentResult> run_device(Batch& b, const RunOptions& options, co
         if (o.blocks_held) throw std::logic_error("run_device takes a batch that has not run");
     const DevicePlan plan = plan_device_run(b, options.threads, device_options);
     const std::vector<DeviceGroup>& groups = plan.groups;
-    const uint64_t device_bytes = plan.device_bytes;
+    const uint64_t group_bytes = plan.group_bytes;
     const int devices = plan.devices;
     const NetView host_view = b.view();  // also sizes the queue monitors' pointers, which the hooks set
     const ExperimentRows rows(b);
@@ -349,7 +353,7 @@ std::vector<ExperimentResult> run_device(Batch& b, const RunOptions& options, co
                 if (g.device != d) continue;
                 std::vector<uint32_t> exps;
                 for (uint32_t e = g.experiment_begin; e < g.experiment_end; ++e) exps.push_back(e);
-                DeviceSteps steps(b, rows, host_blocks, g.experiment_begin, g.experiment_end, device_options, device_bytes);
+                DeviceSteps steps(b, rows, host_blocks, g.experiment_begin, g.experiment_end, device_options, group_bytes);
                 Stepper stepper(b, steps, results, exps, &options);
                 steps.start(host_view);
                 while (!stepper.finished) {

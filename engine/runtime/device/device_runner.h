@@ -49,8 +49,9 @@ int device_count();
 // sweep on several threads becomes one group per thread unless `devices` is given.
 struct DevicePlan {
     std::vector<DeviceGroup> groups;
-    uint64_t device_bytes = 0;
+    uint64_t device_bytes = 0;  // what the groups were packed into: a group's tables and first blocks fit it
     int devices = 1;
+    uint64_t group_bytes = 0;   // what a group's packet blocks may grow into, at least device_bytes
 };
 DevicePlan plan_device_run(const Batch& batch, int threads, const DeviceOptions& device);
 
