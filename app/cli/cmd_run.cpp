@@ -6,7 +6,6 @@
 
 #include "cli/commands.h"
 #include "cli/inputs.h"
-#include "cli/llm_run.h"
 #include "cli/run_session.h"
 #ifdef ORRERY_HAVE_MPI
 #include "cli/mpi_partition.h"
@@ -164,7 +163,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
                 const LoadedScenario one = experiment_alone(loaded, i);
                 const Experiment& x = one.experiments[0];
                 store.begin_run(cli_run_record(base.name, path, x.sha256, o->backend, loaded.written), {{x.id, x.index, x.seed, x.sha256, x.parameters}});
-                if (base.workload.kind == "llm") return run_llm_experiments(one, {fabric_of[i]}, presets, store, o->backend, &quiet).summaries.at(0);
+                if (base.workload.kind == "llm") return run_llm_session(one, {fabric_of[i]}, presets, store, o->backend, &quiet).summaries.at(0);
                 const std::vector<ExperimentInput> inputs = flow_inputs(one, {fabric_of[i]});
                 Batch batch = compile_batch(inputs, std::move(spare_arena));
                 nlohmann::json summary = run_session(batch, inputs, &store, o->backend, {}, &quiet).summaries.at(0);
@@ -193,7 +192,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             ResultsStore store(store_path);
             begin_run(store);
             const FailedRunMark mark_failed(store);
-            const LlmRunResult r = run_llm_experiments(loaded, fabric_of, presets, store, o->backend, &progress);
+            const LlmSessionResult r = run_llm_session(loaded, fabric_of, presets, store, o->backend, &progress);
             std::fprintf(stderr, "%s: %zu experiment%s %s; results in %s (run %lld)\n", path.string().c_str(), r.summaries.size(),
                          r.summaries.size() == 1 ? "" : "s", r.cancelled ? "cancelled" : "finished", store_path.string().c_str(), (long long)store.run_id());
             return r.cancelled ? 130 : kOk;

@@ -1,7 +1,7 @@
 #include "cli/run_session.h"
 
 #include "runtime/device/device_runner.h"
-#include "runtime/session.h"
+#include "session/session.h"
 
 #include <algorithm>
 #include <atomic>
@@ -132,43 +132,71 @@ RunRecord cli_run_record(const std::string& name, const std::filesystem::path& f
     return record;
 }
 
-SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, const Backend& backend,
-                          const SessionWorkload& workload, ProgressLines* progress) {
-    SessionBackend engine_backend;
-    engine_backend.threads = backend.threads;
-    engine_backend.device = backend.device;
-    engine_backend.partition = backend.partition;
-    engine_backend.name = describe_backend(backend);
+namespace {
+
+// The session's events as this command prints them: `ids` names the experiments by the indices the session uses.
+SessionObserver cli_observer(const std::vector<std::string>& ids, ProgressLines* progress) {
     SessionObserver observer;
-    observer.started = [&](uint32_t e) {
-        if (progress) progress->start(inputs[e].id);
+    observer.started = [&ids, progress](uint32_t e) {
+        if (progress) progress->start(ids[e]);
     };
     if (progress && progress->on())
-        observer.progress = [&](uint32_t e, int64_t clock, uint32_t flows_done, uint32_t flows, double wall) {
-            progress->progress(inputs[e].id, clock, flows_done, flows, wall);
+        observer.progress = [&ids, progress](uint32_t e, int64_t clock, uint32_t flows_done, uint32_t flows, double wall) {
+            progress->progress(ids[e], clock, flows_done, flows, wall);
         };
-    observer.committed = [&](uint32_t e, const std::string& status, double wall) {
-        if (progress) progress->done(inputs[e].id, status, wall);
+    observer.committed = [&ids, progress](uint32_t e, const std::string& status, double wall) {
+        if (progress) progress->done(ids[e], status, wall);
     };
-    observer.finished = [&](uint32_t, const ExperimentResult& r, const nlohmann::json& summary, size_t finished, double wall) {
+    observer.finished = [&ids, progress](uint32_t e, const ExperimentResult& r, const nlohmann::json& summary, size_t finished, double wall) {
         if (progress) progress->summary(summary);
         const std::string status = summary.value("status", "");
-        if (workload.on_done) {
-            say(progress, "[%zu/%zu] %s %s: iteration %.6f s, %zu network flows, %.3f s wall\n", finished, inputs.size(), r.id.c_str(), status.c_str(),
-                summary.value("iteration_time_s", 0.0), r.flows.size(), wall);
-            return;
+        const char* id = ids[e].c_str();
+        if (summary.contains("message")) {
+            say(progress, "[%zu/%zu] %s %s: %s\n", finished, ids.size(), id, status.c_str(), summary["message"].get<std::string>().c_str());
+        } else if (summary.contains("iteration_time_s")) {  // an LLM job, at any network level
+            say(progress, "[%zu/%zu] %s %s: iteration %.6f s (%s), %zu ops, %zu network flows, %.3f s wall\n", finished, ids.size(), id, status.c_str(),
+                summary["iteration_time_s"].get<double>(), summary.value("network_mode", "").c_str(), summary.value("ops", size_t(0)),
+                summary.value("network_flows", size_t(0)), wall);
+        } else {
+            say(progress, "[%zu/%zu] %s %s: %zu flows, mean FCT %.3f us, p99 %.3f us, %.0f PFC pauses, %.3f s wall\n", finished, ids.size(), id,
+                status.c_str(), r.flows.size(), summary["fct_mean"]["value"].get<double>(), summary["fct_p99"]["value"].get<double>(),
+                summary["pfc_pauses"]["value"].get<double>(), wall);
         }
-        say(progress, "[%zu/%zu] %s %s: %zu flows, mean FCT %.3f us, p99 %.3f us, %.0f PFC pauses, %.3f s wall\n", finished, inputs.size(), r.id.c_str(),
-            status.c_str(), r.flows.size(), summary["fct_mean"]["value"].get<double>(), summary["fct_p99"]["value"].get<double>(),
-            summary["pfc_pauses"]["value"].get<double>(), wall);
     };
-    observer.note = [&](const std::string& subject, const std::string& text, bool always) {
+    observer.note = [progress](const std::string& subject, const std::string& text, bool always) {
         if (always) std::fprintf(stderr, "%s: %s\n", subject.c_str(), text.c_str());
         else say(progress, "%s: %s\n", subject.c_str(), text.c_str());
     };
+    return observer;
+}
+
+SessionBackend engine_backend(const Backend& backend) {
+    SessionBackend b;
+    b.threads = backend.threads;
+    b.device = backend.device;
+    b.partition = backend.partition;
+    b.name = describe_backend(backend);
+    return b;
+}
+
+}  // namespace
+
+SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, const Backend& backend,
+                          const SessionWorkload& workload, ProgressLines* progress) {
+    std::vector<std::string> ids;
+    for (const ExperimentInput& in : inputs) ids.push_back(in.id);
     g_cancel.store(false);
     const SignalsCancel while_running;
-    return orrery::run_session(batch, inputs, store, engine_backend, workload, observer, g_cancel);
+    return orrery::run_session(batch, inputs, store, engine_backend(backend), workload, cli_observer(ids, progress), g_cancel);
+}
+
+LlmSessionResult run_llm_session(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets,
+                                 ResultsStore& store, const Backend& backend, ProgressLines* progress) {
+    std::vector<std::string> ids;
+    for (const Experiment& x : loaded.experiments) ids.push_back(x.id);
+    g_cancel.store(false);
+    const SignalsCancel while_running;
+    return orrery::run_llm_session(loaded, fabrics, presets, store, engine_backend(backend), cli_observer(ids, progress), g_cancel);
 }
 
 }  // namespace orrery::cli

@@ -1,5 +1,5 @@
 #pragma once
-// Running a batch from the command line: the engine's run session (runtime/session.h) with one progress line
+// Running a batch from the command line: the engine's run session (session/session.h) with one progress line
 // per experiment on stderr, Ctrl-C to stop keeping what finished, and a summary per experiment.
 #include <filesystem>
 #include <exception>
@@ -15,7 +15,10 @@
 #include "runtime/batch.h"
 #include "runtime/cpu_runner.h"
 #include "runtime/partition.h"
-#include "runtime/session.h"
+#include "scenario/load.h"
+#include "scenario/presets.h"
+#include "session/llm_session.h"
+#include "session/session.h"
 #include "telemetry/results_store.h"
 
 namespace orrery::cli {
@@ -83,10 +86,14 @@ private:
     int exceptions_;
 };
 
-// The engine's run session (runtime/session.h) with this command's progress lines, Ctrl-C and SIGTERM to stop
+// The engine's run session (session/session.h) with this command's progress lines, Ctrl-C and SIGTERM to stop
 // keeping what finished. `store` may be null (nothing stored). The store's run must have been begun; it is
 // ended here.
 SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, const Backend& backend,
                           const SessionWorkload& workload = {}, ProgressLines* progress = nullptr);
+
+// The engine's LLM-job session (session/llm_session.h) the same way.
+LlmSessionResult run_llm_session(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets,
+                                 ResultsStore& store, const Backend& backend, ProgressLines* progress = nullptr);
 
 }  // namespace orrery::cli

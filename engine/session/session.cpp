@@ -1,4 +1,4 @@
-#include "runtime/session.h"
+#include "session/session.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,0 +1,125 @@
+// engine/session: the run sessions every front end drives. An LLM sweep over the three network levels runs its
+// analytic and flow experiments at once and its packet-level one in the batch after them, and the observer hears
+// every experiment under its index in the scenario; a cancelled session stores nothing it did not run.
+#include <QtTest>
+
+#include <atomic>
+#include <map>
+
+#include "scenario/build.h"
+#include "scenario/load.h"
+#include "scenario/presets.h"
+#include "session/llm_session.h"
+#include "telemetry/store_reader.h"
+
+using namespace orrery;
+
+namespace {
+
+const PresetLibrary kPresets({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"});
+
+// TP 8 inside each of two servers, DP 2 across them: data-parallel traffic crosses the network.
+nlohmann::json three_levels() {
+    return {{"format", "orrery-scenario"},
+            {"version", 1},
+            {"name", "levels"},
+            {"topology", {{"generator", "rail-optimized"}, {"gpus", 16}, {"gpus_per_server", 8}}},
+            {"workload",
+             {{"kind", "llm"},
+              {"model", {{"layers", 2}, {"hidden", 1024}, {"heads", 16}, {"ffn", 4096}, {"seq", 512}, {"vocab", 1000}}},
+              {"parallel", {{"tp", 8}, {"dp", 2}}}}},
+            {"sweep", {{"parameters", {{{"path", "workload.network_mode"}, {"values", {"packet", "analytic", "flow"}}}}}}}};
+}
+
+struct Heard {
+    std::vector<uint32_t> started, committed, finished;
+    std::vector<size_t> counts;
+    std::map<uint32_t, nlohmann::json> summaries;
+};
+
+SessionObserver listen(Heard& h) {
+    SessionObserver o;
+    o.started = [&h](uint32_t e) { h.started.push_back(e); };
+    o.committed = [&h](uint32_t e, const std::string&, double) { h.committed.push_back(e); };
+    o.finished = [&h](uint32_t e, const ExperimentResult&, const nlohmann::json& summary, size_t n, double) {
+        h.finished.push_back(e);
+        h.counts.push_back(n);
+        h.summaries[e] = summary;
+    };
+    return o;
+}
+
+struct Setup {
+    LoadedScenario loaded;
+    std::vector<Fabric> fabrics;
+    std::vector<const Fabric*> pointers;
+    explicit Setup(const nlohmann::json& doc) : loaded(load_scenario_document(doc, "levels.json", ".", kPresets, LoadOptions{false})) {
+        fabrics.reserve(loaded.scenarios.size());
+        for (const Scenario& s : loaded.scenarios) fabrics.push_back(build_fabric(s.topology));
+        for (const Fabric& f : fabrics) pointers.push_back(&f);
+    }
+    void begin(ResultsStore& store) const {
+        std::vector<ExperimentRecord> records;
+        for (const Experiment& x : loaded.experiments) records.push_back({x.id, x.index, x.seed, x.sha256, x.parameters});
+        store.begin_run(RunRecord{}, records);
+    }
+};
+
+}  // namespace
+
+class TestSession : public QObject {
+    Q_OBJECT
+private slots:
+    void llm_sweep_runs_without_packets_first_and_reports_in_scenario_order() {
+        QTemporaryDir tmp;
+        const Setup setup(three_levels());
+        QCOMPARE(setup.loaded.experiments.size(), size_t(3));
+        ResultsStore store(tmp.filePath("r.sqlite").toStdString());
+        setup.begin(store);
+        Heard heard;
+        std::atomic<bool> cancel{false};
+        const LlmSessionResult r = run_llm_session(setup.loaded, setup.pointers, kPresets, store, SessionBackend{}, listen(heard), cancel);
+        QVERIFY(!r.cancelled);
+        // Analytic (1) and flow (2) end as they run; the packet-level experiment (0) ends with its batch, last.
+        QCOMPARE(heard.finished, (std::vector<uint32_t>{1, 2, 0}));
+        QCOMPARE(heard.counts, (std::vector<size_t>{1, 2, 3}));
+        QCOMPARE(heard.started, (std::vector<uint32_t>{1, 2, 0}));
+        QCOMPARE(heard.committed, (std::vector<uint32_t>{1, 2, 0}));
+        const char* modes[] = {"packet", "analytic", "flow"};
+        for (uint32_t e = 0; e < 3; ++e) {
+            const nlohmann::json& s = r.summaries[e];
+            QCOMPARE(s["status"].get<std::string>(), std::string("ok"));
+            QCOMPARE(s["network_mode"].get<std::string>(), std::string(modes[e]));
+            QCOMPARE(s["id"].get<std::string>(), setup.loaded.experiments[e].id);
+            QCOMPARE(heard.summaries[e], s);
+            QVERIFY(s["iteration_time_s"].get<double>() > 0);
+        }
+        // The contention-free bound is no slower than the levels that share links.
+        QVERIFY(r.summaries[1]["iteration_time_s"].get<double>() <= r.summaries[2]["iteration_time_s"].get<double>());
+        store.flush();
+        const StoreReader reader(tmp.filePath("r.sqlite").toStdString());
+        for (const Experiment& x : setup.loaded.experiments) {
+            QCOMPARE(reader.experiment_status(store.run_id(), x.id), std::string("ok"));
+            QVERIFY2(!reader.timeline(store.run_id(), x.id).empty(), x.id.c_str());
+        }
+    }
+
+    void a_cancelled_llm_session_runs_nothing_and_ends_its_run_cancelled() {
+        QTemporaryDir tmp;
+        const Setup setup(three_levels());
+        ResultsStore store(tmp.filePath("r.sqlite").toStdString());
+        setup.begin(store);
+        Heard heard;
+        std::atomic<bool> cancel{true};
+        const LlmSessionResult r = run_llm_session(setup.loaded, setup.pointers, kPresets, store, SessionBackend{}, listen(heard), cancel);
+        QVERIFY(r.cancelled);
+        QVERIFY(heard.started.empty() && heard.finished.empty());
+        for (const nlohmann::json& s : r.summaries) QVERIFY(s.is_null());
+        store.flush();
+        const StoreReader reader(tmp.filePath("r.sqlite").toStdString());
+        for (const Experiment& x : setup.loaded.experiments) QCOMPARE(reader.experiment_status(store.run_id(), x.id), std::string("cancelled"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSession)
+#include "test_session.moc"
