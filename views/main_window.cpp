@@ -120,14 +120,10 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
     build_docks();
     build_menus();
 
-    connect(topology_, &TopologyEditor::changed, this, &MainWindow::topology_changed);
     connect(topology_, &TopologyEditor::message, this, &MainWindow::log);
-    connect(topology_, &TopologyEditor::bufferEdited, this,
-            [this](QString size) { apply_edit("network.buffer_per_switch", QString::fromStdString(nlohmann::json(size.toStdString()).dump()), topology_); });
-    topology_->use_undo_stack(&edits_);
-    connect(topology_, &TopologyEditor::historyStep, this, [this] {
-        if (tabs_->currentWidget() != topology_) tabs_->setCurrentWidget(topology_);
-    });
+    // The canvas follows the document first (connected first), so the forms below see its fabric.
+    topology_->use_document(&document_);
+    connect(&document_, &ScenarioDocument::changed, this, &MainWindow::document_changed);
     connect(topology_->scene(), &QGraphicsScene::selectionChanged, this, [this] { feed_->set_port_nodes(picked_switch_nodes()); });
     for (ScenarioForm* f : std::initializer_list<ScenarioForm*>{strategy_, network_, sweep_})
         connect(f, &ScenarioForm::edited, this, [this, f](QString path, QString value) { apply_edit(path, value, tab_of(f)); });
@@ -148,7 +144,7 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
         log("Run started: " + counted(experiments, "experiment", "experiments"));
         inspector_->state().clear();
         // output.record absent records everything; present, it lists what is recorded.
-        const nlohmann::json record = json_at(document_, "output.record");
+        const nlohmann::json record = json_at(document(), "output.record");
         inspector_->state().queues_expected =
             !record.is_array() || std::find(record.begin(), record.end(), nlohmann::json("queues")) != record.end();
         feed_->watch(runner_->staging_store(), run);  // live telemetry from the child's own store
@@ -320,7 +316,7 @@ void MainWindow::build_menus() {
         const QString f = QFileDialog::getSaveFileName(this, "Export scenario", QString::fromStdString(scenario_name_) + ".json", "Scenarios (*.json)");
         if (f.isEmpty()) return;
         std::ofstream out(f.toStdString());
-        out << document_.dump(2) << "\n";
+        out << document().dump(2) << "\n";
         log(out ? "Scenario written to " + f + " (orrery-cli run takes it)" : "Cannot write " + f);
     });
 #ifdef ORRERY_HAVE_MPI
@@ -331,7 +327,7 @@ void MainWindow::build_menus() {
                                                        "Slurm batch scripts (*.sh)");
         if (f.isEmpty()) return;
         QString done, why;
-        if (export_cluster_job(cli_, document_, f, job, &done, &why)) log(done);
+        if (export_cluster_job(cli_, document(), f, job, &done, &why)) log(done);
         else QMessageBox::warning(this, "Export cluster job", why);
     });
     cluster->setObjectName("export-cluster-job-action");
@@ -341,9 +337,9 @@ void MainWindow::build_menus() {
     add(file, "&Quit", QKeySequence::Quit, [this] { close(); });
 
     QMenu* edit = menuBar()->addMenu("&Edit");
-    QAction* undo = edits_.createUndoAction(this, "&Undo");
+    QAction* undo = document_.history()->createUndoAction(this, "&Undo");
     undo->setShortcut(QKeySequence::Undo);
-    QAction* redo = edits_.createRedoAction(this, "&Redo");
+    QAction* redo = document_.history()->createRedoAction(this, "&Redo");
     redo->setShortcut(QKeySequence::Redo);
     edit->addAction(undo);
     edit->addAction(redo);
@@ -442,6 +438,7 @@ QString MainWindow::ask_project_file_for_run() {
 
 void MainWindow::new_project() {
     project_.reset();
+    document_.set_base_dir(base_dir());  // the scenario's relative paths are read from the project's folder
     clear_run_dock();
     // Nothing of the previous project's runs stays on show.
     feed_->stop();
@@ -455,82 +452,27 @@ void MainWindow::new_project() {
 
 void MainWindow::load_scenario(const std::string& name, const nlohmann::json& document, const nlohmann::json& positions) {
     scenario_name_ = name;
-    document_ = document;
-    std::map<QString, QPointF> places;
-    if (positions.is_object())
-        for (auto it = positions.begin(); it != positions.end(); ++it)
-            if (it.value().is_array() && it.value().size() == 2)
-                places[QString::fromStdString(it.key())] = QPointF(it.value()[0].get<double>(), it.value()[1].get<double>());
-    TopoDoc doc;
-    try {
-        if (document_.contains("topology")) doc = doc_from_topology(document_["topology"], base_dir(), presets_, places);
-    } catch (const InputError& e) {
-        log(QString("Topology of \"%1\" not shown: %2").arg(QString::fromStdString(name), e.what()));
-    }
-    last_topology_ = document_.contains("topology") ? document_["topology"] : nlohmann::json();
-    loading_ = true;
-    topology_->set_doc(doc);
-    loading_ = false;
-    refresh_forms();
+    document_.set_base_dir(base_dir());
+    document_.load(document, positions);
     dirty_ = false;
     update_title();
 }
 
-void MainWindow::topology_changed() {
-    if (loading_) return;  // load_scenario shows the document's own fabric
-    if (topology_->doc().boxes.empty()) {  // an empty canvas is no fabric (not an explicit one of no nodes)
-        if (document_.contains("topology")) {
-            document_.erase("topology");
-            last_topology_ = nlohmann::json();
-            refresh_forms();
-            dirty_ = true;
-            update_title();
-        }
-        return;
-    }
-    const nlohmann::json t = doc_to_topology(topology_->doc());
-    const bool fabric_changed = t != last_topology_;
-    if (fabric_changed && !(t.is_object() && t.empty())) {
-        document_["topology"] = t;
-        last_topology_ = t;
-        refresh_forms();
-    }
-    dirty_ = true;
+void MainWindow::document_changed(ScenarioDocument::Change how, QWidget* tab) {
+    if (how != ScenarioDocument::Change::loaded) dirty_ = true;
     update_title();
+    refresh_forms();
+    if (how == ScenarioDocument::Change::history && tab && tabs_->currentWidget() != tab) tabs_->setCurrentWidget(tab);
 }
-
-// One form edit in the document's history: the whole document before and after (small next to the fabric,
-// which the topology's own commands keep), and the tab the edit was made on, shown again when it is undone.
-class DocumentEdit : public QUndoCommand {
-public:
-    DocumentEdit(MainWindow* w, const QString& text, nlohmann::json before, nlohmann::json after, QWidget* tab)
-        : QUndoCommand(text), w_(w), before_(std::move(before)), after_(std::move(after)), tab_(tab) {}
-    void undo() override { w_->show_document(before_, tab_); }
-    void redo() override { w_->show_document(after_, tab_); }
-
-private:
-    MainWindow* w_;
-    nlohmann::json before_, after_;
-    QWidget* tab_;
-};
 
 void MainWindow::apply_edit(const QString& path, const QString& value_json, QWidget* tab) {
     if (locked_) return;
-    const std::string p = path.toStdString();
-    nlohmann::json next = document_;
-    if (value_json.isEmpty()) {
-        erase_at(next, p);
-    } else {
-        std::string why;
-        if (!set_at_path(next, p, nlohmann::json::parse(value_json.toStdString()), &why)) {
-            log(path + ": " + QString::fromStdString(why));
-            return;
-        }
-    }
-    if (next == document_) return;  // a field left with its value unchanged (focus moving away on F5) is no edit
     if (!tab) tab = tab_of(sender());
     const QString label = tabs_->tabText(tabs_->indexOf(tab)).replace("&&", "&");
-    edits_.push(new DocumentEdit(this, (value_json.isEmpty() ? "Reset " : "Set ") + path + (label.isEmpty() ? "" : " (" + label + ")"), document_, next, tab));
+    const QString what = (value_json.isEmpty() ? "Reset " : "Set ") + path + (label.isEmpty() ? "" : " (" + label + ")");
+    const nlohmann::json value = value_json.isEmpty() ? nlohmann::json() : nlohmann::json::parse(value_json.toStdString());
+    std::string why;
+    if (!document_.set(what, path.toStdString(), value_json.isEmpty() ? nullptr : &value, tab, &why)) log(path + ": " + QString::fromStdString(why));
 }
 
 QWidget* MainWindow::tab_of(QObject* o) const {
@@ -539,18 +481,10 @@ QWidget* MainWindow::tab_of(QObject* o) const {
     return tabs_->currentWidget();
 }
 
-void MainWindow::show_document(const nlohmann::json& document, QWidget* tab) {
-    document_ = document;
-    dirty_ = true;
-    update_title();
-    refresh_forms();
-    if (tab && tabs_->currentWidget() != tab) tabs_->setCurrentWidget(tab);
-}
-
 bool MainWindow::run_enabled() const { return run_action_->isEnabled(); }
 
 void MainWindow::check_problems() {
-    const ScenarioProblems p = check_document(document_, base_dir(), presets_);
+    const ScenarioProblems p = check_document(document(), base_dir(), presets_);
     problems_->clear();
     auto add = [&](const std::string& line, bool error) {
         auto* item = new QListWidgetItem((error ? "Error: " : "Warning: ") + QString::fromStdString(line), problems_);
@@ -573,13 +507,13 @@ void MainWindow::refresh_forms() {
     problems_timer_.start();
     {
         Diagnostics diags;
-        const nlohmann::json resolved = resolve_presets(document_, presets_, "scenario", diags);
+        const nlohmann::json resolved = resolve_presets(document(), presets_, "scenario", diags);
         const nlohmann::json buffer = resolved.is_null() ? nlohmann::json() : json_at(resolved, "network.buffer_per_switch");
         topology_->show_buffer(QString::fromStdString(buffer.is_string() ? buffer.get<std::string>() : format_size(NetworkSpec{}.buffer_per_switch)));
     }
-    strategy_->load(document_, base_dir(), topology_->doc().host_count());
-    network_->load(document_);
-    sweep_->load(document_, base_dir());
+    strategy_->load(document(), base_dir(), topology_->doc().host_count());
+    network_->load(document());
+    sweep_->load(document(), base_dir());
 }
 
 void MainWindow::refresh_project_tree() {
@@ -719,6 +653,7 @@ bool MainWindow::open_project(const QString& file, QString* why) {
         auto project = std::make_unique<ProjectFile>(file.toStdString());
         std::vector<StoredScenario> scenarios = project->scenarios();
         project_ = std::move(project);
+        document_.set_base_dir(base_dir());  // the scenario's relative paths are read from the project's folder
         clear_run_dock();  // the Run dock showed the previous project's run
         import_leftover_runs();
         if (scenarios.empty()) {
@@ -796,6 +731,7 @@ bool MainWindow::save_project_as(const QString& file, QString* why) {
             for (const StoredScenario& s : project_->scenarios())
                 if (s.name != scenario_name_) fresh->save_scenario(s);
         project_ = std::move(fresh);
+        document_.set_base_dir(base_dir());  // the scenario's relative paths are read from the project's folder
         add_recent(QFileInfo(file).absoluteFilePath());
         results_->set_store(project_path());
         return save(why);
@@ -828,9 +764,7 @@ bool MainWindow::maybe_save() {
 }
 
 StoredScenario MainWindow::current_scenario() const {
-    StoredScenario s{scenario_name_, document_, nlohmann::json::object(), ""};
-    for (const auto& [name, pos] : doc_positions(topology_->doc())) s.positions[name.toStdString()] = {pos.x(), pos.y()};
-    return s;
+    return StoredScenario{scenario_name_, document(), document_.layout(), ""};
 }
 
 void MainWindow::autosave() {
@@ -894,7 +828,7 @@ bool MainWindow::start_run(QString* why) {
         *why = "fix the fields shown in pink first:\n" + pending.join("\n");
         return false;
     }
-    const std::vector<std::string> errors = validate_document(document_, base_dir(), presets_);
+    const std::vector<std::string> errors = validate_document(document(), base_dir(), presets_);
     check_problems();
     if (!errors.empty()) {
         QStringList lines;
@@ -905,7 +839,7 @@ bool MainWindow::start_run(QString* why) {
     // One core stays with the workbench, so its live views keep their frame rate while the engine runs.
     const int threads = int(std::max(1u, std::thread::hardware_concurrency() - 1));
     // The run carries the scenario's name in the project (the document's own "name" may be a template's).
-    nlohmann::json document = document_;
+    nlohmann::json document = this->document();
     document["name"] = scenario_name_;
     if (!runner_->start(document, project_path(), threads, why)) return false;
     set_locked(true);

@@ -13,6 +13,7 @@
 
 #include "scenario/presets.h"
 #include "views/project_file.h"
+#include "views/scenario_document.h"
 #include "views/welcome.h"
 
 class QAction;
@@ -59,7 +60,7 @@ public:
     std::function<QMessageBox::StandardButton()> ask_save_changes;
     void cancel_run();
 
-    const nlohmann::json& document() const { return document_; }
+    const nlohmann::json& document() const { return document_.scenario(); }
     bool dirty() const { return dirty_; }
     QString project_path() const;
     TopologyEditor* topology() const { return topology_; }
@@ -84,7 +85,7 @@ public:
     // A form's edit of the document (value_json empty: remove the key), one step of the undo history,
     // remembered with the tab it was made on (`tab`; null: the sending form's tab).
     void apply_edit(const QString& path, const QString& value_json, QWidget* tab = nullptr);
-    QUndoStack* undo_stack() { return &edits_; }
+    QUndoStack* undo_stack() { return document_.history(); }
     QTabWidget* tabs() { return tabs_; }
 
 signals:
@@ -98,10 +99,9 @@ protected:
 private:
     void build_menus();
     void build_docks();
-    void topology_changed();
+    // The document after an edit, undo, redo or load: forms, problems, the title; undo and redo show their tab.
+    void document_changed(ScenarioDocument::Change how, QWidget* tab);
     void refresh_forms();
-    // The document as an undo or redo step left it, on `tab` (DocumentEdit).
-    void show_document(const nlohmann::json& document, QWidget* tab);
     QWidget* tab_of(QObject* o) const;  // the tab page holding `o` (else the current one)
     void check_problems();              // fills the Problems list; Run is off while it holds an error
     void refresh_project_tree();
@@ -124,8 +124,7 @@ private:
     QString cli_;
     std::unique_ptr<ProjectFile> project_;
     std::string scenario_name_ = "scenario";
-    nlohmann::json document_;
-    nlohmann::json last_topology_;
+    ScenarioDocument document_;  // the scenario every tab edits, with its one history
     bool dirty_ = false;
     bool locked_ = false;
 
@@ -147,12 +146,9 @@ private:
     RunController* runner_;
     TelemetryFeed* feed_;
     QTimer autosave_timer_;
-    QUndoStack edits_;  // every tab's edits of the document, in one history
     QListWidget* problems_ = nullptr;  // the engine's validation of the document, as it is edited
     QTimer problems_timer_;            // a pause in editing, then the check
     int problem_errors_ = 0;
-    bool loading_ = false;  // load_scenario is showing a document's fabric: no edit
-    friend class DocumentEdit;
 };
 
 }  // namespace orrery::views

@@ -10,6 +10,8 @@
 #include <QTest>
 
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include "gui_fixtures.h"
 #include "scenario/build.h"
@@ -51,6 +53,47 @@ private slots:
         const TopoDoc again = doc_from_topology(explicit_form, {}, presets);
         QCOMPARE(again.boxes.size(), doc.boxes.size());
         QCOMPARE(again.links.size(), doc.links.size());
+    }
+
+    void the_drawn_form_reads_back_without_the_engine() {
+        // The canvas is rebuilt from the scenario document after an undo: the explicit form it writes reads back
+        // to the same boxes, NICs and links, also while a server has NICs the engine would refuse unlinked.
+        TopoDoc doc = doc_from_topology({{"generator", "rail-optimized"}, {"gpus", 16}, {"gpus_per_server", 8}, {"tiers", 2}}, {}, presets);
+        mark_edited(doc);
+        QString why;
+        const uint64_t server = add_box(doc, BoxKind::server, 0, 4, {});
+        const uint64_t leaf = add_box(doc, BoxKind::network_switch, 1, 1, {});
+        QVERIFY(add_link(doc, server, 2, leaf, -1, &why));
+        doc.links.back().rate = "200Gbps";
+        const nlohmann::json drawn = doc_to_topology(doc);
+        const std::optional<TopoDoc> back = doc_from_drawn(drawn);
+        QVERIFY(back);
+        QVERIFY(doc_to_topology(*back) == drawn);
+        QCOMPARE(back->boxes.size(), doc.boxes.size());
+        QCOMPARE(back->host_count(), doc.host_count());
+        std::map<QString, const TopoBox*> by_name;
+        for (const TopoBox& b : back->boxes) by_name[b.name] = &b;
+        for (const TopoBox& b : doc.boxes) {
+            QVERIFY2(by_name.count(b.name), qPrintable(b.name));
+            QCOMPARE(by_name[b.name]->gpus, b.gpus);
+            QCOMPARE(by_name[b.name]->tier, b.tier);
+            QCOMPARE(by_name[b.name]->group, b.group);
+        }
+        QCOMPARE(back->links.back().port_a, 2);
+        QCOMPARE(back->links.back().rate, QString("200Gbps"));
+        // The engine refuses the half-linked server; the drawn form still shows it.
+        bool refused = false;
+        try {
+            doc_from_topology(drawn, {}, presets);
+        } catch (const InputError&) {
+            refused = true;
+        }
+        QVERIFY(refused);
+        // Other shapes are the engine's to read.
+        QVERIFY(!doc_from_drawn({{"generator", "leaf-spine"}}));
+        nlohmann::json other = drawn;
+        other["nodes"][0]["rate"] = "100Gbps";
+        QVERIFY(!doc_from_drawn(other));
     }
 
     void palette_drop_link_drag_delete_undo_redo() {

@@ -188,6 +188,36 @@ private slots:
         QCOMPARE(text, std::string("my notes"));
     }
 
+    void the_canvas_shows_the_document_whoever_edits_it() {
+        // The topology editor keeps no model of its own: a form's edit of the topology section shows on the
+        // canvas, and so do its undo and the undo of a box moved on the canvas.
+        auto w = open_demo("one-document.orrery");
+        const nlohmann::json topology = w->document()["topology"];
+        QCOMPARE(w->topology()->doc().host_count(), size_t(32));
+        w->apply_edit("topology.hosts_per_leaf", "16", w->network());
+        QCOMPARE(w->topology()->doc().host_count(), size_t(64));
+        w->undo_stack()->undo();
+        QCOMPARE(w->topology()->doc().host_count(), size_t(32));
+        QVERIFY(w->document()["topology"] == topology);
+        // A move is one step of the same history; the scenario stays as written (a layout is no scenario).
+        const TopoBox first = w->topology()->doc().boxes.front();
+        w->topology()->edit("Move box", [&](TopoDoc& d) { d.box(first.id)->pos += QPointF(200, 0); });
+        QVERIFY(w->document()["topology"] == topology);
+        QVERIFY(w->dirty());
+        QCOMPARE(w->topology()->doc().box(first.id)->pos, first.pos + QPointF(200, 0));
+        w->undo_stack()->undo();
+        QCOMPARE(w->topology()->doc().box(first.id)->pos, first.pos);
+        // Redo of an edit the canvas made, after the fabric was rebuilt from the document in between.
+        w->topology()->edit("Add leaf", [](TopoDoc& d) { add_box(d, BoxKind::network_switch, 1, 1, {500, 500}); });
+        const size_t switches = w->topology()->doc().switch_count();
+        w->undo_stack()->undo();
+        QCOMPARE(w->topology()->doc().switch_count(), switches - 1);
+        w->undo_stack()->redo();
+        QCOMPARE(w->topology()->doc().switch_count(), switches);
+        QCOMPARE(w->topology()->doc().boxes.back().pos, QPointF(500, 500));
+        QVERIFY(w->document()["topology"].contains("nodes"));
+    }
+
     void one_undo_history_for_every_tab() {
         // Ctrl+Z after a Network & CC edit once undid the last link drawn on the Topology tab instead.
         auto w = open_demo("undo.orrery");
@@ -195,7 +225,7 @@ private slots:
         const size_t links = w->topology()->doc().links.size();
         const nlohmann::json before = w->document();
         w->tabs()->setCurrentWidget(w->topology());
-        w->topology()->edit("Remove a link", [](TopoDoc& d) { d.links.pop_back(); });
+        w->topology()->edit("Remove a link", [](TopoDoc& d) { remove(d, {}, {d.links.back().id}); });
         w->tabs()->setCurrentWidget(w->network());
         emit w->network()->edited("network.buffer_per_switch", "\"24MB\"");
         w->tabs()->setCurrentIndex(1);
@@ -404,7 +434,9 @@ private slots:
         QCOMPARE(w->document()["cc"]["ecn"][0]["kmin"].get<std::string>(), std::string("800KB"));
         QCOMPARE(w->document()["cc"]["ecn"].size(), size_t(2));
         // The switch buffer from the topology's property panel lands in the network section.
-        emit w->topology()->bufferEdited("16MiB");
+        auto* buffer = w->topology()->findChild<QLineEdit*>("switch-buffer");
+        buffer->setText("16MiB");
+        emit buffer->editingFinished();
         QCOMPARE(w->document()["network"]["buffer_per_switch"].get<std::string>(), std::string("16MiB"));
         QCOMPARE(n->field("network.buffer_per_switch")->text(), QString("16MiB"));
     }

@@ -1,6 +1,8 @@
 #include "views/topology/topology_doc.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include <QSizeF>
@@ -216,10 +218,135 @@ nlohmann::json doc_to_topology(const TopoDoc& doc) {
     return {{"nodes", nodes}, {"links", links}};
 }
 
+namespace {
+
+bool only_keys(const nlohmann::json& o, std::initializer_list<const char*> keys) {
+    for (auto it = o.begin(); it != o.end(); ++it)
+        if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return it.key() == k; })) return false;
+    return true;
+}
+
+// A node of doc_to_topology's explicit form as the box it belongs to (added to `doc`); false for another shape.
+bool read_drawn_node(const nlohmann::json& n, TopoDoc& doc, std::map<std::string, std::pair<uint64_t, int>>& ends, std::map<int, uint64_t>& servers,
+                     std::set<std::string>& nvswitches) {
+    if (!n.is_object() || !n.contains("name") || !n["name"].is_string() || !n.contains("kind") || !n["kind"].is_string()) return false;
+    if (n.contains("group") && !n["group"].is_number_integer()) return false;
+    const std::string name = n["name"], kind = n["kind"];
+    const int group = n.value("group", -1);
+    if (kind == "nvswitch") return only_keys(n, {"name", "kind", "server"}) && nvswitches.insert(name).second;
+    TopoBox b;
+    b.group = group;
+    if (kind == "switch") {
+        if (!only_keys(n, {"name", "kind", "tier", "group"}) || !n.contains("tier") || !n["tier"].is_number_integer()) return false;
+        b.kind = BoxKind::network_switch;
+        b.tier = n["tier"];
+        if (b.tier < 1 || b.tier > 3) return false;
+    } else if (kind != "host" || !only_keys(n, {"name", "kind", "server", "group"})) {
+        return false;
+    } else if (n.contains("server")) {  // a GPU of a server: "<server>.gpu<NIC>", NICs in order
+        if (!n["server"].is_number_integer()) return false;
+        const size_t dot = name.rfind(".gpu");
+        if (dot == std::string::npos || dot == 0) return false;
+        auto it = servers.find(n["server"].get<int>());
+        if (it == servers.end()) {
+            b.id = doc.next_id++;
+            b.name = QString::fromStdString(name.substr(0, dot));
+            b.gpus = 0;
+            doc.boxes.push_back(b);
+            it = servers.emplace(n["server"].get<int>(), b.id).first;
+        }
+        TopoBox* server = doc.box(it->second);
+        if (name != server->name.toStdString() + ".gpu" + std::to_string(server->gpus)) return false;
+        return ends.emplace(name, std::make_pair(server->id, server->gpus++)).second;
+    }
+    b.id = doc.next_id++;
+    b.name = QString::fromStdString(name);
+    doc.boxes.push_back(b);
+    return ends.emplace(name, std::make_pair(b.id, b.kind == BoxKind::server ? 0 : -1)).second;
+}
+
+}  // namespace
+
+std::optional<TopoDoc> doc_from_drawn(const nlohmann::json& t) {
+    if (!t.is_object() || t.size() != 2 || !t.contains("nodes") || !t.contains("links") || !t["nodes"].is_array() || !t["links"].is_array())
+        return std::nullopt;
+    TopoDoc doc;
+    std::map<std::string, std::pair<uint64_t, int>> ends;  // node name → its box and NIC (-1 on a switch)
+    std::map<int, uint64_t> servers;
+    std::set<std::string> nvswitches;
+    for (const nlohmann::json& n : t["nodes"])
+        if (!read_drawn_node(n, doc, ends, servers, nvswitches)) return std::nullopt;
+    for (const nlohmann::json& l : t["links"]) {
+        if (!l.is_object() || !only_keys(l, {"a", "b", "rate", "delay"}) || l.size() != 4) return std::nullopt;
+        for (const char* k : {"a", "b", "rate", "delay"})
+            if (!l[k].is_string()) return std::nullopt;
+        const std::string a = l["a"], b = l["b"];
+        const QString rate = QString::fromStdString(l["rate"].get<std::string>()), delay = QString::fromStdString(l["delay"].get<std::string>());
+        if (nvswitches.count(a) || nvswitches.count(b)) {
+            doc.nvlink_rate = rate;
+            doc.nvlink_delay = delay;
+            continue;
+        }
+        const auto ea = ends.find(a), eb = ends.find(b);
+        if (ea == ends.end() || eb == ends.end()) return std::nullopt;
+        TopoLink link;
+        link.id = doc.next_id++;
+        std::tie(link.a, link.port_a) = ea->second;
+        std::tie(link.b, link.port_b) = eb->second;
+        link.rate = rate;
+        link.delay = delay;
+        doc.links.push_back(link);
+    }
+    tiered_layout(doc);
+    return doc;
+}
+
 std::map<QString, QPointF> doc_positions(const TopoDoc& doc) {
     std::map<QString, QPointF> out;
     for (const TopoBox& b : doc.boxes) out[b.name] = b.pos;
     return out;
+}
+
+nlohmann::json doc_layout(const TopoDoc& doc) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const TopoBox& b : doc.boxes) out[b.name.toStdString()] = {b.pos.x(), b.pos.y()};
+    return out;
+}
+
+std::map<QString, QPointF> layout_positions(const nlohmann::json& layout) {
+    std::map<QString, QPointF> out;
+    if (!layout.is_object()) return out;
+    for (auto it = layout.begin(); it != layout.end(); ++it)
+        if (it.value().is_array() && it.value().size() == 2 && it.value()[0].is_number() && it.value()[1].is_number())
+            out[QString::fromStdString(it.key())] = QPointF(it.value()[0].get<double>(), it.value()[1].get<double>());
+    return out;
+}
+
+void carry_ids(const TopoDoc& from, TopoDoc& to) {
+    std::map<QString, uint64_t> box_id;
+    for (const TopoBox& b : from.boxes) box_id[b.name] = b.id;
+    uint64_t next = std::max(from.next_id, to.next_id);
+    std::map<uint64_t, uint64_t> renamed;  // to's old box id → carried id
+    for (TopoBox& b : to.boxes) {
+        auto it = box_id.find(b.name);
+        renamed[b.id] = it != box_id.end() ? it->second : next++;
+        b.id = renamed[b.id];
+    }
+    using Ends = std::tuple<uint64_t, int, uint64_t, int>;
+    std::map<Ends, std::vector<uint64_t>> link_ids;  // parallel links in their order
+    for (auto l = from.links.rbegin(); l != from.links.rend(); ++l) link_ids[{l->a, l->port_a, l->b, l->port_b}].push_back(l->id);
+    for (TopoLink& l : to.links) {
+        l.a = renamed[l.a];
+        l.b = renamed[l.b];
+        std::vector<uint64_t>& ids = link_ids[{l.a, l.port_a, l.b, l.port_b}];
+        if (ids.empty()) {
+            l.id = next++;
+        } else {
+            l.id = ids.back();
+            ids.pop_back();
+        }
+    }
+    to.next_id = next;
 }
 
 CollapsedView collapse(const TopoDoc& doc) {

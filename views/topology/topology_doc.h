@@ -5,6 +5,7 @@
 // generator form while it is exactly what a generator built, the explicit `nodes` + `links` form once edited.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -84,7 +85,16 @@ TopoDoc doc_from_topology(const nlohmann::json& topology, const std::filesystem:
                           const std::map<QString, QPointF>& positions = {});
 // The scenario section: the generator while unedited, else explicit nodes (hosts, NVSwitches, switches) and links.
 nlohmann::json doc_to_topology(const TopoDoc& doc);
+// The inverse of doc_to_topology's explicit form, read without the engine, so a fabric still being drawn (NICs
+// not yet linked, which the engine refuses) shows as it was; nullopt for any other shape (read by the engine).
+std::optional<TopoDoc> doc_from_drawn(const nlohmann::json& topology);
 std::map<QString, QPointF> doc_positions(const TopoDoc& doc);
+// The boxes' places as the scenario document's layout keeps them ({"name": [x, y]}), and back.
+nlohmann::json doc_layout(const TopoDoc& doc);
+std::map<QString, QPointF> layout_positions(const nlohmann::json& layout);
+// `to` rebuilt from the scenario document: its boxes take the ids they had in `from` (by name) and its links
+// theirs (by both ends and ports), the rest fresh ones, so the canvas keeps its items and selection.
+void carry_ids(const TopoDoc& from, TopoDoc& to);
 
 // Rows by tier (core on top, servers at the bottom), boxes ordered by group then name, rows centred.
 void tiered_layout(TopoDoc& doc);

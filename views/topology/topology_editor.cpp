@@ -26,24 +26,6 @@
 
 namespace orrery::views {
 
-class DocCommand : public QUndoCommand {
-public:
-    DocCommand(TopologyEditor* editor, const QString& text, TopoDoc before, TopoDoc after)
-        : QUndoCommand(text), editor_(editor), before_(std::move(before)), after_(std::move(after)) {}
-    void undo() override {
-        editor_->apply(before_);
-        emit editor_->historyStep();
-    }
-    void redo() override {
-        editor_->apply(after_);
-        emit editor_->historyStep();
-    }
-
-private:
-    TopologyEditor* editor_;
-    TopoDoc before_, after_;
-};
-
 namespace {
 
 // Dragging a palette entry carries its kind ("server:8", "switch:1", …).
@@ -115,6 +97,7 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
     bf->addRow("GPUs (servers)", box_gpus_);
     bf->addRow("Tier (switches)", box_tier_);
     switch_buffer_ = new QLineEdit(box_panel_);
+    switch_buffer_->setObjectName("switch-buffer");
     switch_buffer_->setToolTip("Shared buffer per switch, with its unit (32MiB); one value for every switch of the fabric");
     bf->addRow("Buffer (every switch)", switch_buffer_);
     connect(switch_buffer_, &QLineEdit::editingFinished, this, [this] {
@@ -124,7 +107,8 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
             emit message("Switch buffer \"" + switch_buffer_->text() + "\": " + QString::fromStdString(why));
             return;
         }
-        emit bufferEdited(switch_buffer_->text().trimmed());
+        const nlohmann::json value = switch_buffer_->text().trimmed().toStdString();
+        document_->set("Set network.buffer_per_switch (Topology)", "network.buffer_per_switch", &value, this, &why);
     });
     connect(box_name_, &QLineEdit::editingFinished, this, &TopologyEditor::apply_box_properties);
     connect(box_gpus_, &QSpinBox::editingFinished, this, &TopologyEditor::apply_box_properties);
@@ -169,7 +153,7 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
             emit message("Link not made: " + why);
             return;
         }
-        undo_->push(new DocCommand(this, "Link", doc_, next));
+        commit("Link", std::move(next));
     });
     connect(scene_, &TopologyScene::linkEveryNicRequested, this, [this](uint64_t server, uint64_t target, bool rails) {
         QString why;
@@ -179,7 +163,7 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
             emit message("Links not made: " + why);
             return;
         }
-        undo_->push(new DocCommand(this, "Link " + counted(added.size(), "NIC", "NICs") + (rails ? " to their rails" : ""), doc_, next));
+        commit("Link " + counted(added.size(), "NIC", "NICs") + (rails ? " to their rails" : ""), std::move(next));
         scene_->select({}, std::set<uint64_t>(added.begin(), added.end()));  // the new links, highlighted
     });
     connect(scene_, &TopologyScene::moveFinished, this, [this](std::map<uint64_t, QPointF> moved) {
@@ -188,7 +172,69 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
                 if (auto it = moved.find(b.id); it != moved.end()) b.pos = it->second;
         });
     });
+    use_document(&own_document_);
     update_properties();
+}
+
+void TopologyEditor::use_document(ScenarioDocument* document) {
+    disconnect(document_, nullptr, this, nullptr);
+    document_ = document;
+    connect(document_, &ScenarioDocument::changed, this, [this](ScenarioDocument::Change how, QWidget*) { show_document(how); });
+    show_document(ScenarioDocument::Change::loaded);
+}
+
+void TopologyEditor::show_document(ScenarioDocument::Change how) {
+    const bool loaded = how == ScenarioDocument::Change::loaded;
+    const nlohmann::json& scenario = document_->scenario();
+    const nlohmann::json topology = scenario.contains("topology") ? scenario["topology"] : nlohmann::json();
+    std::optional<TopoDoc> next;
+    if (pending_ && how != ScenarioDocument::Change::history && topology == pending_topology_) next = std::move(*pending_);  // this editor's own
+    pending_.reset();
+    const std::map<QString, QPointF> places = layout_positions(document_->layout());
+    if (!next && !loaded && topology == shown_topology_) {  // the same fabric: boxes to their places
+        next = doc_;
+        for (TopoBox& b : next->boxes)
+            if (auto it = places.find(b.name); it != places.end()) b.pos = it->second;
+    }
+    if (!next) {  // another fabric: rebuilt from the document, keeping the ids of what stays
+        next.emplace();
+        try {
+            if (std::optional<TopoDoc> drawn = doc_from_drawn(topology)) {
+                *next = std::move(*drawn);
+                for (TopoBox& b : next->boxes)
+                    if (auto it = places.find(b.name); it != places.end()) b.pos = it->second;
+            } else if (!topology.is_null()) {
+                *next = doc_from_topology(topology, document_->base_dir(), presets_, places);
+            }
+        } catch (const InputError& e) {
+            emit message(QString("Topology not shown: ") + e.what());
+        }
+        if (!loaded) carry_ids(doc_, *next);
+    }
+    shown_topology_ = topology;
+    if (!loaded) return apply(*next);
+    scene_->forget_room();
+    apply(*next);
+    document_->complete_layout(doc_layout(doc_));  // boxes the saved layout lacked keep the place they are shown at
+    view_->fit();
+}
+
+void TopologyEditor::commit(const QString& what, TopoDoc next) {
+    if (locked_) return;
+    nlohmann::json scenario = document_->scenario();
+    nlohmann::json topology;
+    if (!next.boxes.empty()) {  // an empty canvas is no fabric (not an explicit one of no nodes)
+        topology = doc_to_topology(next);
+        // The same fabric (a move): the section stays as it was written.
+        if (scenario.contains("topology") && topology == doc_to_topology(doc_)) topology = scenario["topology"];
+    }
+    if (topology.is_null()) scenario.erase("topology");
+    else scenario["topology"] = topology;
+    nlohmann::json layout = doc_layout(next);
+    pending_topology_ = topology;
+    pending_ = std::move(next);
+    document_->edit(what, std::move(scenario), std::move(layout), this);
+    pending_.reset();  // when the edit changed nothing, no step took it
 }
 
 void TopologyEditor::apply(const TopoDoc& doc) {
@@ -208,10 +254,11 @@ void TopologyEditor::apply(const TopoDoc& doc) {
 }
 
 void TopologyEditor::set_doc(const TopoDoc& doc) {
-    undo_->clear();
-    scene_->forget_room();
-    apply(doc);
-    view_->fit();
+    nlohmann::json scenario = nlohmann::json::object();
+    if (!doc.boxes.empty()) scenario["topology"] = doc_to_topology(doc);
+    pending_topology_ = scenario.contains("topology") ? scenario["topology"] : nlohmann::json();
+    pending_ = doc;
+    document_->load(std::move(scenario), doc_layout(doc));
 }
 
 void TopologyEditor::show_every_box(bool on) {
@@ -236,7 +283,7 @@ void TopologyEditor::edit(const QString& what, const std::function<void(TopoDoc&
     if (locked_) return;
     TopoDoc next = doc_;
     change(next);
-    undo_->push(new DocCommand(this, what, doc_, next));
+    commit(what, std::move(next));
 }
 
 void TopologyEditor::add_from_palette(const QString& kind, QPointF scene_pos) {
@@ -289,7 +336,7 @@ void TopologyEditor::generate(const nlohmann::json& generator) {
         l.b += shift;
     }
     next.next_id += shift;
-    undo_->push(new DocCommand(this, "Generate " + QString::fromStdString(generator.value("generator", std::string("fabric"))), doc_, next));
+    commit("Generate " + QString::fromStdString(generator.value("generator", std::string("fabric"))), std::move(next));
     view_->fit();
 }
 

@@ -1,11 +1,14 @@
 #pragma once
-// The topology editor: palette, canvas, property panel; every change is an undoable command holding the
-// document before and after (TopoDoc is small plain data, so a snapshot is the simplest exact undo).
+// The topology editor: palette, canvas, property panel over the scenario document's `topology` section and
+// layout (views/scenario_document.h). Every change is an edit of that document, one step of the history every tab
+// shares; what the canvas shows (a TopoDoc: boxes, links, places) is derived from the document each time it
+// changes, so an undo, a form's edit of the topology or a load all show the same way.
 #include <functional>
+#include <optional>
 
-#include <QUndoStack>
 #include <QWidget>
 
+#include "views/scenario_document.h"
 #include "views/topology/topology_doc.h"
 #include "views/topology/topology_scene.h"
 
@@ -24,18 +27,21 @@ class TopologyEditor : public QWidget {
 public:
     explicit TopologyEditor(const PresetLibrary& presets, QWidget* parent = nullptr);
 
-    const TopoDoc& doc() const { return doc_; }
-    void set_doc(const TopoDoc& doc);  // a new document: clears the undo history
-    QUndoStack* undo_stack() { return undo_; }
-    // The document's one history (the main window's, shared by every tab); the editor's own until then.
-    void use_undo_stack(QUndoStack* stack) { undo_ = stack; }
+    const TopoDoc& doc() const { return doc_; }  // what the canvas shows of the document
+    // The document edited (the main window's, shared by every tab); the editor's own until then.
+    void use_document(ScenarioDocument* document);
+    ScenarioDocument* document() const { return document_; }
+    QUndoStack* undo_stack() { return document_->history(); }
+    // A new document holding only this fabric (standalone use: tests, benchmarks); clears the history.
+    void set_doc(const TopoDoc& doc);
     TopologyScene* scene() { return scene_; }
     TopologyView* view() { return view_; }
     void set_locked(bool locked);      // while a run uses the scenario
     void show_buffer(const QString& size);  // what the property panel shows for switches
     QString selection_text() const;         // the property panel's "Selected: …" line
 
-    // Every edit goes through here: `change` turns the current document into the next one.
+    // Every edit goes through here: `change` turns what the canvas shows into the next fabric, which becomes
+    // the document's topology and layout.
     void edit(const QString& what, const std::function<void(TopoDoc&)>& change);
     void add_from_palette(const QString& kind, QPointF scene_pos);
     void delete_selection();
@@ -50,23 +56,25 @@ public:
     std::function<bool(int items)> confirm_delete;
 
 signals:
-    void changed();                    // the document changed (edit, undo, redo, load)
-    // The shared buffer of every switch (network.buffer_per_switch: the engine models one value for all).
-    void bufferEdited(QString size);
+    void changed();                    // the canvas shows the document anew (edit, undo, redo, load)
     void message(QString text);        // for the log
-    void historyStep();                // an edit of this editor was undone or redone (show the tab)
 
 private:
+    void show_document(ScenarioDocument::Change how);
+    void commit(const QString& what, TopoDoc next);
     void apply(const TopoDoc& doc);
     void update_properties();
     void apply_link_properties();
     void apply_box_properties();
 
     const PresetLibrary& presets_;
+    ScenarioDocument own_document_;
+    ScenarioDocument* document_ = &own_document_;
     TopoDoc doc_;
+    nlohmann::json shown_topology_;      // the document's topology section that doc_ shows
+    std::optional<TopoDoc> pending_;     // this editor's edit on its way through the document
+    nlohmann::json pending_topology_;
     TopoDoc clipboard_;
-    QUndoStack own_undo_;
-    QUndoStack* undo_ = &own_undo_;
     TopologyScene* scene_;
     TopologyView* view_;
     QListWidget* palette_;
@@ -83,7 +91,6 @@ private:
     QCheckBox* every_box_;
     bool locked_ = false;
     int paste_count_ = 0;
-    friend class DocCommand;
 };
 
 }  // namespace orrery::views
