@@ -3,6 +3,7 @@
 // first sets α = 1 and starts the α timer and the rate-decrease check; at most one cut per check interval,
 // rate ← max(min_rate, rate·(1 − α/2)); increases by the RP timer only: fast recovery, then active, then
 // hyper increase toward the target rate.
+#include "net/cc_snapshot.h"
 #include "net/qp.h"
 
 namespace orrery::net {
@@ -74,5 +75,37 @@ ORRERY_HD inline void dcqcn_ack(NetView& v, uint32_t, uint32_t flow, const Packe
     if (cnp) dcqcn_on_cnp(v, flow, now);
 }
 ORRERY_HD inline void dcqcn_finish(NetView& v, uint32_t flow) { dcqcn_cancel(v.dcqcn[flow]); }
+
+// Skipping (net/cc_snapshot.h): α, the target rate, the increase stage, the CNP flags and the three timers.
+inline void dcqcn_snapshot(const DcqcnState& d, int64_t now, CcSnapshot& s) {
+    s.alpha = d.alpha;
+    s.target_bps = d.target_rate;
+    s.stage = d.rp_stage;
+    s.first_cnp = d.first_cnp, s.alpha_cnp = d.alpha_cnp, s.decrease_cnp = d.decrease_cnp;
+    take_timer(d.t_alpha, d.s_alpha, now, s.timer_in_ps[0], s.timer_since_ps[0]);
+    take_timer(d.t_decrease, d.s_decrease, now, s.timer_in_ps[1], s.timer_since_ps[1]);
+    take_timer(d.t_rp, d.s_rp, now, s.timer_in_ps[2], s.timer_since_ps[2]);
+}
+inline void dcqcn_restore(DcqcnState& d, const CcSnapshot& s, int64_t resume, const ExperimentParams& ep, const QpState& q) {
+    d.alpha = s.alpha;
+    d.target_rate = held_rate(ep, q, s.target_bps);
+    d.rp_stage = s.stage;
+    d.first_cnp = s.first_cnp, d.alpha_cnp = s.alpha_cnp, d.decrease_cnp = s.decrease_cnp;
+    put_timer(s.timer_in_ps[0], s.timer_since_ps[0], resume, d.t_alpha, d.s_alpha);
+    put_timer(s.timer_in_ps[1], s.timer_since_ps[1], resume, d.t_decrease, d.s_decrease);
+    put_timer(s.timer_in_ps[2], s.timer_since_ps[2], resume, d.t_rp, d.s_rp);
+}
+inline void dcqcn_shift(DcqcnState& d, int64_t dt, int64_t) {
+    shift_time(d.t_alpha, dt);
+    shift_time(d.t_decrease, dt);
+    shift_time(d.t_rp, dt);
+    d.s_alpha += dt, d.s_decrease += dt, d.s_rp += dt;
+}
+template <class Snapshot, class Field>
+void dcqcn_snapshot_fields(Snapshot& s, Field&& field) {
+    field("alpha", s.alpha), field("target_bps", s.target_bps), field("stage", s.stage);
+    field("first_cnp", s.first_cnp), field("alpha_cnp", s.alpha_cnp), field("decrease_cnp", s.decrease_cnp);
+    field("timer_in_ps", s.timer_in_ps), field("timer_since_ps", s.timer_since_ps);
+}
 
 }  // namespace orrery::net

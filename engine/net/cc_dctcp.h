@@ -1,6 +1,7 @@
 #pragma once
 // DCTCP as the reference runs it on RDMA (RdmaHw::HandleAckDctcp): α updated once per window of data from
 // the fraction of ECN-echoing ACKs; one cut per window, rate·(1 − α/2); additive increase per window.
+#include "net/cc_snapshot.h"
 #include "net/qp.h"
 
 namespace orrery::net {
@@ -38,5 +39,17 @@ ORRERY_HD inline void dctcp_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq, 
 ORRERY_HD inline void dctcp_start(NetView&, uint32_t, const ExperimentParams&, uint64_t) {}
 ORRERY_HD inline void dctcp_ack(NetView& v, uint32_t, uint32_t flow, const Packet& ack, bool cnp, int64_t) { dctcp_on_ack(v, flow, ack.seq, cnp); }
 ORRERY_HD inline void dctcp_finish(NetView&, uint32_t) {}
+
+// Skipping (net/cc_snapshot.h): α; the window markers stay the flow's own and move with its bytes.
+inline void dctcp_snapshot(const DctcpState& d, int64_t, CcSnapshot& s) { s.alpha = d.alpha; }
+inline void dctcp_restore(DctcpState& d, const CcSnapshot& s, int64_t, const ExperimentParams&, const QpState&) { d.alpha = s.alpha; }
+inline void dctcp_shift(DctcpState& d, int64_t, int64_t credit) {
+    shift_seq(d.last_update_seq, credit);
+    shift_seq(d.high_seq, credit);
+}
+template <class Snapshot, class Field>
+void dctcp_snapshot_fields(Snapshot& s, Field&& field) {
+    field("alpha", s.alpha);
+}
 
 }  // namespace orrery::net

@@ -2,6 +2,7 @@
 // No congestion control: every queue pair sends at its line rate (paced when cc.rate_bound, within its window
 // when cc.window) whatever the network says, and only PFC holds it back. The baseline a CC is measured
 // against: what DCQCN, HPCC, TIMELY or DCTCP buy on a given fabric and traffic.
+#include "net/cc_snapshot.h"
 #include "net/qp.h"
 
 namespace orrery::net {
@@ -9,5 +10,12 @@ namespace orrery::net {
 ORRERY_HD inline void fixed_start(NetView&, uint32_t, const ExperimentParams&, uint64_t) {}
 ORRERY_HD inline void fixed_ack(NetView&, uint32_t, uint32_t, const Packet&, bool, int64_t) {}
 ORRERY_HD inline void fixed_finish(NetView&, uint32_t) {}
+
+// Skipping (net/cc_snapshot.h): no state beyond the rate every snapshot carries.
+inline void fixed_snapshot(const FixedState&, int64_t, CcSnapshot&) {}
+inline void fixed_restore(FixedState&, const CcSnapshot&, int64_t, const ExperimentParams&, const QpState&) {}
+inline void fixed_shift(FixedState&, int64_t, int64_t) {}
+template <class Snapshot, class Field>
+void fixed_snapshot_fields(Snapshot&, Field&&) {}
 
 }  // namespace orrery::net

@@ -3,6 +3,7 @@
 // (tx-byte rate over line rate plus queue over BDP), smoothed over the base RTT; a full update once per
 // RTT of data, fast reaction on every other ACK; multiplicative decrease toward η, additive increase
 // for up to mi_thresh rounds. Single-rate and per-hop (MULTI_RATE) variants.
+#include "net/cc_snapshot.h"
 #include "net/qp.h"
 
 namespace orrery::net {
@@ -136,5 +137,26 @@ ORRERY_HD inline void hpcc_start(NetView& v, uint32_t flow, const ExperimentPara
 }
 ORRERY_HD inline void hpcc_ack(NetView& v, uint32_t node, uint32_t flow, const Packet& ack, bool, int64_t now) { hpcc_on_ack(v, node, flow, ack, now); }
 ORRERY_HD inline void hpcc_finish(NetView&, uint32_t) {}
+
+// Skipping (net/cc_snapshot.h): u, the increase stage and the reference rate. The per-hop INT records stay the
+// flow's own (they name its ports and bytes); a skip moves their timestamps and the update marker.
+inline void hpcc_snapshot(const HpccState& h, int64_t, CcSnapshot& s) {
+    s.u = h.u;
+    s.stage = uint32_t(h.inc_stage);
+    s.cc_rate_bps = h.cur_rate;
+}
+inline void hpcc_restore(HpccState& h, const CcSnapshot& s, int64_t, const ExperimentParams& ep, const QpState& q) {
+    h.u = s.u;
+    h.inc_stage = int32_t(s.stage);
+    h.cur_rate = held_rate(ep, q, s.cc_rate_bps);
+}
+inline void hpcc_shift(HpccState& h, int64_t dt, int64_t credit) {
+    shift_seq(h.last_update_seq, credit);
+    for (IntHop& hop : h.hop) hop.shift_time(uint64_t(dt / 1000));
+}
+template <class Snapshot, class Field>
+void hpcc_snapshot_fields(Snapshot& s, Field&& field) {
+    field("u", s.u), field("stage", s.stage), field("cc_rate_bps", s.cc_rate_bps);
+}
 
 }  // namespace orrery::net

@@ -3,7 +3,8 @@
 // (`CcMode`, net/state.h), its scenario value (`CcAlgorithm`, scenario/scenario.h), its name in scenarios,
 // results and memo files, its flow-state column (net/columns.h: NetView, Batch, the device backend and the
 // partition exchange), what its packets carry, and the dispatch of its hooks (net/cc.h). The CC's behaviour
-// lives in its own `cc_<name>.h`, which defines its state struct and these hooks, all ORRERY_HD:
+// lives in its own `cc_<name>.h` (its state struct, a column of plain data, is in net/state.h beside the
+// others), which defines these hooks, all ORRERY_HD:
 //
 //   <name>_start(NetView&, flow, const ExperimentParams&, line_bps)   a queue pair starts at its line rate
 //   <name>_ack(NetView&, node, flow, const Packet& ack, bool cnp, now) an ACK or NACK reaches the sender
@@ -20,10 +21,12 @@
 //   windowed           the reference's run.py default: a window (HAS_WIN, VAR_WIN) and ACKs at normal priority;
 //                      else no window and high-priority ACKs
 //
+// and, host-side, what a skip carries of its state (net/cc_snapshot.h: <name>_snapshot, _restore, _shift,
+// _snapshot_fields), which wormhole/cc_snapshot.cpp and wormhole/shift.cpp dispatch the same way.
+//
 // Its parameters (a struct in scenario/scenario.h, read by scenario/read.cpp, compiled into ExperimentParams by
-// runtime/batch.cpp's make_params) and its state a skip must carry (wormhole/cc_snapshot.*, wormhole/shift.cpp)
-// are the CC's own code there. A CC with timers: node.h schedules DCQCN's (earliest_dcqcn_timer); a second such
-// CC adds its timers beside them.
+// runtime/batch_compile.cpp's make_params) are the CC's own code there. A CC with timers: node.h schedules DCQCN's
+// (earliest_dcqcn_timer); a second such CC adds its timers beside them.
 #define ORRERY_CC_LIST(X)                                                                   \
     X(Dcqcn, dcqcn, 1, 1, DcqcnState, 0, kAckBytes, 1, false, false)                        \
     X(Hpcc, hpcc, 3, 3, HpccState, kIntBytes, kHpccAckBytes, kMaxIntHops, false, true)      \

@@ -1,6 +1,7 @@
 #pragma once
 // TIMELY as the reference runs it (RdmaHw::UpdateRateTimely): once per RTT of data, the RTT of the ACK's
 // data packet (sent-time echoed back) against T_low / T_high and the smoothed RTT gradient.
+#include "net/cc_snapshot.h"
 #include "net/qp.h"
 
 namespace orrery::net {
@@ -52,5 +53,22 @@ ORRERY_HD inline void timely_ack(NetView& v, uint32_t, uint32_t flow, const Pack
     timely_on_ack(v, flow, ack.seq, ack.sent_ns, now);
 }
 ORRERY_HD inline void timely_finish(NetView&, uint32_t) {}
+
+// Skipping (net/cc_snapshot.h): the smoothed RTT gradient, the increase stage and the current rate.
+inline void timely_snapshot(const TimelyState& t, int64_t, CcSnapshot& s) {
+    s.rtt_diff = t.rtt_diff;
+    s.stage = t.inc_stage;
+    s.cc_rate_bps = t.cur_rate;
+}
+inline void timely_restore(TimelyState& t, const CcSnapshot& s, int64_t, const ExperimentParams& ep, const QpState& q) {
+    t.rtt_diff = s.rtt_diff;
+    t.inc_stage = s.stage;
+    t.cur_rate = held_rate(ep, q, s.cc_rate_bps);
+}
+inline void timely_shift(TimelyState& t, int64_t, int64_t credit) { shift_seq(t.last_update_seq, credit); }
+template <class Snapshot, class Field>
+void timely_snapshot_fields(Snapshot& s, Field&& field) {
+    field("rtt_diff", s.rtt_diff), field("stage", s.stage), field("cc_rate_bps", s.cc_rate_bps);
+}
 
 }  // namespace orrery::net

@@ -35,6 +35,11 @@ struct IntHop {
     ORRERY_HD uint64_t time() const { return (bits >> 3) & ((1ull << kTimeWidth) - 1); }
     ORRERY_HD uint64_t bytes_field() const { return (bits >> 27) & ((1ull << kBytesWidth) - 1); }
     ORRERY_HD uint64_t qlen_field() const { return (bits >> 47) & ((1ull << kQlenWidth) - 1); }
+    // The timestamp moved by `dt_ns` (a skip), wrapping as the field does.
+    ORRERY_HD void shift_time(uint64_t dt_ns) {
+        constexpr uint64_t mask = (1ull << kTimeWidth) - 1;
+        bits = (bits & ~(mask << 3)) | (((time() + dt_ns) & mask) << 3);
+    }
 };
 
 // One cache line, of which a batch without HPCC stores only the first half (net/blocks.h: the INT hops are

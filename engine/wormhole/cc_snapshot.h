@@ -5,33 +5,18 @@
 // low rate without its target and running timer (a flow that never saw a CNP has none) keeps that rate until
 // a CNP comes, for milliseconds (GPT-3 175B: 3 MB pipeline transfers 134 µs → 1.2 ms; docs/history/wormhole-skipping.md).
 //
-// Timers are kept as offsets from the moment the snapshot was taken and put back at the same offsets from the
-// moment the flow resumes. Per-hop INT records (HPCC) and sequence-numbered markers stay the flow's own: they
-// name its own ports and bytes.
+// What each CC keeps of its state, and how, is its own code (net/cc_snapshot.h, each net/cc_<name>.h); here are the
+// functions the skipper calls, dispatched on the flow's CC through net/cc_list.h.
 #include <cstdint>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "net/cc.h"
 #include "runtime/batch.h"
 
 namespace orrery::wormhole {
 
-struct CcSnapshot {
-    uint8_t cc_mode = 0;              // net::CcMode the state belongs to
-    uint64_t rate_bps = 0;            // the sending rate (QpState::rate)
-    // DCQCN
-    double alpha = 1;                 // also DCTCP's α
-    uint64_t target_bps = 0;
-    uint32_t stage = 0;               // DCQCN's rate-increase stage, HPCC's and TIMELY's increase stage
-    bool first_cnp = true, alpha_cnp = false, decrease_cnp = false;
-    int64_t timer_in_ps[3] = {-1, -1, -1};    // α, rate-decrease, rate-increase: due this long after the snapshot; -1 = not running
-    int64_t timer_since_ps[3] = {0, 0, 0};    // scheduled this long before it (orders timers due at the same instant)
-    // HPCC
-    double u = 1;
-    uint64_t cc_rate_bps = 0;         // HPCC's or TIMELY's current rate
-    // TIMELY
-    double rtt_diff = 0;
-};
+using net::CcSnapshot;
 
 // The state of flow row `f` at time `now`.
 CcSnapshot take_cc_snapshot(const Batch& b, uint32_t f, int64_t now);

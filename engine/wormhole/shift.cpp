@@ -1,11 +1,11 @@
 #include "wormhole/shift.h"
 
+#include "net/cc.h"
+
 namespace orrery::wormhole {
 namespace {
 
 using namespace net;
-
-constexpr uint64_t kIntTimeMask = (1ull << IntHop::kTimeWidth) - 1;
 
 struct Mover {
     uint32_t flow_begin;
@@ -20,22 +20,12 @@ struct Mover {
         const uint64_t dt_ns = uint64_t(dt_ps / 1000);
         if (ep.ack_int_hops > 1) {  // INT records: their timestamps move
             const int hops = p.nhop < kMaxIntHops ? p.nhop : kMaxIntHops;
-            for (int i = 0; i < hops; ++i) {
-                const uint64_t t = (p.hops[i].time() + dt_ns) & kIntTimeMask;
-                p.hops[i].bits = (p.hops[i].bits & ~(kIntTimeMask << 3)) | (t << 3);
-            }
+            for (int i = 0; i < hops; ++i) p.hops[i].shift_time(dt_ns);
         } else if (ep.send_time_stamped) {
             p.sent_ns += dt_ns;
         }
     }
 };
-
-void shift_time(int64_t& t, int64_t dt) {
-    if (t != kNever) t += dt;
-}
-void shift_seq(uint64_t& s, int64_t c) {
-    if (s != 0) s = uint64_t(int64_t(s) + c);  // 0 means "not yet set" in every CC state that keeps one
-}
 
 }  // namespace
 
@@ -89,28 +79,10 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
         if (rx.nack_timer != 0) rx.nack_timer += dt;
         // Only the flow's own CC has state (CcTable: the other tables' rows are never written).
         switch (cc) {
-            case kDcqcn: {
-                DcqcnState& d = b.dcqcn[f];
-                shift_time(d.t_alpha, dt);
-                shift_time(d.t_decrease, dt);
-                shift_time(d.t_rp, dt);
-                d.s_alpha += dt, d.s_decrease += dt, d.s_rp += dt;
-                break;
-            }
-            case kHpcc: {
-                HpccState& h = b.hpcc[f];
-                shift_seq(h.last_update_seq, c);
-                for (IntHop& hop : h.hop) {
-                    const uint64_t t = (hop.time() + uint64_t(dt / 1000)) & kIntTimeMask;
-                    hop.bits = (hop.bits & ~(kIntTimeMask << 3)) | (t << 3);
-                }
-                break;
-            }
-            case kTimely: shift_seq(b.timely[f].last_update_seq, c); break;
-            case kDctcp:
-                shift_seq(b.dctcp[f].last_update_seq, c);
-                shift_seq(b.dctcp[f].high_seq, c);
-                break;
+#define ORRERY_CC_SHIFT(Name, name, ...) \
+    case k##Name: name##_shift(b.name[f], dt, c); break;
+            ORRERY_CC_LIST(ORRERY_CC_SHIFT)
+#undef ORRERY_CC_SHIFT
         }
     }
     for (uint32_t f : *plan.flows) scratch[f - x.flow_begin] = 0;
