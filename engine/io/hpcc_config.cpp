@@ -9,6 +9,9 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/nesting.h"
 #include "common/quantity.h"
@@ -149,21 +152,23 @@ std::string check_shape(const KeyInfo& k, const std::vector<std::string>& v) {
 
 Diagnostics in_config_terms(const HpccConfig& config, const std::string& scenario_source, const Diagnostics& d) {
     // Scenario fields written by scenario_from_hpcc_config, and the key each came from (longest prefix wins).
-    static const std::pair<const char*, const char*> kFieldKeys[] = {
+    static const std::vector<std::pair<std::string, const char*>> kFieldKeys = [] {
+        std::vector<std::pair<std::string, const char*>> keys = {
         {"network.packet_payload", "PACKET_PAYLOAD_SIZE"}, {"network.buffer_per_switch", "BUFFER_SIZE"},
         {"network.ecn.enabled", "ENABLE_QCN"}, {"network.ecn.thresholds", "KMAX_MAP"}, {"cc.ecn", "KMAX_MAP"},
         {"network.ack.interval_packets", "L2_ACK_INTERVAL"}, {"network.loss_recovery.chunk", "L2_CHUNK_SIZE"},
         {"network.loss_recovery.back_to_zero", "L2_BACK_TO_ZERO"}, {"network.error_rate_per_link", "ERROR_RATE_PER_LINK"},
         {"cc.algorithm", "CC_MODE"}, {"cc.min_rate", "MIN_RATE"}, {"cc.rate_bound", "RATE_BOUND"}, {"cc.window", "HAS_WIN"},
         {"cc.variable_window", "VAR_WIN"}, {"cc.global_base_rtt", "GLOBAL_T"}, {"cc.ack_high_priority", "ACK_HIGH_PRIO"},
-        {"cc.dcqcn.rate_ai", "RATE_AI"}, {"cc.dcqcn.rate_hai", "RATE_HAI"}, {"cc.dcqcn.alpha_resume_interval", "ALPHA_RESUME_INTERVAL"},
-        {"cc.dcqcn.rate_decrease_interval", "RATE_DECREASE_INTERVAL"}, {"cc.dcqcn.rp_timer", "RP_TIMER"}, {"cc.dcqcn.g", "EWMA_GAIN"},
-        {"cc.dcqcn.fast_recovery_times", "FAST_RECOVERY_TIMES"}, {"cc.dcqcn.clamp_target_rate", "CLAMP_TARGET_RATE"},
-        {"cc.hpcc.eta", "U_TARGET"}, {"cc.hpcc.mi_thresh", "MI_THRESH"}, {"cc.hpcc.rate_ai", "RATE_AI"}, {"cc.hpcc.fast_react", "FAST_REACT"},
-        {"cc.hpcc.multi_rate", "MULTI_RATE"}, {"cc.hpcc.sample_feedback", "SAMPLE_FEEDBACK"}, {"cc.hpcc.int_multi", "INT_MULTI"},
-        {"cc.timely.rate_ai", "RATE_AI"}, {"cc.timely.rate_hai", "RATE_HAI"}, {"cc.dctcp.rate_ai", "DCTCP_RATE_AI"}, {"cc.dctcp.g", "EWMA_GAIN"},
         {"workload.stop_time", "SIMULATOR_STOP_TIME"}, {"workload.file", "FLOW_FILE"}, {"workload", "FLOW_FILE"}, {"topology", "TOPOLOGY_FILE"},
         {"output.queue_monitor.start", "QLEN_MON_START"}, {"output.queue_monitor.end", "QLEN_MON_END"}};
+        // Each CC parameter's key in the reference (scenario/cc_params.h).
+#define ORRERY_CC_PARAM_KEY(cc, type, member, value, kind, min, max, reference, ...) \
+    if (std::string_view(reference).size()) keys.emplace_back("cc." #cc "." #member, reference);
+        ORRERY_CC_PARAMS(ORRERY_CC_PARAM_KEY)
+#undef ORRERY_CC_PARAM_KEY
+        return keys;
+    }();
     Diagnostics out;
     const std::string prefix = scenario_source + ": ";
     for (const Diagnostic& item : d.items()) {
@@ -173,7 +178,7 @@ Diagnostics in_config_terms(const HpccConfig& config, const std::string& scenari
             const char* key = nullptr;
             size_t best = 0;
             for (const auto& [field, k] : kFieldKeys) {
-                const size_t n = std::strlen(field);
+                const size_t n = field.size();
                 if (n > best && path.compare(0, n, field) == 0 && (path.size() == n || path[n] == '.' || path[n] == '[')) {
                     key = k;
                     best = n;

@@ -91,6 +91,40 @@ NetworkSpec read_network(JsonReader& r) {
 }
 
 // ---- congestion control ---------------------------------------------------------------------------------
+// A CC parameter of scenario/cc_params.h, by the type of its field.
+void read_param(JsonReader& o, const char* key, BitsPerSecond& v, double, double) { v = o.rate(key, Need::optional).value_or(v); }
+void read_param(JsonReader& o, const char* key, Picoseconds& v, double, double) { v = o.time(key, Need::optional).value_or(v); }
+void read_param(JsonReader& o, const char* key, double& v, double min, double max) { v = o.number(key, Need::optional, min, max).value_or(v); }
+void read_param(JsonReader& o, const char* key, int& v, double min, double max) {
+    v = int(o.integer(key, Need::optional, int64_t(min), int64_t(max)).value_or(v));
+}
+void read_param(JsonReader& o, const char* key, bool& v, double, double) { v = o.boolean(key, Need::optional).value_or(v); }
+
+// Rules between one CC's parameters, checked once its object is read.
+void check_cc_params(JsonReader& o, std::string_view cc, const CcSpec& c) {
+    if (cc == "timely" && c.timely.t_low > c.timely.t_high)
+        o.error("t_high", "expected t_high ≥ t_low = " + format_time(c.timely.t_low) + ", found " + format_time(c.timely.t_high));
+}
+
+// Each CC's object of parameters ("cc": {"dcqcn": {…}}), its keys as scenario/cc_params.h declares them.
+void read_cc_params(JsonReader& r, CcSpec& c) {
+    std::vector<std::string_view> objects;  // the CCs with parameters, in the table's order
+#define ORRERY_CC_PARAM_OBJECT(cc, ...) \
+    if (objects.empty() || objects.back() != #cc) objects.push_back(#cc);
+    ORRERY_CC_PARAMS(ORRERY_CC_PARAM_OBJECT)
+#undef ORRERY_CC_PARAM_OBJECT
+    for (const std::string_view cc : objects) {
+        auto o = r.object(cc, Need::optional);
+        if (!o) continue;
+#define ORRERY_CC_PARAM_READ(name, type, member, value, kind, min, max, ...) \
+    if (cc == #name) read_param(*o, #member, c.name.member, min, max);
+        ORRERY_CC_PARAMS(ORRERY_CC_PARAM_READ)
+#undef ORRERY_CC_PARAM_READ
+        check_cc_params(*o, cc, c);
+        o->finish();
+    }
+}
+
 CcSpec read_cc(JsonReader& r) {
     CcSpec c;
     if (auto algorithm = r.choice("algorithm", Need::required, cc_algorithm_names())) c.algorithm = *cc_algorithm_named(*algorithm);
@@ -104,47 +138,7 @@ CcSpec read_cc(JsonReader& r) {
     c.ack_high_priority = r.boolean("ack_high_priority", Need::optional).value_or(!windowed);
     c.ecn = read_ecn_thresholds(r, "ecn");
     if (c.variable_window && !c.window) r.error("variable_window", "a variable window needs \"window\": true");
-    if (auto d = r.object("dcqcn", Need::optional)) {
-        DcqcnParams& p = c.dcqcn;
-        p.rate_ai = d->rate("rate_ai", Need::optional).value_or(p.rate_ai);
-        p.rate_hai = d->rate("rate_hai", Need::optional).value_or(p.rate_hai);
-        p.alpha_resume_interval = d->time("alpha_resume_interval", Need::optional).value_or(p.alpha_resume_interval);
-        p.rate_decrease_interval = d->time("rate_decrease_interval", Need::optional).value_or(p.rate_decrease_interval);
-        p.rp_timer = d->time("rp_timer", Need::optional).value_or(p.rp_timer);
-        p.g = d->number("g", Need::optional, 0.0, 1.0).value_or(p.g);
-        p.fast_recovery_times = int(d->integer("fast_recovery_times", Need::optional, 0, 1000).value_or(p.fast_recovery_times));
-        p.clamp_target_rate = d->boolean("clamp_target_rate", Need::optional).value_or(p.clamp_target_rate);
-        d->finish();
-    }
-    if (auto h = r.object("hpcc", Need::optional)) {
-        HpccParams& p = c.hpcc;
-        p.eta = h->number("eta", Need::optional, 0.01, 1.0).value_or(p.eta);
-        p.mi_thresh = int(h->integer("mi_thresh", Need::optional, 0, 1000).value_or(p.mi_thresh));
-        p.rate_ai = h->rate("rate_ai", Need::optional).value_or(p.rate_ai);
-        p.fast_react = h->boolean("fast_react", Need::optional).value_or(p.fast_react);
-        p.multi_rate = h->boolean("multi_rate", Need::optional).value_or(p.multi_rate);
-        p.sample_feedback = h->boolean("sample_feedback", Need::optional).value_or(p.sample_feedback);
-        p.int_multi = int(h->integer("int_multi", Need::optional, 1, 1024).value_or(p.int_multi));
-        h->finish();
-    }
-    if (auto t = r.object("timely", Need::optional)) {
-        TimelyParams& p = c.timely;
-        p.rate_ai = t->rate("rate_ai", Need::optional).value_or(p.rate_ai);
-        p.rate_hai = t->rate("rate_hai", Need::optional).value_or(p.rate_hai);
-        p.alpha = t->number("alpha", Need::optional, 0.0, 1.0).value_or(p.alpha);
-        p.beta = t->number("beta", Need::optional, 0.0, 1.0).value_or(p.beta);
-        p.t_low = t->time("t_low", Need::optional).value_or(p.t_low);
-        p.t_high = t->time("t_high", Need::optional).value_or(p.t_high);
-        p.min_rtt = t->time("min_rtt", Need::optional).value_or(p.min_rtt);
-        p.g = t->number("g", Need::optional, 0.0, 1.0).value_or(p.g);
-        if (p.t_low > p.t_high) t->error("t_high", "expected t_high ≥ t_low = " + format_time(p.t_low) + ", found " + format_time(p.t_high));
-        t->finish();
-    }
-    if (auto d = r.object("dctcp", Need::optional)) {
-        c.dctcp.rate_ai = d->rate("rate_ai", Need::optional).value_or(c.dctcp.rate_ai);
-        c.dctcp.g = d->number("g", Need::optional, 0.0, 1.0).value_or(c.dctcp.g);
-        d->finish();
-    }
+    read_cc_params(r, c);
     r.finish();
     return c;
 }

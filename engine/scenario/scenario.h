@@ -14,6 +14,7 @@
 
 #include "common/units.h"
 #include "net/cc_list.h"
+#include "scenario/cc_params.h"
 #include "topology/fabric.h"
 #include "topology/generators.h"
 #include "workload/spec.h"
@@ -79,36 +80,9 @@ const std::vector<std::string>& cc_algorithm_names();  // in net/cc_list.h's ord
 int hpcc_cc_mode(CcAlgorithm a);  // the reference's CC_MODE; 0 where it has no such CC
 bool cc_windowed_by_default(CcAlgorithm a);
 
-struct DcqcnParams {
-    BitsPerSecond rate_ai{20'000'000};          // RATE_AI
-    BitsPerSecond rate_hai{200'000'000};        // RATE_HAI
-    Picoseconds alpha_resume_interval{1'000'000};   // ALPHA_RESUME_INTERVAL 1 us
-    Picoseconds rate_decrease_interval{4'000'000};  // RATE_DECREASE_INTERVAL 4 us
-    Picoseconds rp_timer{300'000'000};          // RP_TIMER 300 us
-    double g = 1.0 / 256;                       // EWMA_GAIN
-    int fast_recovery_times = 1;                // FAST_RECOVERY_TIMES
-    bool clamp_target_rate = false;             // CLAMP_TARGET_RATE
-};
-struct HpccParams {
-    double eta = 0.95;                          // U_TARGET
-    int mi_thresh = 0;                          // MI_THRESH
-    BitsPerSecond rate_ai{40'000'000};          // RATE_AI
-    bool fast_react = true;                     // FAST_REACT
-    bool multi_rate = false;                    // MULTI_RATE
-    bool sample_feedback = false;               // SAMPLE_FEEDBACK
-    int int_multi = 4;                          // INT_MULTI
-};
-struct TimelyParams {
-    BitsPerSecond rate_ai{100'000'000};         // RATE_AI
-    BitsPerSecond rate_hai{500'000'000};        // RATE_HAI
-    double alpha = 0.875, beta = 0.8;           // rdma-hw TimelyAlpha, TimelyBeta
-    Picoseconds t_low{50'000'000}, t_high{500'000'000}, min_rtt{20'000'000};
-    double g = 1.0 / 256;                       // EWMA_GAIN
-};
-struct DctcpParams {
-    BitsPerSecond rate_ai{615'000'000};         // DCTCP_RATE_AI
-    double g = 1.0 / 16;                        // EWMA_GAIN
-};
+// Each CC's parameters, DcqcnParams, HpccParams, …: scenario/cc_params.h declares them, with their defaults and
+// the reference's keys.
+ORRERY_CC_LIST(ORRERY_CC_PARAMS_STRUCT)
 
 struct CcSpec {
     CcAlgorithm algorithm = CcAlgorithm::dcqcn;
@@ -119,10 +93,7 @@ struct CcSpec {
     bool global_base_rtt = true;                // GLOBAL_T
     bool ack_high_priority = true;              // ACK_HIGH_PRIO
     std::vector<EcnThreshold> ecn;              // the ECN setting this CC is tuned for; overrides network.ecn
-    DcqcnParams dcqcn;
-    HpccParams hpcc;
-    TimelyParams timely;
-    DctcpParams dctcp;
+    ORRERY_CC_LIST(ORRERY_CC_PARAMS_MEMBER)  // DcqcnParams dcqcn; HpccParams hpcc; …
 };
 
 // ---- workload -----------------------------------------------------------------------------------------

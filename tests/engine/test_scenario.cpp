@@ -83,6 +83,43 @@ private slots:
         QCOMPARE(t200.kmax.count, 3'200'000LL);
         QVERIFY(!(ecn_for_rate(s.base, gbps(100), &from), from.has_value()));
     }
+    void every_cc_parameter_of_the_table_is_read_into_its_field() {
+        // scenario/cc_params.h drives the reader: a value other than the default for each row lands in the
+        // row's field of the CC's params.
+        int rows = 0;
+        // The value a row is given, and what its field must then hold (picoseconds, bits per second).
+        auto given = [](const std::string& kind, double min, double max, bool flag) -> std::pair<nlohmann::json, nlohmann::json> {
+            if (kind == "rate") return {"123Mbps", 123'000'000};
+            if (kind == "time") return {"55us", 55'000'000};  // between TIMELY's default t_low and t_high, so either may take it
+            if (kind == "number") return {(min + max) / 3, (min + max) / 3};
+            if (kind == "integer") return {int64_t(max), int64_t(max)};
+            return {!flag, !flag};
+        };
+        auto as_json = [](const auto& v) -> nlohmann::json {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, BitsPerSecond> || std::is_same_v<T, Picoseconds>) return v.count;
+            else return v;
+        };
+#define ORRERY_TEST_CC_PARAM(name, type, member, value, kind, min, max, ...)                                  \
+    {                                                                                                       \
+        ++rows;                                                                                             \
+        const CcSpec defaults;                                                                              \
+        const nlohmann::json was = as_json(defaults.name.member);                                           \
+        const auto [text, held] = given(#kind, min, max, was.is_boolean() && was.get<bool>());              \
+        nlohmann::json doc = base_document();                                                               \
+        doc["cc"] = {{"algorithm", #name}, {#name, {{#member, text}}}};                                     \
+        const CcSpec read = load_scenario_document(doc, "s.json", ".", presets()).base.cc;                  \
+        QVERIFY2(held != was, #name "." #member);                                                           \
+        QVERIFY2(as_json(read.name.member) == held, (#name "." #member ": " + as_json(read.name.member).dump()).c_str()); \
+    }
+        ORRERY_CC_PARAMS(ORRERY_TEST_CC_PARAM)
+#undef ORRERY_TEST_CC_PARAM
+        QCOMPARE(rows, 25);
+        // A key no row declares is refused with the CC's object in its path.
+        nlohmann::json doc = base_document();
+        doc["cc"] = {{"algorithm", "dcqcn"}, {"dcqcn", {{"rate_ia", "1Gbps"}}}};
+        QVERIFY2(first_error(doc).find("cc.dcqcn.rate_ia") != std::string::npos, first_error(doc).c_str());
+    }
     void flows_get_reference_source_ports() {
         nlohmann::json doc = base_document();
         doc["workload"]["flows"].push_back({{"src", 1}, {"dst", 0}, {"size", "2KB"}, {"start", "1us"}});

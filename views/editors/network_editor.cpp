@@ -1,5 +1,8 @@
 #include "views/editors/network_editor.h"
 
+#include <algorithm>
+#include <string_view>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
@@ -27,6 +30,13 @@ QString size_text(Bytes b) { return QString::fromStdString(format_size(b)); }
 QString num(double v) { return QString::number(v, 'g', 10); }
 QString flag(bool b) { return b ? "true" : "false"; }
 
+// A CC parameter's default as the form shows it, by the type of its field (scenario/cc_params.h).
+QString param_text(BitsPerSecond r) { return rate_text(r); }
+QString param_text(Picoseconds t) { return time_text(t); }
+QString param_text(double v) { return num(v); }
+QString param_text(int v) { return QString::number(v); }
+QString param_text(bool b) { return flag(b); }
+
 }  // namespace
 
 const std::vector<ParameterField>& parameter_fields() {
@@ -36,35 +46,11 @@ const std::vector<ParameterField>& parameter_fields() {
         const NetworkSpec n;
         const SkippingSpec k;
         using F = ParameterField;
-        return std::vector<ParameterField>{
+        std::vector<ParameterField> list{
             {"cc.min_rate", "Minimum rate", F::rate, rate_text(c.min_rate), ""},
             {"cc.rate_bound", "Pace at the QP's rate", F::boolean, flag(c.rate_bound), ""},
             {"cc.window", "Window (BDP-sized)", F::boolean, "per algorithm", ""},
             {"cc.ack_high_priority", "ACKs in the high-priority queue", F::boolean, "per algorithm", ""},
-            {"cc.dcqcn.rate_ai", "Additive increase", F::rate, rate_text(c.dcqcn.rate_ai), "dcqcn"},
-            {"cc.dcqcn.rate_hai", "Hyper additive increase", F::rate, rate_text(c.dcqcn.rate_hai), "dcqcn"},
-            {"cc.dcqcn.alpha_resume_interval", "Alpha update interval", F::time, time_text(c.dcqcn.alpha_resume_interval), "dcqcn"},
-            {"cc.dcqcn.rate_decrease_interval", "Rate decrease interval", F::time, time_text(c.dcqcn.rate_decrease_interval), "dcqcn"},
-            {"cc.dcqcn.rp_timer", "Rate increase timer", F::time, time_text(c.dcqcn.rp_timer), "dcqcn"},
-            {"cc.dcqcn.g", "EWMA gain g", F::number, num(c.dcqcn.g), "dcqcn"},
-            {"cc.dcqcn.fast_recovery_times", "Fast recovery stages", F::integer, QString::number(c.dcqcn.fast_recovery_times), "dcqcn"},
-            {"cc.dcqcn.clamp_target_rate", "Clamp target rate", F::boolean, flag(c.dcqcn.clamp_target_rate), "dcqcn"},
-            {"cc.hpcc.eta", "Target utilisation η", F::number, num(c.hpcc.eta), "hpcc"},
-            {"cc.hpcc.mi_thresh", "Additive-increase stages (maxStage)", F::integer, QString::number(c.hpcc.mi_thresh), "hpcc"},
-            {"cc.hpcc.rate_ai", "Additive increase", F::rate, rate_text(c.hpcc.rate_ai), "hpcc"},
-            {"cc.hpcc.fast_react", "Fast reaction (per ACK)", F::boolean, flag(c.hpcc.fast_react), "hpcc"},
-            {"cc.hpcc.multi_rate", "Per-hop rates", F::boolean, flag(c.hpcc.multi_rate), "hpcc"},
-            {"cc.hpcc.sample_feedback", "Sampled feedback", F::boolean, flag(c.hpcc.sample_feedback), "hpcc"},
-            {"cc.hpcc.int_multi", "INT multiplier", F::integer, QString::number(c.hpcc.int_multi), "hpcc"},
-            {"cc.timely.rate_ai", "Additive increase", F::rate, rate_text(c.timely.rate_ai), "timely"},
-            {"cc.timely.rate_hai", "Hyper additive increase", F::rate, rate_text(c.timely.rate_hai), "timely"},
-            {"cc.timely.alpha", "RTT-gradient EWMA α", F::number, num(c.timely.alpha), "timely"},
-            {"cc.timely.beta", "Multiplicative decrease β", F::number, num(c.timely.beta), "timely"},
-            {"cc.timely.t_low", "T_low", F::time, time_text(c.timely.t_low), "timely"},
-            {"cc.timely.t_high", "T_high", F::time, time_text(c.timely.t_high), "timely"},
-            {"cc.timely.min_rtt", "Minimum RTT", F::time, time_text(c.timely.min_rtt), "timely"},
-            {"cc.dctcp.rate_ai", "Additive increase", F::rate, rate_text(c.dctcp.rate_ai), "dctcp"},
-            {"cc.dctcp.g", "EWMA gain g", F::number, num(c.dctcp.g), "dctcp"},
             {"network.packet_payload", "Packet payload (MTU)", F::size, size_text(n.packet_payload), "net"},
             {"network.buffer_per_switch", "Buffer per switch (shared)", F::size, size_text(n.buffer_per_switch), "net"},
             {"network.ecn.enabled", "ECN marking", F::boolean, flag(n.ecn_enabled), "net"},
@@ -82,6 +68,15 @@ const std::vector<ParameterField>& parameter_fields() {
             {"skipping.sample_interval", "Rate sampling interval", F::time, "largest base RTT", "skip"},
             {"skipping.memo", "Memoize transients", F::boolean, flag(k.memo), "skip"},
         };
+        // Each congestion control's own parameters, as scenario/cc_params.h declares them, before the network's.
+        auto at = std::find_if(list.begin(), list.end(), [](const ParameterField& f) { return f.path == "network.packet_payload"; });
+        std::vector<ParameterField> cc;
+#define ORRERY_CC_PARAM_ROW(name, type, member, value, kind, min, max, reference, label) \
+    if (std::string_view(label).size()) cc.push_back({"cc." #name "." #member, label, F::kind, param_text(c.name.member), #name});
+        ORRERY_CC_PARAMS(ORRERY_CC_PARAM_ROW)
+#undef ORRERY_CC_PARAM_ROW
+        list.insert(at, cc.begin(), cc.end());
+        return list;
     }();
     return fields;
 }
