@@ -8,6 +8,17 @@
 
 namespace orrery::net {
 
+// Its state: a row per flow (a column of the batch, net/columns.h).
+struct alignas(64) DcqcnState {
+    double alpha = 1;
+    bool alpha_cnp = false, decrease_cnp = false, first_cnp = true;
+    uint8_t reserved = 0;
+    uint32_t rp_stage = 0;
+    uint64_t target_rate = 0;
+    int64_t t_alpha = kNever, t_decrease = kNever, t_rp = kNever;              // ps: next timer events
+    int64_t s_alpha = 0, s_decrease = 0, s_rp = 0;                            // ps: when each was scheduled
+};
+
 ORRERY_HD inline void dcqcn_on_cnp(NetView& v, uint32_t flow, int64_t now) {
     DcqcnState& d = v.dcqcn[flow];
     QpState& q = v.qp[flow];

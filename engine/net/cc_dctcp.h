@@ -6,6 +6,16 @@
 
 namespace orrery::net {
 
+// Its state: a row per flow (a column of the batch, net/columns.h).
+struct alignas(64) DctcpState {
+    uint64_t last_update_seq = 0;
+    uint64_t high_seq = 0;
+    uint32_t ca_state = 0;
+    uint32_t ecn_count = 0;
+    uint64_t batch_size = 0;
+    double alpha = 1;
+};
+
 ORRERY_HD inline void dctcp_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq, bool cnp) {
     DctcpState& d = v.dctcp[flow];
     QpState& q = v.qp[flow];

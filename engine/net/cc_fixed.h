@@ -7,6 +7,11 @@
 
 namespace orrery::net {
 
+// No state: a column of one byte a flow, never written.
+struct FixedState {
+    uint8_t none;
+};
+
 ORRERY_HD inline void fixed_start(NetView&, uint32_t, const ExperimentParams&, uint64_t) {}
 ORRERY_HD inline void fixed_ack(NetView&, uint32_t, uint32_t, const Packet&, bool, int64_t) {}
 ORRERY_HD inline void fixed_finish(NetView&, uint32_t) {}

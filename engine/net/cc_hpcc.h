@@ -8,6 +8,23 @@
 
 namespace orrery::net {
 
+// Its state: a row per flow (a column of the batch, net/columns.h).
+struct HpccHop {
+    double u = 1;
+    int32_t inc_stage = 0;
+    uint32_t reserved = 0;
+    uint64_t rc = 0;
+};
+struct alignas(64) HpccState {
+    uint64_t last_update_seq = 0;
+    int32_t inc_stage = 0;
+    uint32_t reserved = 0;
+    double u = 1;
+    uint64_t cur_rate = 0;
+    IntHop hop[kMaxIntHops];
+    HpccHop hop_state[kMaxIntHops];
+};
+
 ORRERY_HD inline uint64_t int_line_rate(const IntHop& h) {
     switch (h.line_rate_code()) {
         case 0: return 25000000000ull;

@@ -3,8 +3,8 @@
 // (`CcMode`, net/state.h), its scenario value (`CcAlgorithm`, scenario/scenario.h), its name in scenarios,
 // results and memo files, its flow-state column (net/columns.h: NetView, Batch, the device backend and the
 // partition exchange), what its packets carry, and the dispatch of its hooks (net/cc.h). The CC's behaviour
-// lives in its own `cc_<name>.h` (its state struct, a column of plain data, is in net/state.h beside the
-// others), which defines these hooks, all ORRERY_HD:
+// lives in its own `cc_<name>.h`, which defines its state struct (a column of plain data, a row per flow) and
+// these hooks, all ORRERY_HD:
 //
 //   <name>_start(NetView&, flow, const ExperimentParams&, line_bps)   a queue pair starts at its line rate
 //   <name>_ack(NetView&, node, flow, const Packet& ack, bool cnp, now) an ACK or NACK reaches the sender

@@ -6,6 +6,16 @@
 
 namespace orrery::net {
 
+// Its state: a row per flow (a column of the batch, net/columns.h).
+struct alignas(64) TimelyState {
+    uint64_t last_update_seq = 0;
+    uint32_t inc_stage = 0;
+    uint32_t reserved = 0;
+    uint64_t last_rtt_ns = 0;
+    double rtt_diff = 0;
+    uint64_t cur_rate = 0;
+};
+
 ORRERY_HD inline void timely_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq, uint64_t sent_ns, int64_t now) {
     TimelyState& t = v.timely[flow];
     QpState& q = v.qp[flow];

@@ -247,54 +247,11 @@ struct alignas(64) RxState {
     uint64_t last_nack = 0;
 };
 
-struct alignas(64) DcqcnState {
-    double alpha = 1;
-    bool alpha_cnp = false, decrease_cnp = false, first_cnp = true;
-    uint8_t reserved = 0;
-    uint32_t rp_stage = 0;
-    uint64_t target_rate = 0;
-    int64_t t_alpha = kNever, t_decrease = kNever, t_rp = kNever;              // ps: next timer events
-    int64_t s_alpha = 0, s_decrease = 0, s_rp = 0;                            // ps: when each was scheduled
-};
-
-struct HpccHop {
-    double u = 1;
-    int32_t inc_stage = 0;
-    uint32_t reserved = 0;
-    uint64_t rc = 0;
-};
-struct alignas(64) HpccState {
-    uint64_t last_update_seq = 0;
-    int32_t inc_stage = 0;
-    uint32_t reserved = 0;
-    double u = 1;
-    uint64_t cur_rate = 0;
-    IntHop hop[kMaxIntHops];
-    HpccHop hop_state[kMaxIntHops];
-};
-
-struct alignas(64) TimelyState {
-    uint64_t last_update_seq = 0;
-    uint32_t inc_stage = 0;
-    uint32_t reserved = 0;
-    uint64_t last_rtt_ns = 0;
-    double rtt_diff = 0;
-    uint64_t cur_rate = 0;
-};
-
-struct alignas(64) DctcpState {
-    uint64_t last_update_seq = 0;
-    uint64_t high_seq = 0;
-    uint32_t ca_state = 0;
-    uint32_t ecn_count = 0;
-    uint64_t batch_size = 0;
-    double alpha = 1;
-};
-
-// No congestion control (cc_fixed.h): no state; a column of one byte a flow, never written.
-struct FixedState {
-    uint8_t none;
-};
+// Each congestion control's per-flow state is its own, defined in its net/cc_<name>.h; the columns (NetView's
+// pointers) need only its name. What needs the whole struct includes net/cc.h (runtime/batch.h does).
+#define ORRERY_CC_STATE_DECLARE(Name, name, id, reference, State, ...) struct State;
+ORRERY_CC_LIST(ORRERY_CC_STATE_DECLARE)
+#undef ORRERY_CC_STATE_DECLARE
 
 // ---- hosts ----------------------------------------------------------------------------------------------
 struct alignas(64) NicState {

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "net/cc.h"
 #include "net/state.h"
 #include "runtime/block_arena.h"
 #include "runtime/huge_page_table.h"
