@@ -171,8 +171,7 @@ TopoDoc doc_from_topology(const nlohmann::json& topology, const std::filesystem:
     } else {
         doc = doc_from_fabric(build_fabric(spec), {}, topology);
     }
-    for (TopoBox& b : doc.boxes)
-        if (auto it = positions.find(b.name); it != positions.end()) b.pos = it->second;
+    place_boxes(doc, positions);
     return doc;
 }
 
@@ -301,10 +300,9 @@ std::optional<TopoDoc> doc_from_drawn(const nlohmann::json& t) {
     return doc;
 }
 
-std::map<QString, QPointF> doc_positions(const TopoDoc& doc) {
-    std::map<QString, QPointF> out;
-    for (const TopoBox& b : doc.boxes) out[b.name] = b.pos;
-    return out;
+void place_boxes(TopoDoc& doc, const std::map<QString, QPointF>& places) {
+    for (TopoBox& b : doc.boxes)
+        if (auto it = places.find(b.name); it != places.end()) b.pos = it->second;
 }
 
 nlohmann::json doc_layout(const TopoDoc& doc) {

@@ -88,7 +88,8 @@ nlohmann::json doc_to_topology(const TopoDoc& doc);
 // The inverse of doc_to_topology's explicit form, read without the engine, so a fabric still being drawn (NICs
 // not yet linked, which the engine refuses) shows as it was; nullopt for any other shape (read by the engine).
 std::optional<TopoDoc> doc_from_drawn(const nlohmann::json& topology);
-std::map<QString, QPointF> doc_positions(const TopoDoc& doc);
+// Boxes named in `places` moved there; the others stay.
+void place_boxes(TopoDoc& doc, const std::map<QString, QPointF>& places);
 // The boxes' places as the scenario document's layout keeps them ({"name": [x, y]}), and back.
 nlohmann::json doc_layout(const TopoDoc& doc);
 std::map<QString, QPointF> layout_positions(const nlohmann::json& layout);

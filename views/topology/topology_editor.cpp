@@ -193,16 +193,14 @@ void TopologyEditor::show_document(ScenarioDocument::Change how) {
     const std::map<QString, QPointF> places = layout_positions(document_->layout());
     if (!next && !loaded && topology == shown_topology_) {  // the same fabric: boxes to their places
         next = doc_;
-        for (TopoBox& b : next->boxes)
-            if (auto it = places.find(b.name); it != places.end()) b.pos = it->second;
+        place_boxes(*next, places);
     }
     if (!next) {  // another fabric: rebuilt from the document, keeping the ids of what stays
         next.emplace();
         try {
             if (std::optional<TopoDoc> drawn = doc_from_drawn(topology)) {
                 *next = std::move(*drawn);
-                for (TopoBox& b : next->boxes)
-                    if (auto it = places.find(b.name); it != places.end()) b.pos = it->second;
+                place_boxes(*next, places);
             } else if (!topology.is_null()) {
                 *next = doc_from_topology(topology, document_->base_dir(), presets_, places);
             }
