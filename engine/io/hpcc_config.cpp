@@ -162,7 +162,7 @@ Diagnostics in_config_terms(const HpccConfig& config, const std::string& scenari
         {"cc.variable_window", "VAR_WIN"}, {"cc.global_base_rtt", "GLOBAL_T"}, {"cc.ack_high_priority", "ACK_HIGH_PRIO"},
         {"workload.stop_time", "SIMULATOR_STOP_TIME"}, {"workload.file", "FLOW_FILE"}, {"workload", "FLOW_FILE"}, {"topology", "TOPOLOGY_FILE"},
         {"output.queue_monitor.start", "QLEN_MON_START"}, {"output.queue_monitor.end", "QLEN_MON_END"}};
-        // Each CC parameter's key in the reference (scenario/cc_params.h).
+        // Each CC parameter's key in the reference (net/cc_params.h).
 #define ORRERY_CC_PARAM_KEY(cc, type, member, value, kind, min, max, reference, ...) \
     if (std::string_view(reference).size()) keys.emplace_back("cc." #cc "." #member, reference);
         ORRERY_CC_PARAMS(ORRERY_CC_PARAM_KEY)

@@ -27,9 +27,9 @@ ORRERY_HD inline void dcqcn_on_cnp(NetView& v, uint32_t flow, int64_t now) {
     if (d.first_cnp) {
         d.alpha = 1;
         d.alpha_cnp = false;
-        d.t_alpha = now + ep.alpha_resume_ps;
+        d.t_alpha = now + ep.dcqcn.alpha_resume_interval;
         d.s_alpha = now;
-        d.t_decrease = now + ep.rate_decrease_ps + 1000;  // +1 ns: after the α update
+        d.t_decrease = now + ep.dcqcn.rate_decrease_interval + 1000;  // +1 ns: after the α update
         d.s_decrease = now;
         q.rate = rate_times(q.rate, ep.rate_on_first_cnp);
         d.target_rate = q.rate;
@@ -40,9 +40,9 @@ ORRERY_HD inline void dcqcn_on_cnp(NetView& v, uint32_t flow, int64_t now) {
 ORRERY_HD inline void dcqcn_alpha_timer(NetView& v, uint32_t flow, int64_t now) {
     DcqcnState& d = v.dcqcn[flow];
     const ExperimentParams& ep = flow_params(v, flow);
-    d.alpha = d.alpha_cnp ? (1 - ep.g) * d.alpha + ep.g : (1 - ep.g) * d.alpha;
+    d.alpha = d.alpha_cnp ? (1 - ep.dcqcn.g) * d.alpha + ep.dcqcn.g : (1 - ep.dcqcn.g) * d.alpha;
     d.alpha_cnp = false;
-    d.t_alpha = now + ep.alpha_resume_ps;
+    d.t_alpha = now + ep.dcqcn.alpha_resume_interval;
     d.s_alpha = now;
 }
 
@@ -50,15 +50,15 @@ ORRERY_HD inline void dcqcn_decrease_timer(NetView& v, uint32_t flow, int64_t no
     DcqcnState& d = v.dcqcn[flow];
     QpState& q = v.qp[flow];
     const ExperimentParams& ep = flow_params(v, flow);
-    d.t_decrease = now + ep.rate_decrease_ps;
+    d.t_decrease = now + ep.dcqcn.rate_decrease_interval;
     d.s_decrease = now;
     if (!d.decrease_cnp) return;
-    const bool clamp = ep.clamp_target_rate || d.rp_stage != 0;
+    const bool clamp = ep.dcqcn.clamp_target_rate || d.rp_stage != 0;
     if (clamp) d.target_rate = q.rate;
     q.rate = umax(ep.min_rate, rate_times(q.rate, 1 - d.alpha / 2));
     d.rp_stage = 0;
     d.decrease_cnp = false;
-    d.t_rp = now + ep.rp_timer_ps;
+    d.t_rp = now + ep.dcqcn.rp_timer;
     d.s_rp = now;
 }
 
@@ -66,11 +66,11 @@ ORRERY_HD inline void dcqcn_rate_increase_timer(NetView& v, uint32_t flow, int64
     DcqcnState& d = v.dcqcn[flow];
     QpState& q = v.qp[flow];
     const ExperimentParams& ep = flow_params(v, flow);
-    d.t_rp = now + ep.rp_timer_ps;
+    d.t_rp = now + ep.dcqcn.rp_timer;
     d.s_rp = now;
-    if (d.rp_stage >= ep.fast_recovery_times) {
+    if (d.rp_stage >= ep.dcqcn.fast_recovery_times) {
         // active increase at the threshold, hyper increase after it
-        d.target_rate += d.rp_stage == ep.fast_recovery_times ? ep.rate_ai : ep.rate_hai;
+        d.target_rate += d.rp_stage == ep.dcqcn.fast_recovery_times ? ep.dcqcn.rate_ai : ep.dcqcn.rate_hai;
         if (d.target_rate > q.max_rate) d.target_rate = q.max_rate;
     }
     q.rate = rate_div(q.rate, 2) + rate_div(d.target_rate, 2);

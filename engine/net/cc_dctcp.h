@@ -30,7 +30,7 @@ ORRERY_HD inline void dctcp_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq, 
         } else {
             double frac = double(d.ecn_count) / double(d.batch_size);
             if (frac > 1.0) frac = 1.0;
-            d.alpha = (1 - ep.g) * d.alpha + ep.g * frac;
+            d.alpha = (1 - ep.dctcp.g) * d.alpha + ep.dctcp.g * frac;
             d.last_update_seq = q.snd_nxt;
             d.ecn_count = 0;
             d.batch_size = (q.snd_nxt - ack_seq) / ep.mtu + 1;
@@ -42,7 +42,7 @@ ORRERY_HD inline void dctcp_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq, 
         d.ca_state = 1;
         d.high_seq = q.snd_nxt;
     }
-    if (d.ca_state == 0 && new_batch) q.rate = umin(q.max_rate, q.rate + ep.dctcp_rate_ai);
+    if (d.ca_state == 0 && new_batch) q.rate = umin(q.max_rate, q.rate + ep.dctcp.rate_ai);
 }
 
 // The hooks of net/cc_list.h.

@@ -63,17 +63,17 @@ ORRERY_HD inline void hpcc_update(NetView& v, uint32_t node, uint32_t flow, cons
         bool updated_any = false;
         const uint64_t base_rtt = f.base_rtt_ns;
         for (uint32_t i = 0; i < ack.nhop; ++i) {
-            if (ep.sample_feedback && int_qlen(ack.hops[i], ep.int_multi) == 0 && fast_react) continue;
+            if (ep.hpcc.sample_feedback && int_qlen(ack.hops[i], ep.hpcc.int_multi) == 0 && fast_react) continue;
             updated[i] = updated_any = true;
             uint64_t tau = int_time_delta(ack.hops[i], h.hop[i]);
             const double duration = double(tau) * 1e-9;
-            const double tx_rate = double(int_bytes_delta(ack.hops[i], h.hop[i], ep.int_multi)) * 8 / duration;
+            const double tx_rate = double(int_bytes_delta(ack.hops[i], h.hop[i], ep.hpcc.int_multi)) * 8 / duration;
             const uint64_t line = int_line_rate(ack.hops[i]);
-            const uint64_t qmin = umin(int_qlen(ack.hops[i], ep.int_multi), int_qlen(h.hop[i], ep.int_multi));
+            const uint64_t qmin = umin(int_qlen(ack.hops[i], ep.hpcc.int_multi), int_qlen(h.hop[i], ep.hpcc.int_multi));
             // Without a window the reference divides by zero here; Orrery leaves the queue term out.
             const double queue_term = f.win == 0 ? 0.0 : double(qmin) * double(q.max_rate) / double(line) / double(f.win);
             const double u = tx_rate / double(line) + queue_term;
-            if (!ep.multi_rate) {
+            if (!ep.hpcc.multi_rate) {
                 if (u > big_u) {
                     big_u = u;
                     dt = tau;
@@ -88,16 +88,16 @@ ORRERY_HD inline void hpcc_update(NetView& v, uint32_t node, uint32_t flow, cons
         int32_t new_inc = 0;
         uint64_t new_rate_hop[kMaxIntHops] = {0, 0, 0, 0, 0};
         int32_t new_inc_hop[kMaxIntHops] = {0, 0, 0, 0, 0};
-        if (!ep.multi_rate) {
+        if (!ep.hpcc.multi_rate) {
             if (updated_any) {
                 if (dt > base_rtt) dt = base_rtt;
                 h.u = (h.u * double(base_rtt - dt) + big_u * double(dt)) / double(base_rtt);
-                const double max_c = h.u / ep.target_util;
-                if (max_c >= 1 || uint32_t(h.inc_stage) >= ep.mi_thresh) {
-                    new_rate = rate_div(h.cur_rate, max_c) + ep.rate_ai;
+                const double max_c = h.u / ep.hpcc.eta;
+                if (max_c >= 1 || uint32_t(h.inc_stage) >= ep.hpcc.mi_thresh) {
+                    new_rate = rate_div(h.cur_rate, max_c) + ep.hpcc.rate_ai;
                     new_inc = 0;
                 } else {
-                    new_rate = h.cur_rate + ep.rate_ai;
+                    new_rate = h.cur_rate + ep.hpcc.rate_ai;
                     new_inc = h.inc_stage + 1;
                 }
                 if (new_rate < ep.min_rate) new_rate = ep.min_rate;
@@ -107,12 +107,12 @@ ORRERY_HD inline void hpcc_update(NetView& v, uint32_t node, uint32_t flow, cons
             new_rate = q.max_rate;
             for (uint32_t i = 0; i < ack.nhop; ++i) {
                 if (updated[i]) {
-                    const double c = h.hop_state[i].u / ep.target_util;
-                    if (c >= 1 || uint32_t(h.hop_state[i].inc_stage) >= ep.mi_thresh) {
-                        new_rate_hop[i] = rate_div(h.hop_state[i].rc, c) + ep.rate_ai;
+                    const double c = h.hop_state[i].u / ep.hpcc.eta;
+                    if (c >= 1 || uint32_t(h.hop_state[i].inc_stage) >= ep.hpcc.mi_thresh) {
+                        new_rate_hop[i] = rate_div(h.hop_state[i].rc, c) + ep.hpcc.rate_ai;
                         new_inc_hop[i] = 0;
                     } else {
-                        new_rate_hop[i] = h.hop_state[i].rc + ep.rate_ai;
+                        new_rate_hop[i] = h.hop_state[i].rc + ep.hpcc.rate_ai;
                         new_inc_hop[i] = h.hop_state[i].inc_stage + 1;
                     }
                     if (new_rate_hop[i] < ep.min_rate) new_rate_hop[i] = ep.min_rate;
@@ -129,7 +129,7 @@ ORRERY_HD inline void hpcc_update(NetView& v, uint32_t node, uint32_t flow, cons
                 h.cur_rate = new_rate;
                 h.inc_stage = new_inc;
             }
-            if (ep.multi_rate)
+            if (ep.hpcc.multi_rate)
                 for (uint32_t i = 0; i < ack.nhop; ++i)
                     if (updated[i]) {
                         h.hop_state[i].rc = new_rate_hop[i];
@@ -143,13 +143,13 @@ ORRERY_HD inline void hpcc_update(NetView& v, uint32_t node, uint32_t flow, cons
 ORRERY_HD inline void hpcc_on_ack(NetView& v, uint32_t node, uint32_t flow, const Packet& ack, int64_t now) {
     const ExperimentParams& ep = node_params(v, node);
     if (ack.seq > v.hpcc[flow].last_update_seq) hpcc_update(v, node, flow, ack, false, now);
-    else if (ep.fast_react) hpcc_update(v, node, flow, ack, true, now);
+    else if (ep.hpcc.fast_react) hpcc_update(v, node, flow, ack, true, now);
 }
 
 // The hooks of net/cc_list.h. The reference rate (and each hop's, with MULTI_RATE) starts at the line rate.
 ORRERY_HD inline void hpcc_start(NetView& v, uint32_t flow, const ExperimentParams& ep, uint64_t line) {
     v.hpcc[flow].cur_rate = line;
-    if (ep.multi_rate)
+    if (ep.hpcc.multi_rate)
         for (int i = 0; i < kMaxIntHops; ++i) v.hpcc[flow].hop_state[i].rc = line;
 }
 ORRERY_HD inline void hpcc_ack(NetView& v, uint32_t node, uint32_t flow, const Packet& ack, bool, int64_t now) { hpcc_on_ack(v, node, flow, ack, now); }

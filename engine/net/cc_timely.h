@@ -24,23 +24,25 @@ ORRERY_HD inline void timely_on_ack(NetView& v, uint32_t flow, uint64_t ack_seq,
     const uint64_t next_seq = q.snd_nxt;
     const uint64_t rtt = uint64_t(now / 1000) - sent_ns;
     if (t.last_update_seq != 0) {
+        // RTTs are whole ns (packets carry their send time in ns); the thresholds are whole ns too.
+        const uint64_t t_low_ns = uint64_t(ep.timely.t_low / 1000), t_high_ns = uint64_t(ep.timely.t_high / 1000);
         const int64_t new_rtt_diff = int64_t(rtt) - int64_t(t.last_rtt_ns);
-        const double rtt_diff = (1 - ep.timely_alpha) * t.rtt_diff + ep.timely_alpha * double(new_rtt_diff);
-        const double gradient = rtt_diff / double(ep.timely_min_rtt_ns);
+        const double rtt_diff = (1 - ep.timely.alpha) * t.rtt_diff + ep.timely.alpha * double(new_rtt_diff);
+        const double gradient = rtt_diff / double(ep.timely.min_rtt / 1000);
         bool inc = false;
         double c = 0;
-        if (rtt < ep.timely_tlow_ns) {
+        if (rtt < t_low_ns) {
             inc = true;
-        } else if (rtt > ep.timely_thigh_ns) {
-            c = 1 - ep.timely_beta * (1 - double(ep.timely_thigh_ns) / double(rtt));
+        } else if (rtt > t_high_ns) {
+            c = 1 - ep.timely.beta * (1 - double(t_high_ns) / double(rtt));
         } else if (gradient <= 0) {
             inc = true;
         } else {
-            c = 1 - ep.timely_beta * gradient;
+            c = 1 - ep.timely.beta * gradient;
             if (c < 0) c = 0;
         }
         if (inc) {
-            q.rate = t.cur_rate + (t.inc_stage < 5 ? ep.rate_ai : ep.rate_hai);
+            q.rate = t.cur_rate + (t.inc_stage < 5 ? ep.timely.rate_ai : ep.timely.rate_hai);
             if (q.rate > q.max_rate) q.rate = q.max_rate;
             t.cur_rate = q.rate;
             ++t.inc_stage;

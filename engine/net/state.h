@@ -10,6 +10,7 @@
 
 #include "common/host_device.h"
 #include "net/blocks.h"
+#include "net/cc_params.h"
 #include "net/columns.h"
 #include "net/packet.h"
 
@@ -25,6 +26,9 @@ enum CcMode : uint8_t { ORRERY_CC_LIST(ORRERY_CC_MODE) };
 #undef ORRERY_CC_MODE
 
 // ---- experiments ----------------------------------------------------------------------------------------
+// Each CC's parameters as its hooks read them: DcqcnConfig, HpccConfig, … (net/cc_params.h).
+ORRERY_CC_LIST(ORRERY_CC_CONFIG_STRUCT)
+
 // Parameters of one experiment (written by compile, read by every system).
 struct ExperimentParams {
     uint8_t cc_mode = kDcqcn;
@@ -37,28 +41,17 @@ struct ExperimentParams {
     bool ecn_enabled = true;
     bool rate_bound = true;
     bool var_win = false;
-    bool fast_react = true;
-    bool multi_rate = false;
-    bool sample_feedback = false;
-    bool clamp_target_rate = false;
     bool back_to_zero = false;
     bool pfc_enabled = true;           // network.pfc.enabled: receivers act on pause frames
     uint8_t ack_pause_class = 3;       // the PFC class that pauses a NIC's ACK queue (ACK_HIGH_PRIO ? 0 : 3)
     uint32_t mtu = 1000;               // payload bytes per data packet
     uint32_t ack_interval = 1;   // bytes of data between ACKs (network.ack.interval_packets × MTU; 1: every packet)
     uint32_t chunk = 4000;
-    uint32_t int_multi = 1;
-    uint32_t mi_thresh = 0;
-    uint32_t fast_recovery_times = 1;
-    uint64_t min_rate = 0, rate_ai = 0, rate_hai = 0, dctcp_rate_ai = 0;  // bit/s
-    double g = 1.0 / 256;              // EWMA gain (DCQCN α, DCTCP α)
-    double target_util = 0.95;
+    uint64_t min_rate = 0;             // bit/s
     double rate_on_first_cnp = 1.0;
-    // DCQCN timers and the NACK interval, in ps. Converted once at compile as ns-3's MicroSeconds(double)
-    // converts them (net/ns3_arith.h), not at every timer event.
-    int64_t alpha_resume_ps = 1000000, rate_decrease_ps = 4000000, rp_timer_ps = 300000000, nack_interval_ps = 500000000;
-    double timely_alpha = 0.875, timely_beta = 0.8;
-    uint64_t timely_tlow_ns = 50000, timely_thigh_ns = 500000, timely_min_rtt_ns = 20000;
+    int64_t nack_interval_ps = 500000000;
+    // Each CC's own parameters in engine units (net/cc_params.h): ep.dcqcn.rate_ai, ep.hpcc.eta, …
+    ORRERY_CC_LIST(ORRERY_CC_CONFIG_MEMBER)
     uint64_t seed = 1;
     uint32_t port_base = 0;            // first port row of the experiment: random streams are keyed by the
                                        // port's index inside its experiment, so a batch changes nothing

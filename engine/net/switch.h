@@ -186,7 +186,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline void switch_transmit(NetView& v, uint32_t nod
             switch_send_pfc(v, node, ep, in_row, q, false, at);
         }
         if (p.kind == kData && ep.ack_int_hops > 1)  // the CC reads INT (net/cc_list.h)
-            int_push(p, now, tx.tx_bytes, tx.queued_bytes, v.port[row].rate_bps, ep.int_multi);
+            int_push(p, now, tx.tx_bytes, tx.queued_bytes, v.port[row].rate_bps, ep.hpcc.int_multi);
     }
     tx.tx_bytes += p.wire;
     transmit_start(v, row, p, now, tx.queued != 0);

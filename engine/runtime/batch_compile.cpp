@@ -18,6 +18,15 @@ namespace {
 
 using namespace net;
 
+// A CC parameter as the engine counts it (net/cc_params.h: ExperimentParams' <Name>Config).
+uint64_t engine_value(BitsPerSecond rate) { return uint64_t(rate.count); }
+// Times as ns-3's MicroSeconds(double) makes them from a config.txt's microseconds (net/ns3_arith.h),
+// converted once here rather than at every timer event.
+int64_t engine_value(Picoseconds time) { return net::us_to_ns(double(time.count) / 1e6) * 1000; }
+double engine_value(double number) { return number; }
+uint32_t engine_value(int integer) { return uint32_t(integer); }
+bool engine_value(bool flag) { return flag; }
+
 ExperimentParams make_params(const Scenario& s) {
     ExperimentParams p;
     const CcSpec& c = s.cc;
@@ -26,10 +35,6 @@ ExperimentParams make_params(const Scenario& s) {
     p.ecn_enabled = s.network.ecn_enabled;
     p.rate_bound = c.rate_bound;
     p.var_win = c.variable_window;
-    p.fast_react = c.hpcc.fast_react;
-    p.multi_rate = c.hpcc.multi_rate;
-    p.sample_feedback = c.hpcc.sample_feedback;
-    p.clamp_target_rate = c.dcqcn.clamp_target_rate;
     p.back_to_zero = s.network.go_back_to_zero;
     p.pfc_enabled = s.network.pfc_enabled;
     p.ack_pause_class = c.ack_high_priority ? 0 : 3;
@@ -37,41 +42,10 @@ ExperimentParams make_params(const Scenario& s) {
     // The reference's L2_ACK_INTERVAL is in bytes, counted against the receiver's next expected byte.
     p.ack_interval = s.network.ack_interval_packets <= 1 ? 1u : uint32_t(s.network.ack_interval_packets) * uint32_t(s.network.packet_payload.count);
     p.chunk = uint32_t(s.network.go_back_chunk.count);
-    p.int_multi = uint32_t(c.hpcc.int_multi);
-    p.mi_thresh = uint32_t(c.hpcc.mi_thresh);
-    p.fast_recovery_times = uint32_t(c.dcqcn.fast_recovery_times);
     p.min_rate = uint64_t(c.min_rate.count);
-    switch (c.algorithm) {
-        case CcAlgorithm::dcqcn:
-            p.rate_ai = uint64_t(c.dcqcn.rate_ai.count);
-            p.rate_hai = uint64_t(c.dcqcn.rate_hai.count);
-            p.g = c.dcqcn.g;
-            break;
-        case CcAlgorithm::hpcc:
-            p.rate_ai = p.rate_hai = uint64_t(c.hpcc.rate_ai.count);
-            p.g = c.dcqcn.g;
-            break;
-        case CcAlgorithm::timely:
-            p.rate_ai = uint64_t(c.timely.rate_ai.count);
-            p.rate_hai = uint64_t(c.timely.rate_hai.count);
-            p.g = c.timely.g;
-            break;
-        case CcAlgorithm::dctcp:
-            p.g = c.dctcp.g;
-            break;
-        default: break;  // a CC that reads none of these
-    }
-    p.dctcp_rate_ai = uint64_t(c.dctcp.rate_ai.count);
-    p.target_util = c.hpcc.eta;
-    auto microseconds_ps = [](int64_t ps) { return net::us_to_ns(double(ps) / 1e6) * 1000; };
-    p.alpha_resume_ps = microseconds_ps(c.dcqcn.alpha_resume_interval.count);
-    p.rate_decrease_ps = microseconds_ps(c.dcqcn.rate_decrease_interval.count);
-    p.rp_timer_ps = microseconds_ps(c.dcqcn.rp_timer.count);
-    p.timely_alpha = c.timely.alpha;
-    p.timely_beta = c.timely.beta;
-    p.timely_tlow_ns = uint64_t(c.timely.t_low.count / 1000);
-    p.timely_thigh_ns = uint64_t(c.timely.t_high.count / 1000);
-    p.timely_min_rtt_ns = uint64_t(c.timely.min_rtt.count / 1000);
+#define ORRERY_CC_PARAM_COMPILE(cc, type, member, ...) p.cc.member = engine_value(c.cc.member);
+    ORRERY_CC_PARAMS(ORRERY_CC_PARAM_COMPILE)
+#undef ORRERY_CC_PARAM_COMPILE
     p.seed = s.seed;
     if (s.output.queue_monitor_start && s.output.queue_monitor_end) {
         p.qlen_start = s.output.queue_monitor_start->count;

@@ -91,7 +91,7 @@ NetworkSpec read_network(JsonReader& r) {
 }
 
 // ---- congestion control ---------------------------------------------------------------------------------
-// A CC parameter of scenario/cc_params.h, by the type of its field.
+// A CC parameter of net/cc_params.h, by the type of its field.
 void read_param(JsonReader& o, const char* key, BitsPerSecond& v, double, double) { v = o.rate(key, Need::optional).value_or(v); }
 void read_param(JsonReader& o, const char* key, Picoseconds& v, double, double) { v = o.time(key, Need::optional).value_or(v); }
 void read_param(JsonReader& o, const char* key, double& v, double min, double max) { v = o.number(key, Need::optional, min, max).value_or(v); }
@@ -106,7 +106,7 @@ void check_cc_params(JsonReader& o, std::string_view cc, const CcSpec& c) {
         o.error("t_high", "expected t_high ≥ t_low = " + format_time(c.timely.t_low) + ", found " + format_time(c.timely.t_high));
 }
 
-// Each CC's object of parameters ("cc": {"dcqcn": {…}}), its keys as scenario/cc_params.h declares them.
+// Each CC's object of parameters ("cc": {"dcqcn": {…}}), its keys as net/cc_params.h declares them.
 void read_cc_params(JsonReader& r, CcSpec& c) {
     std::vector<std::string_view> objects;  // the CCs with parameters, in the table's order
 #define ORRERY_CC_PARAM_OBJECT(cc, ...) \

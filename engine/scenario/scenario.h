@@ -14,7 +14,7 @@
 
 #include "common/units.h"
 #include "net/cc_list.h"
-#include "scenario/cc_params.h"
+#include "net/cc_params.h"
 #include "topology/fabric.h"
 #include "topology/generators.h"
 #include "workload/spec.h"
@@ -80,7 +80,7 @@ const std::vector<std::string>& cc_algorithm_names();  // in net/cc_list.h's ord
 int hpcc_cc_mode(CcAlgorithm a);  // the reference's CC_MODE; 0 where it has no such CC
 bool cc_windowed_by_default(CcAlgorithm a);
 
-// Each CC's parameters, DcqcnParams, HpccParams, …: scenario/cc_params.h declares them, with their defaults and
+// Each CC's parameters, DcqcnParams, HpccParams, …: net/cc_params.h declares them, with their defaults and
 // the reference's keys.
 ORRERY_CC_LIST(ORRERY_CC_PARAMS_STRUCT)
 

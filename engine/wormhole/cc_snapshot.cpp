@@ -47,9 +47,9 @@ void put_cc_snapshot(Batch& b, uint32_t f, const CcSnapshot& s, int64_t resume) 
 
 void age_hpcc_through_steady(Batch& b, uint32_t f, double steady_ps, double round_ps, double share_bps, double theta) {
     const ExperimentParams& ep = params_of(b, f);
-    if (ep.cc_mode != kHpcc || ep.multi_rate || !(round_ps > 0) || !(steady_ps > 0)) return;
+    if (ep.cc_mode != kHpcc || ep.hpcc.multi_rate || !(round_ps > 0) || !(steady_ps > 0)) return;
     HpccState& h = b.hpcc[f];
-    const double max_c = h.u / ep.target_util;
+    const double max_c = h.u / ep.hpcc.eta;
     const double r0 = double(h.cur_rate);
     // Within θ of η the flow is at HPCC's equilibrium and u only jitters around it: compounded over the 210
     // rounds of a 0.9 ms skip, a u of 1.002 η cut two lockstep flows to their shares and split their finishes by
@@ -58,7 +58,7 @@ void age_hpcc_through_steady(Batch& b, uint32_t f, double steady_ps, double roun
     // Rounds counted whole put the forwarded flows 0.4 % early (the skip's last part round left out); as a
     // fraction, the expected decay over the skip.
     const double keep = 1 / max_c, kept = std::pow(keep, steady_ps / round_ps);
-    const double aged = std::max(share_bps, kept * r0 + double(ep.rate_ai) * (1 - kept) / (1 - keep));
+    const double aged = std::max(share_bps, kept * r0 + double(ep.hpcc.rate_ai) * (1 - kept) / (1 - keep));
     if (aged >= r0) return;
     QpState& q = b.qp[f];
     mark_host_wrote(b, b.flow[f].src);

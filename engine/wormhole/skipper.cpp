@@ -16,12 +16,11 @@ std::string memo_domain(const Batch& b, uint32_t e) {
     c.precision(17);
     // How vertex_label quantizes comes first: keys written under another quantization never match.
     c << "labels rate/16 size/quarter-octave-to-" << kLabelledBdps << "-bdp rtt/100ns first-feedback edges/data-ports cc " << int(ep.cc_mode) << " mtu " << ep.mtu << " ecn " << ep.ecn_enabled << " rate_bound " << ep.rate_bound << " var_win " << ep.var_win
-      << " fast_react " << ep.fast_react << " multi_rate " << ep.multi_rate << " sample_feedback " << ep.sample_feedback << " clamp "
-      << ep.clamp_target_rate << " ack_interval " << ep.ack_interval << " chunk " << ep.chunk << " int_multi " << ep.int_multi << " mi "
-      << ep.mi_thresh << " frt " << ep.fast_recovery_times << " min_rate " << ep.min_rate << " ai " << ep.rate_ai << " hai " << ep.rate_hai
-      << " dctcp_ai " << ep.dctcp_rate_ai << " g " << ep.g << " eta " << ep.target_util << " first_cnp " << ep.rate_on_first_cnp << " timers "
-      << ep.alpha_resume_ps << "," << ep.rate_decrease_ps << "," << ep.rp_timer_ps << " timely " << ep.timely_alpha << "," << ep.timely_beta << ","
-      << ep.timely_tlow_ns << "," << ep.timely_thigh_ns << "," << ep.timely_min_rtt_ns;
+      << " ack_interval " << ep.ack_interval << " chunk " << ep.chunk << " min_rate " << ep.min_rate << " first_cnp " << ep.rate_on_first_cnp;
+    // Every CC's parameters (net/cc_params.h), by name.
+#define ORRERY_CC_PARAM_DOMAIN(cc, type, member, ...) c << " " #cc "." #member " " << ep.cc.member;
+    ORRERY_CC_PARAMS(ORRERY_CC_PARAM_DOMAIN)
+#undef ORRERY_CC_PARAM_DOMAIN
     return c.str();
 }
 

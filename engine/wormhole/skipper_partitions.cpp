@@ -48,7 +48,7 @@ uint32_t Skipper::State::window_length(uint32_t id) const {
     // partition with a flow still recovering: below its line rate with the timer running. A flow at its
     // line rate is unchanged by the timer (rate ← (rate + target) / 2 with both at the line rate), and a cut
     // would show in its samples.
-    if (ep.cc_mode == kDcqcn && recovering(id)) l = std::max<uint32_t>(l, uint32_t(std::min<int64_t>(kMaxWindow, ep.rp_timer_ps / interval + 2)));
+    if (ep.cc_mode == kDcqcn && recovering(id)) l = std::max<uint32_t>(l, uint32_t(std::min<int64_t>(kMaxWindow, ep.dcqcn.rp_timer / interval + 2)));
     return l;
 }
 

@@ -84,7 +84,7 @@ private slots:
         QVERIFY(!(ecn_for_rate(s.base, gbps(100), &from), from.has_value()));
     }
     void every_cc_parameter_of_the_table_is_read_into_its_field() {
-        // scenario/cc_params.h drives the reader: a value other than the default for each row lands in the
+        // net/cc_params.h drives the reader: a value other than the default for each row lands in the
         // row's field of the CC's params.
         int rows = 0;
         // The value a row is given, and what its field must then hold (picoseconds, bits per second).

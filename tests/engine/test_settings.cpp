@@ -81,13 +81,15 @@ void fields(std::string& out, const T&... v) {
 // with the same starting values for every experiment; what differs per flow is in `flow`.
 std::string batch_bytes(const Batch& b) {
     std::string out;
-    for (const net::ExperimentParams& p : b.params)
-        fields(out, p.cc_mode, p.ecn_enabled, p.rate_bound, p.var_win, p.fast_react, p.multi_rate, p.sample_feedback, p.clamp_target_rate,
-               p.back_to_zero, p.pfc_enabled, p.ack_pause_class, p.mtu, p.ack_interval, p.chunk, p.int_multi, p.mi_thresh,
-               p.fast_recovery_times, p.min_rate, p.rate_ai, p.rate_hai, p.dctcp_rate_ai, p.g, p.target_util, p.rate_on_first_cnp,
-               p.alpha_resume_ps, p.rate_decrease_ps, p.rp_timer_ps, p.nack_interval_ps, p.timely_alpha, p.timely_beta, p.timely_tlow_ns,
-               p.timely_thigh_ns, p.timely_min_rtt_ns, p.seed, p.qlen_start, p.qlen_end, p.qlen_interval, p.stop_time, p.sample_interval,
+    for (const net::ExperimentParams& p : b.params) {
+        fields(out, p.cc_mode, p.ecn_enabled, p.rate_bound, p.var_win, p.back_to_zero, p.pfc_enabled, p.ack_pause_class, p.mtu,
+               p.ack_interval, p.chunk, p.min_rate, p.rate_on_first_cnp, p.nack_interval_ps, p.seed, p.qlen_start, p.qlen_end,
+               p.qlen_interval, p.stop_time, p.sample_interval,
                p.spray, p.group_count);
+#define ORRERY_CC_PARAM_BYTES(cc, type, member, ...) fields(out, p.cc.member);
+        ORRERY_CC_PARAMS(ORRERY_CC_PARAM_BYTES)
+#undef ORRERY_CC_PARAM_BYTES
+    }
     feed(out, b.node_role);
     feed(out, b.node_port_begin);
     for (const net::NicState& n : b.nic) fields(out, n.port, n.qp_offset, n.starts_offset, n.starts_count);

@@ -30,7 +30,7 @@ QString size_text(Bytes b) { return QString::fromStdString(format_size(b)); }
 QString num(double v) { return QString::number(v, 'g', 10); }
 QString flag(bool b) { return b ? "true" : "false"; }
 
-// A CC parameter's default as the form shows it, by the type of its field (scenario/cc_params.h).
+// A CC parameter's default as the form shows it, by the type of its field (net/cc_params.h).
 QString param_text(BitsPerSecond r) { return rate_text(r); }
 QString param_text(Picoseconds t) { return time_text(t); }
 QString param_text(double v) { return num(v); }
@@ -68,7 +68,7 @@ const std::vector<ParameterField>& parameter_fields() {
             {"skipping.sample_interval", "Rate sampling interval", F::time, "largest base RTT", "skip"},
             {"skipping.memo", "Memoize transients", F::boolean, flag(k.memo), "skip"},
         };
-        // Each congestion control's own parameters, as scenario/cc_params.h declares them, before the network's.
+        // Each congestion control's own parameters, as net/cc_params.h declares them, before the network's.
         auto at = std::find_if(list.begin(), list.end(), [](const ParameterField& f) { return f.path == "network.packet_payload"; });
         std::vector<ParameterField> cc;
 #define ORRERY_CC_PARAM_ROW(name, type, member, value, kind, min, max, reference, label) \

@@ -1,9 +1,11 @@
 #pragma once
 // Every congestion control's parameters, declared once: each row generates the field of the CC's params struct
 // (scenario.h, with its default), the key the scenario reader asks for in the CC's object of the "cc" section
-// (scenario/read.cpp) and the row of the workbench's Network & CC form (views/editors/network_editor.cpp).
-// What the engine does with a value is the CC's own code: runtime/batch_compile.cpp's make_params puts it into
-// ExperimentParams, io/hpcc_config.cpp maps it to the reference's config.txt key named here.
+// (scenario/read.cpp), the row of the workbench's Network & CC form (views/editors/network_editor.cpp), the
+// reference's config.txt key (io/hpcc_config.cpp) and the field of the CC's engine form, `<Name>Config`, that
+// its hooks read as `ep.<cc>.<member>` (ExperimentParams, net/state.h; filled by runtime/batch_compile.cpp's
+// make_params, which converts each kind as the engine counts it: rate bit/s, time ps rounded as ns-3's
+// MicroSeconds(double) rounds, integer unsigned). What the engine does with a value is the CC's own code.
 //
 // X(cc, type, member, default, kind, min, max, reference key, label)
 //   cc         the CC's name in net/cc_list.h; its params struct is CcSpec::<cc>, read from "cc": {"<cc>": {…}}
@@ -58,3 +60,17 @@
         ORRERY_CC_PARAMS_##Name(ORRERY_CC_PARAM_FIELD)   \
     };
 #define ORRERY_CC_PARAMS_MEMBER(Name, name, ...) Name##Params name;
+
+// Each CC's engine form, `<Name>Config`, a plain struct the device copies with ExperimentParams, and its member
+// of ExperimentParams, named after the CC (net/state.h expands these over net/cc_list.h).
+#define ORRERY_CC_ENGINE_TYPE_rate uint64_t
+#define ORRERY_CC_ENGINE_TYPE_time int64_t
+#define ORRERY_CC_ENGINE_TYPE_number double
+#define ORRERY_CC_ENGINE_TYPE_integer uint32_t
+#define ORRERY_CC_ENGINE_TYPE_boolean bool
+#define ORRERY_CC_ENGINE_FIELD(cc, type, member, value, kind, ...) ORRERY_CC_ENGINE_TYPE_##kind member{};
+#define ORRERY_CC_CONFIG_STRUCT(Name, ...)                   \
+    struct Name##Config {                                    \
+        ORRERY_CC_PARAMS_##Name(ORRERY_CC_ENGINE_FIELD)      \
+    };
+#define ORRERY_CC_CONFIG_MEMBER(Name, name, ...) Name##Config name;
