@@ -45,12 +45,13 @@
     X(dctcp, BitsPerSecond, rate_ai, {615'000'000}, rate, 0, 0, "DCTCP_RATE_AI", "Additive increase") \
     X(dctcp, double, g, {1.0 / 16}, number, 0.0, 1.0, "EWMA_GAIN", "EWMA gain g")
 
-// No congestion control, no parameters.
-#define ORRERY_CC_PARAMS_Fixed(X)
+// No congestion control: a rate the sender keeps whatever the network says (0: its line rate).
+#define ORRERY_CC_PARAMS_Fixed(X) X(fixed, BitsPerSecond, rate, {0}, rate, 0, 0, "", "Fixed rate (0: line rate)")
 
 // Every CC's rows, in the order the reader asks for them and the form lists them. A new CC with parameters
 // defines its ORRERY_CC_PARAMS_<Name> (the name of its row in net/cc_list.h) and adds it here.
-#define ORRERY_CC_PARAMS(X) ORRERY_CC_PARAMS_Dcqcn(X) ORRERY_CC_PARAMS_Hpcc(X) ORRERY_CC_PARAMS_Timely(X) ORRERY_CC_PARAMS_Dctcp(X)
+#define ORRERY_CC_PARAMS(X) ORRERY_CC_PARAMS_Dcqcn(X) ORRERY_CC_PARAMS_Hpcc(X) ORRERY_CC_PARAMS_Timely(X) ORRERY_CC_PARAMS_Dctcp(X) \
+    ORRERY_CC_PARAMS_Fixed(X)
 
 // Each CC's params struct, `<Name>Params` with a field per row and its default, and its member of CcSpec,
 // named after the CC (scenario.h expands these over net/cc_list.h).
