@@ -62,13 +62,15 @@ using LossProbability = double;  // a column type is a name (net::T): not the ke
     /* queue monitor: each port's place in its experiment's histogram array, and its buckets */                \
     X(uint32_t, qlen_offset, in, Port, true, Ports, None)                                                      \
     X(uint32_t, qlen_buckets, in, Port, true, Ports, None)                                                     \
-    /* spraying: routing tables (topology/routing.h) of experiments that spray */                              \
+    /* load balancing other than ECMP: routing tables (topology/routing.h) of experiments that use it */          \
     X(uint32_t, node_forwarder, in, Node, false, Nodes, None)   /* row in its experiment's table; kNoRow: host */ \
     X(uint32_t, node_dest_group, in, Node, false, Nodes, None)  /* destination group of a host */              \
     /* [spray_table + row·groups + group]: set id, kNoRow to deliver */                                        \
     X(uint32_t, spray_set, in, Whole, false, Nodes, None)                                                      \
     X(uint32_t, set_begin, in, Whole, false, NodeOffsets, None)  /* set s = set_ports[set_begin[s] .. [s+1]) */ \
     X(uint16_t, set_ports, in, Whole, false, Nodes, None)                                                      \
+    /* flowlet switching: kFlowletSlots entries per switch of each experiment that uses it */                    \
+    X(FlowletEntry, flowlet, out, Whole, false, Nodes, None)                                                   \
     /* flows */                                                                                                \
     X(FlowInfo, flow, in, Flow, true, Flows, None)                                                             \
     X(FlowPaths, flow_paths, in, Flow, false, Flows, None)                                                     \

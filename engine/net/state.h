@@ -26,6 +26,24 @@ enum CcMode : uint8_t { ORRERY_CC_LIST(ORRERY_CC_MODE) };
 #undef ORRERY_CC_MODE
 
 // ---- experiments ----------------------------------------------------------------------------------------
+// How a switch picks among the equal-cost ports toward a destination (net/switch.h, switch_egress).
+//   ecmp      the flow's path, fixed at compile by the reference's hash of its five-tuple
+//   spray     per packet, a port drawn by a counter-based hash
+//   adaptive  per packet, the port with the fewest bytes queued for the packet's class plus in transmission
+//   flowlet   per flow and switch, the least-loaded port again after a silence of ExperimentParams::flowlet_gap
+enum LoadBalancingMode : uint8_t { kLbEcmp = 0, kLbSpray = 1, kLbAdaptive = 2, kLbFlowlet = 3 };
+
+// A switch's memory of one flow direction's port under flowlet switching (a slot of its table, indexed by a
+// hash of the flow; a flow that finds another in its slot starts a new flowlet and takes the slot over).
+inline constexpr uint32_t kFlowletSlots = 256;  // per switch
+struct FlowletEntry {
+    int64_t last = 0;         // ps: the last packet it sent this way
+    uint32_t flow = kNoRow;   // kNoRow: empty
+    uint16_t port = 0;        // local port
+    uint8_t toward_source = 0;  // 1: ACKs and NACKs, 0: data
+    uint8_t unused = 0;
+};
+
 // Each CC's parameters as its hooks read them: DcqcnConfig, HpccConfig, … (net/cc_params.h).
 ORRERY_CC_LIST(ORRERY_CC_CONFIG_STRUCT)
 
@@ -59,9 +77,11 @@ struct ExperimentParams {
     int64_t qlen_start = kNever, qlen_end = kNever, qlen_interval = 100000;  // queue monitor, ps
     int64_t stop_time = kNever;
     int64_t sample_interval = kNever;  // ps: telemetry samples (queues, rates); kNever = none
-    bool spray = false;                // per-packet load balancing over the equal-cost ports
-    uint32_t group_count = 0;          // spraying: destination groups of the experiment's routing
-    uint32_t spray_table = 0;          // spraying: first cell of the experiment in spray_set
+    uint8_t load_balancing = kLbEcmp;  // how switches pick among equal-cost ports (LoadBalancingMode)
+    uint32_t group_count = 0;          // other than ECMP: destination groups of the experiment's routing
+    uint32_t spray_table = 0;          // other than ECMP: first cell of the experiment in spray_set
+    uint32_t flowlet_table = 0;        // flowlet: first entry of the experiment in `flowlet`
+    int64_t flowlet_gap = kNever;      // flowlet: ps of silence after which a flow may take another port
 };
 
 // Fills the fields of `ep` that say what packets of its CC carry (ExperimentParams: data_header …).

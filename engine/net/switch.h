@@ -208,9 +208,57 @@ ORRERY_HD inline bool switch_takes_at_once(const NetView& v, uint32_t row, int q
     return !tx.busy && tx.queued == 0 && (q == 0 || !(tx.paused & (1u << q)));
 }
 
-// Per-packet spraying: any of the equal-cost ports toward the destination, chosen by a counter-based hash
-// of (seed, flow, sequence, switch), so the choice is the same on every backend and thread count.
-ORRERY_HD inline uint16_t spray_egress(const NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, uint32_t dest) {
+// Bytes a port still has to put on the wire of the packet it is sending (0 when idle): (busy_until − now) at
+// its rate, so that a port half-way through a jumbo frame weighs more than one about to finish.
+ORRERY_HD inline uint64_t bytes_in_transmission(const NetView& v, uint32_t row, int64_t now) {
+    const int64_t left = v.tx[row].busy_until - now;
+    return left > 0 ? uint64_t((uint128)uint64_t(left) * v.port[row].rate_bps / 8000000000000ull) : 0;
+}
+
+// Local adaptive routing: of the `n` equal-cost ports, the one with the fewest bytes queued for class q (all
+// control frames for class 0) plus the bytes in transmission; a port whose class q the peer has paused counts
+// as full. Ties go to the first in the order the hash `draw` rotates the set to, so that equal ports share
+// the load and the choice is a pure function of this switch's own ports: the same on every backend.
+ORRERY_HD inline uint16_t least_loaded_port(const NetView& v, uint32_t node, int q, const uint16_t* ports, uint32_t n, uint64_t draw, int64_t now) {
+    constexpr uint64_t kPaused = uint64_t(1) << 40;
+    const uint32_t base = v.node_port_begin[node];
+    uint32_t i = uint32_t(draw % n);
+    uint16_t best = ports[i];
+    uint64_t best_load = ~uint64_t(0);
+    for (uint32_t k = 0; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
+        const uint32_t row = base + ports[i];
+        const PortTx& tx = v.tx[row];
+        uint64_t load = (q == 0 ? tx.queued_bytes : class_buffer(v.mmu[row], q).egress_bytes) + bytes_in_transmission(v, row, now);
+        if (tx.paused & (1u << q)) load += kPaused;
+        if (load < best_load) best_load = load, best = ports[i];
+    }
+    return best;
+}
+
+// Flowlet switching (LetFlow, CONGA): a flow direction keeps the port its slot remembers while its packets
+// come closer together than the experiment's gap; after a longer silence, or when another flow took the slot,
+// it starts a new flowlet on the least-loaded port.
+ORRERY_HD inline uint16_t flowlet_port(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, const uint16_t* ports, uint32_t n,
+                                       uint64_t draw, int64_t now) {
+    const uint8_t toward_source = p.kind == kData ? 0 : 1;
+    const uint64_t slot = mix64(ep.seed ^ (uint64_t(p.flow) << 1 | toward_source)) % kFlowletSlots;
+    FlowletEntry& e = v.flowlet[ep.flowlet_table + uint64_t(v.node_forwarder[node]) * kFlowletSlots + slot];
+    if (e.flow != p.flow || e.toward_source != toward_source || now - e.last >= ep.flowlet_gap) {
+        e.flow = p.flow;
+        e.toward_source = toward_source;
+        e.port = least_loaded_port(v, node, p.pg, ports, n, draw, now);
+    }
+    e.last = now;
+    return e.port;
+}
+
+// The egress of a packet at a switch of an experiment that balances other than by ECMP: one of the equal-cost
+// ports toward its destination from the experiment's routing tables, as its mode picks. The hash is a
+// counter-based one of (seed, flow, sequence, direction, switch), so every choice is the same on every
+// backend and thread count.
+ORRERY_HD inline uint16_t switch_egress(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
+    const FlowInfo& f = v.flow[p.flow];
+    const uint32_t dest = p.kind == kData ? f.dst : f.src;
     const uint32_t cell = v.spray_set[ep.spray_table + v.node_forwarder[node] * ep.group_count + v.node_dest_group[dest]];
     const uint64_t draw = mix64(ep.seed ^ mix64((uint64_t(p.flow) << 32) ^ p.seq ^ (uint64_t(p.kind) << 62)) ^ (uint64_t(node - ep.node_base) << 40));
     if (cell == kNoRow) {  // attached to the destination: its port(s)
@@ -220,8 +268,11 @@ ORRERY_HD inline uint16_t spray_egress(const NetView& v, uint32_t node, const Ex
             if (v.port[v.port[row].peer_port].node == dest) found[count++] = v.port[row].local;
         return count ? found[draw % count] : v.port[v.node_port_begin[node]].local;  // unreachable: never for a routed flow
     }
+    const uint16_t* ports = v.set_ports + v.set_begin[cell];
     const uint32_t n = v.set_begin[cell + 1] - v.set_begin[cell];
-    return v.set_ports[v.set_begin[cell] + draw % n];
+    if (ep.load_balancing == kLbAdaptive) return least_loaded_port(v, node, p.pg, ports, n, draw, now);
+    if (ep.load_balancing == kLbFlowlet) return flowlet_port(v, node, ep, p, ports, n, draw, now);
+    return ports[draw % n];
 }
 
 // A packet has fully arrived at switch port `in_row`; p is its slot in the ring it came from (ring_pop), read
@@ -234,13 +285,12 @@ ORRERY_HD ORRERY_HOT_INLINE inline void switch_receive(NetView& v, uint32_t node
         return;
     }
     uint16_t egress;
-    if (ep.spray) {
-        const FlowInfo& f = v.flow[p.flow];
-        egress = spray_egress(v, node, ep, p, p.kind == kData ? f.dst : f.src);
-    } else {
+    if (ep.load_balancing == kLbEcmp) {
         const FlowPaths& f = v.flow_paths[p.flow];
         egress = v.path_ports[(p.kind == kData ? f.data_path : f.ack_path) + p.hop];
         ++p.hop;
+    } else {
+        egress = switch_egress(v, node, ep, p, now);
     }
     const uint32_t out_row = v.node_port_begin[node] + egress;
     const int q = p.pg;

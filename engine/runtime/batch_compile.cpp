@@ -312,16 +312,26 @@ FabricFacts fabric_facts(const Batch& b, const Fabric& f, uint32_t node0, uint32
     return facts;
 }
 
-// The routing tables of an experiment that sprays go into the batch (every experiment's forwarder rows and
-// destination groups do).
+// The routing tables of an experiment that balances other than by ECMP go into the batch (every experiment's
+// forwarder rows and destination groups do), and a flowlet table for its switches.
 void add_routing_tables(Batch& b, const Fabric& f, const Scenario& s, const Routes& routes) {
     for (NodeId n = 0; n < f.node_count(); ++n) {
         b.node_forwarder.push_back(routes.forwarder_row[n]);
         b.node_dest_group.push_back(routes.host_group[n]);
     }
-    if (s.network.load_balancing != LoadBalancing::spray) return;
+    if (s.network.load_balancing == LoadBalancing::ecmp) return;
     ExperimentParams& stored = b.params.back();
-    stored.spray = true;
+    switch (s.network.load_balancing) {
+        case LoadBalancing::ecmp: break;
+        case LoadBalancing::spray: stored.load_balancing = kLbSpray; break;
+        case LoadBalancing::adaptive: stored.load_balancing = kLbAdaptive; break;
+        case LoadBalancing::flowlet:
+            stored.load_balancing = kLbFlowlet;
+            stored.flowlet_gap = s.network.flowlet_gap.count;
+            stored.flowlet_table = uint32_t(b.flowlet.size());
+            b.flowlet.resize(b.flowlet.size() + size_t(routes.forwarder_count) * kFlowletSlots);
+            break;
+    }
     stored.group_count = routes.group_count;
     stored.spray_table = uint32_t(b.spray_set.size());
     const uint32_t set_base = uint32_t(b.set_begin.size() - 1), port_base = uint32_t(b.set_ports.size());
@@ -419,9 +429,9 @@ void add_experiment(Batch& b, uint32_t e, const ExperimentInput& in, FactsCache&
     slice.id = in.id;
     slice.fabric = &f;
     slice.skipping = s.skipping;
-    if (s.skipping.enabled && s.network.load_balancing == LoadBalancing::spray)
-        throw InputError(where + ": skipping", "steady-state skipping partitions the fabric by the ports each flow crosses, which needs per-flow paths: "
-                                               "set network.load_balancing to \"ecmp\" or skipping.enabled to false");
+    if (s.skipping.enabled && s.network.load_balancing != LoadBalancing::ecmp)
+        throw InputError(where + ": skipping", "steady-state skipping partitions the fabric by the ports each flow crosses, which needs fixed per-flow "
+                                               "paths: set network.load_balancing to \"ecmp\" or skipping.enabled to false");
     b.released.emplace_back();
     slice.node_begin = uint32_t(b.node_experiment.size());
     slice.port_begin = uint32_t(b.port.size());

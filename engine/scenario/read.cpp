@@ -74,8 +74,16 @@ NetworkSpec read_network(JsonReader& r) {
         if (n.pfc_resume_offset.count > int64_t(UINT32_MAX)) p->error("resume_offset", "at most 4 GiB (the buffer model counts bytes in 32 bits)");
         p->finish();
     }
-    if (auto lb = r.choice("load_balancing", Need::optional, {"ecmp", "spray"}))
-        n.load_balancing = *lb == "spray" ? LoadBalancing::spray : LoadBalancing::ecmp;
+    if (auto lb = r.choice("load_balancing", Need::optional, {"ecmp", "spray", "adaptive", "flowlet"}))
+        n.load_balancing = *lb == "spray" ? LoadBalancing::spray : *lb == "adaptive" ? LoadBalancing::adaptive
+                         : *lb == "flowlet" ? LoadBalancing::flowlet : LoadBalancing::ecmp;
+    if (auto gap = r.time("flowlet_gap", Need::optional)) {
+        if (n.load_balancing != LoadBalancing::flowlet)
+            r.error("flowlet_gap", "a flowlet gap applies only with \"load_balancing\": \"flowlet\"");
+        else if (gap->count <= 0)
+            r.error("flowlet_gap", "expected a positive time, found " + format_time(*gap));
+        n.flowlet_gap = *gap;
+    }
     if (auto a = r.object("ack", Need::optional)) {
         n.ack_interval_packets = int(a->integer("interval_packets", Need::optional, 1, 1024).value_or(1));
         a->finish();

@@ -49,7 +49,8 @@ struct EcnThreshold {
     double pmax = 0.2;
 };
 
-enum class LoadBalancing { ecmp, spray };
+// How a switch picks among equal-cost next hops (engine/net/README.md, "Load balancing").
+enum class LoadBalancing { ecmp, spray, adaptive, flowlet };
 
 struct NetworkSpec {
     Bytes packet_payload{1000};            // PACKET_PAYLOAD_SIZE
@@ -63,6 +64,7 @@ struct NetworkSpec {
     Bytes pfc_port_reserve{4096};
     Bytes pfc_resume_offset{3072};
     LoadBalancing load_balancing = LoadBalancing::ecmp;
+    Picoseconds flowlet_gap{50'000'000};   // flowlet: an idle gap after which a flow may take another port
     int ack_interval_packets = 1;          // L2_ACK_INTERVAL
     Bytes go_back_chunk{4000};             // L2_CHUNK_SIZE
     bool go_back_to_zero = false;          // L2_BACK_TO_ZERO

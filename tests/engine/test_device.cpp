@@ -174,6 +174,34 @@ private slots:
         QVERIFY(ends.size() > 8);
     }
 
+    void every_load_balancing_mode() {
+        SKIP_WITHOUT_DEVICE();
+        // ECMP, spraying, adaptive routing and flowlets in one batch on a k = 4 fat-tree permutation with an
+        // incast beside it: the per-packet choices (queue readings, flowlet tables) are the CPU's.
+        const std::vector<std::string> modes = {"ecmp", "spray", "adaptive", "flowlet"};
+        std::vector<LoadedScenario> loaded;
+        std::vector<Fabric> fabrics;
+        for (const std::string& lb : modes) {
+            nlohmann::json flows = nlohmann::json::array();
+            for (int h = 0; h < 16; ++h) flows.push_back({{"src", h}, {"dst", (h + 9) % 16}, {"size", "300KB"}, {"start", std::to_string(h * 50) + "ns"}});
+            for (int h = 1; h < 16; h += 3) flows.push_back({{"src", h}, {"dst", 0}, {"size", "100KB"}, {"start", "3us"}});
+            loaded.push_back(load({{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
+                                   {"network", {{"load_balancing", lb}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}}));
+        }
+        for (const LoadedScenario& l : loaded) fabrics.push_back(build_fabric(l.scenarios[0].topology));
+        std::vector<ExperimentInput> inputs;
+        for (size_t i = 0; i < loaded.size(); ++i) inputs.push_back({modes[i], &loaded[i].scenarios[0], &fabrics[i], workload_flows(loaded[i].scenarios[0])});
+        RunOptions o;
+        o.threads = 2;
+        Batch cpu = compile_batch(inputs);
+        const std::string expected = fingerprint(run_cpu(cpu, o));
+        Batch device = compile_batch(inputs);
+        QCOMPARE(fingerprint(run_device(device, o)), expected);
+        Batch small = compile_batch(inputs);
+        DeviceReport report;
+        QCOMPARE(fingerprint(run_device(small, o, tiny_storage(&report))), expected);
+    }
+
     void llm_job_with_skipping() {
         SKIP_WITHOUT_DEVICE();
         try {

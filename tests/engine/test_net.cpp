@@ -522,6 +522,53 @@ private slots:
         qInfo("spray: last FCT %.1f us; ECMP: %.1f us", double(*std::max_element(spray.begin(), spray.end())) / 1e6,
               double(*std::max_element(ecmp.begin(), ecmp.end())) / 1e6);
     }
+    void flowlets_and_adaptive_routing_pick_the_least_loaded_port() {
+        // Four 2 MB flows from the hosts of one leaf to the other's over 4 spines, started together. ECMP's hash
+        // puts two of them on one spine; a flowlet starts on the least-loaded port — the first packet's spine is
+        // busy when the second flow's first packet looks — and keeps it, so each flow has a spine to itself and
+        // finishes near its line-rate time. A flowlet gap shorter than any packet spacing re-picks at every
+        // packet: that is adaptive routing, packet for packet. Both the same on any thread count.
+        nlohmann::json flows = nlohmann::json::array();
+        for (int h = 0; h < 4; ++h) flows.push_back({{"src", h}, {"dst", 4 + h}, {"size", "2MB"}});
+        auto run_with = [&](const nlohmann::json& network, int threads) {
+            nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1},
+                                  {"topology", {{"generator", "leaf-spine"}, {"leaves", 2}, {"spines", 4}, {"hosts_per_leaf", 4}}},
+                                  {"network", network}, {"cc", {{"algorithm", "dctcp"}}},
+                                  {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+            LoadedScenario s = load_scenario_document(doc, "balancing.json", ".", PresetLibrary());
+            const Fabric f = build_fabric(s.scenarios[0].topology);
+            const std::vector<ExperimentResult> results = run_loaded(s, f, threads);
+            std::vector<int64_t> finish;
+            for (const FlowResult& r : results[0].flows) finish.push_back(r.finish);
+            return finish;
+        };
+        auto last_us = [](const std::vector<int64_t>& f) { return double(*std::max_element(f.begin(), f.end())) / 1e6; };
+        const auto ecmp = run_with({{"load_balancing", "ecmp"}}, 1);
+        const auto flowlet = run_with({{"load_balancing", "flowlet"}}, 1);
+        const auto adaptive = run_with({{"load_balancing", "adaptive"}}, 1);
+        for (int64_t t : flowlet) QVERIFY(t != net::kNever);
+        for (int64_t t : adaptive) QVERIFY(t != net::kNever);
+        const double line_us = 2e6 * 8 / 100e9 * 1e6;  // payload alone at 100 Gb/s
+        qInfo("last FCT: ECMP %.1f us, flowlet %.1f us, adaptive (in-order NIC) %.1f us; payload at line rate %.1f us", last_us(ecmp), last_us(flowlet),
+              last_us(adaptive), line_us);
+        QVERIFY(last_us(ecmp) > 1.5 * line_us);  // the hash collides here
+        QVERIFY2(last_us(flowlet) < 1.15 * line_us, qPrintable(QString::number(last_us(flowlet))));
+        QCOMPARE(run_with({{"load_balancing", "flowlet"}, {"flowlet_gap", "1ps"}}, 1), adaptive);
+        QCOMPARE(run_with({{"load_balancing", "flowlet"}}, 2), flowlet);
+        QCOMPARE(run_with({{"load_balancing", "adaptive"}}, 2), adaptive);
+    }
+    void a_flowlet_gap_needs_flowlets() {
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "single-switch"}, {"hosts", 2}}},
+                              {"network", {{"load_balancing", "adaptive"}, {"flowlet_gap", "20us"}}},
+                              {"workload", {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 1}, {"size", "1MB"}}}}}}};
+        try {
+            load_scenario_document(doc, "gap.json", ".", PresetLibrary());
+            QFAIL("a flowlet gap was accepted under adaptive routing");
+        } catch (const InputError& e) {
+            const std::string what = e.what();
+            QVERIFY2(what.find("network.flowlet_gap") != std::string::npos && what.find("\"flowlet\"") != std::string::npos, e.what());
+        }
+    }
     void incast_pauses_and_loses_nothing() {
         const Run r = run_reference("incast", "dcqcn");
         QVERIFY(!r.results[0].pfc.empty());
@@ -895,6 +942,28 @@ private slots:
         QCOMPARE(fixed.drops, 0u);
         qInfo("8-to-1 incast of 4 MB flows: PFC events %zu without CC, %zu under DCQCN", fixed.pfc.size(), dcqcn.pfc.size());
         QVERIFY(fixed.pfc.size() > 2 * std::max<size_t>(1, dcqcn.pfc.size()));
+    }
+    void a_fixed_rate_holds_whatever_the_network_says() {
+        // cc.fixed.rate pins each sender: a 4 MB flow alone on a 100 Gb/s path at 25 Gb/s takes four times its
+        // serialization at line rate (payload plus headers), with rate pacing on or off; eight such senders into
+        // one receiver add up to twice its line rate at 25 Gb/s each, and are paused; at 10 Gb/s each they are not.
+        auto run = [&](const nlohmann::json& flows, const std::string& rate, bool bound) {
+            nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "single-switch"}, {"hosts", 9}}},
+                                  {"cc", {{"algorithm", "fixed"}, {"rate_bound", bound}, {"fixed", {{"rate", rate}}}}},
+                                  {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+            LoadedScenario s = load_scenario_document(doc, "fixed.json", ".", PresetLibrary());
+            const Fabric f = build_fabric(s.scenarios[0].topology);
+            return run_loaded(s, f)[0];
+        };
+        const nlohmann::json one = nlohmann::json::array({{{"src", 1}, {"dst", 0}, {"size", "4MB"}}});
+        const double line = double(run(one, "0Gbps", true).flows[0].finish), quarter = double(run(one, "25Gbps", true).flows[0].finish);
+        qInfo("4 MB alone: %.1f us at line rate, %.1f us at 25 Gb/s", line / 1e6, quarter / 1e6);
+        QVERIFY2(std::abs(quarter / line - 4) < 0.05, qPrintable(QString::number(quarter / line)));
+        QCOMPARE(run(one, "25Gbps", false).flows[0].finish, int64_t(quarter));
+        nlohmann::json incast = nlohmann::json::array();
+        for (int h = 1; h <= 8; ++h) incast.push_back({{"src", h}, {"dst", 0}, {"size", "4MB"}});
+        QVERIFY(!run(incast, "25Gbps", true).pfc.empty());
+        QVERIFY(run(incast, "10Gbps", true).pfc.empty());
     }
     void only_a_flows_own_cc_state_is_written() {
         // A batch holds HPCC, DCQCN, TIMELY and DCTCP state for every flow (runtime/huge_page_table.h: CcTable), but a

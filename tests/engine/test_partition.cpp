@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -92,18 +93,21 @@ struct Job {
     std::vector<ExperimentInput> inputs;
 };
 
-// Experiments of one batch: one per CC, each over the same kind of fabric.
-std::unique_ptr<Job> make_job(int k, const std::vector<std::string>& ccs) {
+// Experiments of one batch: one per CC, each over the same kind of fabric, and each under its load balancing
+// where `balancing` names one (else ECMP).
+std::unique_ptr<Job> make_job(int k, const std::vector<std::string>& ccs, const std::vector<std::string>& balancing = {}) {
     auto job = std::make_unique<Job>();
     job->loaded.reserve(ccs.size());
     job->fabrics.reserve(ccs.size());
-    for (const std::string& cc : ccs) {
-        job->loaded.push_back(load_scenario_document(fabric_load(k, cc), "partition.json", ".", PresetLibrary()));
+    for (size_t i = 0; i < ccs.size(); ++i) {
+        nlohmann::json doc = fabric_load(k, ccs[i]);
+        if (i < balancing.size()) doc["network"]["load_balancing"] = balancing[i];
+        job->loaded.push_back(load_scenario_document(doc, "partition.json", ".", PresetLibrary()));
         job->fabrics.push_back(build_fabric(job->loaded.back().scenarios[0].topology));
     }
     for (size_t i = 0; i < ccs.size(); ++i) {
         const Scenario& s = job->loaded[i].scenarios[0];
-        job->inputs.push_back({ccs[i], &s, &job->fabrics[i], workload_flows(s)});
+        job->inputs.push_back({ccs[i] + (i < balancing.size() ? "-" + balancing[i] : ""), &s, &job->fabrics[i], workload_flows(s)});
     }
     return job;
 }
@@ -230,6 +234,25 @@ private slots:
                 QVERIFY2(s.bytes_sent < s.packets_sent * 40, qPrintable(QString("%1 B for %2 packets").arg(s.bytes_sent).arg(s.packets_sent)));
             }
             QCOMPARE(nodes, uint64_t(one.node_role.size()));
+        }
+    }
+
+    void every_load_balancing_mode_gives_one_process_results() {
+        // Spraying, adaptive routing and flowlets choose a packet's port at each switch from the switch's own
+        // state; a switch is on one rank, so the choice, and every result, is the one process's.
+        const auto job = make_job(4, {"dcqcn", "dcqcn", "dcqcn", "dcqcn"}, {"ecmp", "spray", "adaptive", "flowlet"});
+        Batch one = compile_batch(job->inputs);
+        const std::vector<ExperimentResult> want = run_cpu(one, RunOptions{});
+        std::set<std::vector<int64_t>> finishes;
+        for (const ExperimentResult& r : want) {
+            std::vector<int64_t> f;
+            for (const FlowResult& x : r.flows) f.push_back(x.finish);
+            finishes.insert(f);
+        }
+        QCOMPARE(finishes.size(), want.size());  // each mode routes differently
+        for (int ranks : {2, 3}) {
+            std::vector<PartitionStats> stats;
+            for (const auto& rank_results : run_over_threads(*job, ranks, stats)) expect_same(rank_results, want);
         }
     }
 

@@ -85,7 +85,7 @@ std::string batch_bytes(const Batch& b) {
         fields(out, p.cc_mode, p.ecn_enabled, p.rate_bound, p.var_win, p.back_to_zero, p.pfc_enabled, p.ack_pause_class, p.mtu,
                p.ack_interval, p.chunk, p.min_rate, p.rate_on_first_cnp, p.nack_interval_ps, p.seed, p.qlen_start, p.qlen_end,
                p.qlen_interval, p.stop_time, p.sample_interval,
-               p.spray, p.group_count);
+               p.load_balancing, p.group_count, p.flowlet_gap);
 #define ORRERY_CC_PARAM_BYTES(cc, type, member, ...) fields(out, p.cc.member);
         ORRERY_CC_PARAMS(ORRERY_CC_PARAM_BYTES)
 #undef ORRERY_CC_PARAM_BYTES
@@ -238,6 +238,9 @@ std::vector<Base> bases() {
     nlohmann::json static_pfc = out[0].doc;
     static_pfc["network"]["pfc"] = {{"dynamic_threshold", false}};
     out.push_back({"static PFC threshold", static_pfc});
+    nlohmann::json flowlet = out[0].doc;
+    flowlet["network"]["load_balancing"] = "flowlet";
+    out.push_back({"flowlet switching", flowlet});
     nlohmann::json explicit_fabric = out[0].doc;
     explicit_fabric["topology"] = {{"nodes", {{{"name", "h0"}, {"kind", "host"}}, {{"name", "h1"}, {"kind", "host"}}, {{"name", "s0"}, {"kind", "switch"}}}},
                                    {"links", {{{"a", "h0"}, {"b", "s0"}}, {{"a", "h1"}, {"b", "s0"}}}}};

@@ -30,6 +30,13 @@ QString size_text(Bytes b) { return QString::fromStdString(format_size(b)); }
 QString num(double v) { return QString::number(v, 'g', 10); }
 QString flag(bool b) { return b ? "true" : "false"; }
 
+// A form row shown or hidden with its label.
+void show_row(QWidget* field, bool visible) {
+    field->setVisible(visible);
+    if (auto* form = qobject_cast<QFormLayout*>(field->parentWidget()->layout()))
+        if (QWidget* label = form->labelForField(field)) label->setVisible(visible);
+}
+
 // A CC parameter's default as the form shows it, by the type of its field (net/cc_params.h).
 QString param_text(BitsPerSecond r) { return rate_text(r); }
 QString param_text(Picoseconds t) { return time_text(t); }
@@ -62,6 +69,7 @@ const std::vector<ParameterField>& parameter_fields() {
             {"network.pfc.port_reserve", "Reserved buffer per port and priority", F::size, size_text(n.pfc_port_reserve), "net"},
             {"network.pfc.resume_offset", "PFC resume offset", F::size, size_text(n.pfc_resume_offset), "net"},
             {"network.error_rate_per_link", "Packet loss probability per link", F::number, num(n.error_rate_per_link), "net"},
+            {"network.flowlet_gap", "Flowlet gap", F::time, time_text(n.flowlet_gap), "net"},
             {"skipping.enabled", "Steady-state skipping", F::boolean, flag(k.enabled), "skip"},
             {"skipping.theta", "Steady when rate spread below θ", F::number, num(k.theta), "skip"},
             {"skipping.window", "Samples per window l (3–64)", F::integer, "appendix F", "skip"},
@@ -215,11 +223,16 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
     auto* net_box = new QGroupBox("Network: buffers, ECN, PFC, routing", this);
     auto* net_form = new QFormLayout(net_box);
     load_balancing_ = new QComboBox(net_box);
-    load_balancing_->addItems({"ecmp", "spray"});
-    load_balancing_->setToolTip("ecmp: one path per flow (hash of its 5-tuple); spray: a path per packet");
+    load_balancing_->addItems({"ecmp", "spray", "adaptive", "flowlet"});
+    load_balancing_->setToolTip("ecmp: one path per flow (hash of its 5-tuple); spray: a port drawn per packet; adaptive: the least-loaded "
+                                "port per packet; flowlet: the least-loaded port again after a silence of the flowlet gap");
     net_form->addRow("Load balancing", load_balancing_);
     connect(load_balancing_, &QComboBox::activated, this, [this] {
-        if (!loading_) emit_edit("network.load_balancing", load_balancing_->currentText().toStdString());
+        if (loading_) return;
+        const QString lb = load_balancing_->currentText();
+        // The gap is refused by any other mode: it goes with flowlet switching.
+        if (lb != "flowlet" && !fields_["network.flowlet_gap"]->text().isEmpty()) emit_remove("network.flowlet_gap");
+        emit_edit("network.load_balancing", lb.toStdString());
     });
     auto* skip_box = new QGroupBox("Steady-state skipping (Wormhole)", this);
     auto* skip_form = new QFormLayout(skip_box);
@@ -365,6 +378,7 @@ void NetworkEditor::load(const nlohmann::json& doc) {
     algorithm_->setCurrentText(algo.is_string() ? QString::fromStdString(algo.get<std::string>()) : "dcqcn");
     const nlohmann::json lb = json_at(resolved, "network.load_balancing");
     load_balancing_->setCurrentText(lb.is_string() ? QString::fromStdString(lb.get<std::string>()) : "ecmp");
+    show_row(rows_["network.flowlet_gap"], load_balancing_->currentText() == "flowlet");
     for (const ParameterField& f : parameter_fields()) {
         const nlohmann::json v = json_at(resolved, f.path);
         if (auto c = checks_.find(f.path); c != checks_.end()) {

@@ -1,6 +1,6 @@
 #pragma once
 // The network and congestion-control editor: the algorithm and every parameter of it with its unit and the
-// engine's default, ECN, PFC and switch buffer, load balancing (ECMP or spraying) and steady-state skipping.
+// engine's default, ECN, PFC and switch buffer, load balancing (ECMP, spraying, adaptive, flowlets) and steady-state skipping.
 // Values shown are the scenario's with presets resolved; an empty field means the default (its placeholder).
 #include <QWidget>
 

@@ -1,0 +1,109 @@
+// Load balancing and NIC delivery: a k-ary fat-tree (default k = 8) with a random permutation (seed 1) of 2 MB
+// flows under DCQCN, one experiment per (load balancing, delivery) pair in one batch. Prints, per pair, the mean
+// and p99 flow completion time, each against the ideal (a flow alone on its path: its bytes at line rate plus
+// the base round trip), the last completion, drops, packet-hops and the run's cost per packet-hop (figures:
+// tests/bench/RESULTS.md).
+// Usage: bench_balance [--k K] [--size BYTES] [--threads N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench_args.h"
+
+#include "runtime/batch.h"
+#include "runtime/cpu_runner.h"
+#include "scenario/build.h"
+#include "scenario/load.h"
+
+using namespace orrery;
+
+namespace {
+struct Mode {
+    const char* balancing;
+    const char* delivery;
+};
+constexpr Mode kModes[] = {{"ecmp", "in_order"},     {"spray", "in_order"},       {"spray", "out_of_order"},
+                           {"adaptive", "in_order"}, {"adaptive", "out_of_order"}, {"flowlet", "in_order"}};
+
+double percentile(std::vector<double> v, double p) {
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    const auto args = bench::parse_bench_args(argc, argv, "Load balancing and NIC delivery on a fat-tree permutation under DCQCN.",
+                                              {{"--k", "fat-tree radix, even (default 8: 128 hosts)"},
+                                               {"--size", "bytes per flow (default 2000000)"},
+                                               {"--threads", "worker threads (default 1)"}});
+    const int k = static_cast<int>(bench::bench_number(args, "--k", 8));
+    const long long size = bench::bench_number(args, "--size", 2000000);
+    const int threads = static_cast<int>(bench::bench_number(args, "--threads", 1));
+    if (k % 2 != 0 || k < 2 || k > 64) {
+        std::fprintf(stderr, "option --k: expected an even radix from 2 to 64, found %d\n", k);
+        return 2;
+    }
+    const int hosts = k * k * k / 4;
+    std::vector<int> perm(static_cast<size_t>(hosts));
+    for (int i = 0; i < hosts; ++i) perm[size_t(i)] = i;
+    std::mt19937_64 rng(1);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    nlohmann::json flows = nlohmann::json::array();
+    for (int i = 0; i < hosts; ++i)
+        if (perm[size_t(i)] != i) flows.push_back({{"src", i}, {"dst", perm[size_t(i)]}, {"size", std::to_string(size) + "B"}});
+
+    std::vector<LoadedScenario> loaded;
+    std::vector<Fabric> fabrics;
+    for (const Mode& m : kModes) {
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", k}}},
+                              {"network", {{"load_balancing", m.balancing}, {"nic", {{"delivery", m.delivery}}}}},
+                              {"cc", {{"algorithm", "dcqcn"}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+        loaded.push_back(load_scenario_document(doc, "balance", ".", PresetLibrary(), LoadOptions{false}));
+        fabrics.push_back(build_fabric(loaded.back().scenarios[0].topology));
+    }
+    std::vector<ExperimentInput> inputs;
+    for (size_t i = 0; i < loaded.size(); ++i)
+        inputs.push_back({std::string(kModes[i].balancing) + "/" + kModes[i].delivery, &loaded[i].scenarios[0], &fabrics[i],
+                          workload_flows(loaded[i].scenarios[0])});
+    Batch batch = compile_batch(inputs);
+    RunOptions options;
+    options.threads = threads;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto results = run_cpu(batch, options);
+    const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    std::printf("k = %d fat-tree, %zu flows of %lld B (random permutation, seed 1), DCQCN, %d thread(s), %.2f s for the batch\n", k, flows.size(), size,
+                threads, run_s);
+    std::printf("%-24s %12s %10s %12s %10s %12s %8s %14s\n", "balancing/delivery", "mean FCT us", "mean/ideal", "p99 FCT us", "p99/ideal", "last us",
+                "drops", "packet-hops");
+    for (size_t e = 0; e < results.size(); ++e) {
+        const ExperimentResult& r = results[e];
+        std::vector<double> fct, ideal;
+        size_t unfinished = 0;
+        for (const FlowResult& f : r.flows) {
+            if (f.finish == net::kNever) {
+                ++unfinished;
+                continue;
+            }
+            const net::FlowInfo& info = batch.flow[f.flow];
+            fct.push_back(double(f.finish - info.start) / 1e6);
+            ideal.push_back(double(info.standalone_fct_ns) / 1e3);
+        }
+        if (fct.empty()) {
+            std::printf("%-24s no flow finished\n", r.id.c_str());
+            continue;
+        }
+        double mean = 0, mean_ideal = 0;
+        for (size_t i = 0; i < fct.size(); ++i) mean += fct[i] / double(fct.size()), mean_ideal += ideal[i] / double(ideal.size());
+        const double p99 = percentile(fct, 0.99), p99_ideal = percentile(ideal, 0.99);
+        std::printf("%-24s %12.1f %10.3f %12.1f %10.3f %12.1f %8llu %14llu%s\n", r.id.c_str(), mean, mean / mean_ideal, p99, p99 / p99_ideal,
+                    *std::max_element(fct.begin(), fct.end()), (unsigned long long)r.drops, (unsigned long long)r.packet_hops,
+                    unfinished ? (" (" + std::to_string(unfinished) + " unfinished)").c_str() : "");
+    }
+    return 0;
+}
