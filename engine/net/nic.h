@@ -5,6 +5,10 @@
 //  - Send: the ACK queue first (unless its PFC class is paused), then round robin over queue pairs that
 //    are not paused, not window-bound and whose pacing time has come; pacing = serialization time of the
 //    packet at the QP's rate. When nothing may send, a retry is scheduled at the earliest pacing time.
+//  - Out-of-order delivery (ExperimentParams::out_of_order; engine/net/README.md, "NIC delivery"): the
+//    receiver places packets up to kReorderWindow MTUs past the next expected byte, acknowledges
+//    cumulatively, and reports a hole with a selective NACK (its start and length in packets) once
+//    kReorderNackAfter packets past it have arrived; the sender resends only that range, before new data.
 #include "net/cc.h"
 #include "net/link.h"
 
@@ -12,6 +16,17 @@ namespace orrery::net {
 
 ORRERY_HD inline uint32_t data_wire_bytes(uint32_t payload, const ExperimentParams& ep) { return payload + ep.data_header; }
 ORRERY_HD inline uint32_t packet_payload(const Packet& p, const ExperimentParams& ep) { return p.wire - ep.data_header; }
+
+// Out-of-order delivery: a hole is reported once a packet this many MTUs past it has arrived (reordering by
+// per-packet load balancing stays well within it on a fabric whose queues are balanced; a false report costs
+// one packet sent twice).
+inline constexpr uint32_t kReorderNackAfter = 32;
+
+// The sender's range to resend (out-of-order delivery), less what was acknowledged since it was reported.
+ORRERY_HD inline bool retx_pending(RetxRange& r, const QpState& q) {
+    if (r.next < q.snd_una) r.next = q.snd_una;
+    return r.next < r.end;
+}
 
 // RdmaEgressQueue::GetNextQindex: -1 = the ACK queue, -1024 = nothing, else a position in the QP list.
 // Finished QPs seen while scanning are removed from the list, exactly as the reference compacts it.
@@ -28,7 +43,8 @@ ORRERY_HD inline int nic_next_queue(NetView& v, uint32_t node, const ExperimentP
         const uint32_t f = qps[idx];
         const QpState& q = v.qp[f];
         const FlowInfo& info = v.flow[f];
-        if (!(tx.paused & (1u << info.pg)) && qp_bytes_left(q, info) > 0 && !qp_window_bound(q, info, ep)) {
+        const bool sends_new = qp_bytes_left(q, info) > 0 && !qp_window_bound(q, info, ep);
+        if (!(tx.paused & (1u << info.pg)) && (sends_new || (ep.out_of_order && retx_pending(v.retx[f], q)))) {
             if (q.next_avail > now) continue;
             res = int(idx);
             break;
@@ -65,16 +81,24 @@ ORRERY_HD inline void nic_start_next_idle(NetView& v, uint32_t node, const Exper
         QpState& q = v.qp[f];
         const FlowInfo& info = v.flow[f];
         uint64_t payload = qp_bytes_left(q, info);
+        uint64_t seq = q.snd_nxt;
+        RetxRange* resend = nullptr;
+        if (ep.out_of_order && retx_pending(v.retx[f], q)) {  // a reported hole goes first
+            resend = &v.retx[f];
+            seq = resend->next;
+            payload = info.size - seq;
+        }
         if (payload > ep.mtu) payload = ep.mtu;
         Packet p{};
         p.kind = kData;
         p.flow = f;
-        p.seq = uint32_t(q.snd_nxt);
+        p.seq = uint32_t(seq);
         p.wire = uint16_t(data_wire_bytes(uint32_t(payload), ep));
         p.pg = info.pg;
         p.hop = 1;  // path position 0 is this NIC's own port
         if (ep.send_time_stamped) p.sent_ns = uint64_t(now / 1000);
-        q.snd_nxt += payload;
+        if (resend) resend->next += payload;
+        else q.snd_nxt += payload;
         transmit_start(v, nic.port, p, now);
         // RdmaHw::PktSent: pace the QP by its packet's serialization time at its rate.
         q.last_pkt_size = p.wire;
@@ -84,7 +108,7 @@ ORRERY_HD inline void nic_start_next_idle(NetView& v, uint32_t node, const Exper
     int64_t t = kNever;
     for (uint32_t i = 0; i < nic.qp_count; ++i) {
         const uint32_t f = v.nic_qps[nic.qp_offset + i];
-        if (qp_bytes_left(v.qp[f], v.flow[f]) == 0) continue;
+        if (qp_bytes_left(v.qp[f], v.flow[f]) == 0 && !(ep.out_of_order && retx_pending(v.retx[f], v.qp[f]))) continue;
         t = imin(t, v.qp[f].next_avail);
     }
     if (nic.next_send == kNever && t < kNever && t > now) {
@@ -105,8 +129,86 @@ ORRERY_HD inline void nic_enqueue_ack(NetView& v, uint32_t node, const Packet& a
     if (!fifo_push(v.store, v.out[node].blocks_held, v.nic[node].acks, a)) v.out[node].events_overflow |= 8u;
 }
 
+// The ACK or NACK of data packet p, carrying what the receiver expects next; `holes` (a selective NACK of
+// out-of-order delivery): how many packets from there are missing.
+ORRERY_HD inline void nic_send_ack(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, PacketKind kind, uint64_t expected,
+                                   uint8_t holes, int64_t now) {
+    Packet a{};
+    a.kind = kind;
+    a.flow = p.flow;
+    a.seq = uint32_t(expected);
+    a.reserved = holes;
+    a.pg = p.pg;
+    a.hop = 1;
+    a.flags = (p.flags & kFlagCe) ? kFlagCnp : 0;
+    a.wire = ep.ack_wire;
+    a.nhop = p.nhop;
+    // The INT (or TIMELY's timestamp, in the first hop's place) rides back; only HPCC's batches store the hops.
+    for (int i = 0; i < ep.ack_int_hops; ++i) a.hops[i] = p.hops[i];
+    nic_enqueue_ack(v, node, a);
+    nic_start_next(v, node, ep, now);
+}
+
+// The reorder bitmap moved on by n ≤ 64 packets (RxState::placed).
+ORRERY_HD inline void placed_shift(RxState& rx, uint32_t n) {
+    constexpr int kWords = kReorderWindow / 64;
+    if (n == 0) return;
+    for (int i = 0; i < kWords; ++i) {
+        const uint64_t upper = i + 1 < kWords ? rx.placed[i + 1] : 0;
+        rx.placed[i] = n == 64 ? upper : (rx.placed[i] >> n) | (upper << (64 - n));
+    }
+}
+
+// Out-of-order delivery's receiver: the packet is placed wherever it belongs within the window; `expected`
+// moves past every packet placed in a row; an ACK as the in-order receiver sends it, or a selective NACK of
+// the hole at `expected` once a packet kReorderNackAfter MTUs past it has arrived (at most one per NACK
+// interval for the same hole). Duplicates and packets beyond the window are dropped unacknowledged.
+ORRERY_HD inline void nic_receive_unordered(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
+    RxState& rx = v.rx[p.flow];
+    const uint64_t size = v.flow[p.flow].size;
+    if (p.seq < rx.expected) return;
+    const uint64_t offset = (p.seq - rx.expected) / ep.mtu;
+    if (offset == 0) {
+        rx.expected += packet_payload(p, ep);
+        placed_shift(rx, 1);
+        for (;;) {  // the packets already placed behind it
+            const uint64_t gaps = ~rx.placed[0];
+            const uint32_t run = gaps == 0 ? 64 : uint32_t(gaps) != 0 ? lowest_bit(uint32_t(gaps)) : 32 + lowest_bit(uint32_t(gaps >> 32));
+            if (run == 0) break;
+            const uint64_t bytes = uint64_t(run) * ep.mtu;
+            rx.expected = rx.expected + bytes < size ? rx.expected + bytes : size;
+            placed_shift(rx, run);
+        }
+        if (rx.expected >= rx.milestone || rx.expected >= size) {
+            rx.milestone = (rx.expected / ep.ack_interval + 1) * ep.ack_interval;
+            nic_send_ack(v, node, ep, p, kAck, rx.expected, 0, now);
+        } else if (ep.chunk != 0 && rx.expected % ep.chunk == 0) {
+            nic_send_ack(v, node, ep, p, kAck, rx.expected, 0, now);
+        }
+        return;
+    }
+    if (offset >= kReorderWindow) return;
+    uint64_t& word = rx.placed[offset / 64];
+    const uint64_t bit = uint64_t(1) << (offset % 64);
+    if (word & bit) return;
+    word |= bit;
+    if (offset >= kReorderNackAfter && (now >= rx.nack_timer || rx.last_nack != rx.expected)) {
+        rx.nack_timer = now + ep.nack_interval_ps;
+        rx.last_nack = rx.expected;
+        uint32_t missing = 1;  // from `expected` to the first packet placed
+        while (missing < kReorderWindow && missing < 255 && !(rx.placed[missing / 64] >> (missing % 64) & 1u)) ++missing;
+        nic_send_ack(v, node, ep, p, kNack, rx.expected, uint8_t(missing), now);
+    } else if (ep.ack_interval <= 1) {
+        nic_send_ack(v, node, ep, p, kAck, rx.expected, 0, now);  // its CC signals (ECN echo, INT, timestamp)
+    }
+}
+
 // RdmaHw::ReceiveUdp and ReceiverCheckSeq.
 ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
+    if (ep.out_of_order) {
+        nic_receive_unordered(v, node, ep, p, now);
+        return;
+    }
     RxState& rx = v.rx[p.flow];
     int x;
     const uint64_t expected = rx.expected;
@@ -133,19 +235,7 @@ ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Experime
         x = 3;
     }
     if (x != 1 && x != 2) return;
-    Packet a{};
-    a.kind = x == 1 ? kAck : kNack;
-    a.flow = p.flow;
-    a.seq = uint32_t(rx.expected);
-    a.pg = p.pg;
-    a.hop = 1;
-    a.flags = (p.flags & kFlagCe) ? kFlagCnp : 0;
-    a.wire = ep.ack_wire;
-    a.nhop = p.nhop;
-    // The INT (or TIMELY's timestamp, in the first hop's place) rides back; only HPCC's batches store the hops.
-    for (int i = 0; i < ep.ack_int_hops; ++i) a.hops[i] = p.hops[i];
-    nic_enqueue_ack(v, node, a);
-    nic_start_next(v, node, ep, now);
+    nic_send_ack(v, node, ep, p, x == 1 ? kAck : kNack, rx.expected, 0, now);
 }
 
 // RdmaHw::ReceiveAck (ACK and NACK).
@@ -163,7 +253,14 @@ ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Experimen
         ++v.out[node].completions;
         cc_finish(v, f, ep);
     }
-    if (a.kind == kNack) q.snd_nxt = q.snd_una;
+    if (a.kind == kNack) {
+        if (ep.out_of_order) {  // resend the hole it reports, then go on where it was
+            const uint64_t end = seq + uint64_t(a.reserved) * ep.mtu;
+            v.retx[f] = RetxRange{seq, end < q.snd_nxt ? end : q.snd_nxt};
+        } else {
+            q.snd_nxt = q.snd_una;
+        }
+    }
     cc_ack(v, node, f, ep, a, (a.flags & kFlagCnp) != 0, now);
     nic_start_next(v, node, ep, now);
 }

@@ -82,6 +82,7 @@ struct ExperimentParams {
     uint32_t spray_table = 0;          // other than ECMP: first cell of the experiment in spray_set
     uint32_t flowlet_table = 0;        // flowlet: first entry of the experiment in `flowlet`
     int64_t flowlet_gap = kNever;      // flowlet: ps of silence after which a flow may take another port
+    bool out_of_order = false;         // receivers place packets by sequence; senders resend only holes (nic.h)
 };
 
 // Fills the fields of `ep` that say what packets of its CC carry (ExperimentParams: data_header …).
@@ -253,11 +254,23 @@ struct alignas(64) QpState {
     uint64_t completion_order = 0;     // sender NIC's running count, to order equal finish times
 };
 
+inline constexpr uint32_t kReorderWindow = 256;  // packets from the next expected one an out-of-order receiver tracks
+
 struct alignas(64) RxState {
     uint64_t expected = 0;
     uint64_t milestone = 0;            // bytes: the next ACK is due when `expected` reaches it (set to one ACK interval when compiled)
     int64_t nack_timer = 0;            // ps
     uint64_t last_nack = 0;
+    // Out-of-order delivery: bit j set = the packet j MTUs past `expected` is placed (bit 0 is `expected` itself,
+    // never set). The rest of the line, so the state stays one cache line.
+    uint64_t placed[kReorderWindow / 64] = {0, 0, 0, 0};
+};
+static_assert(sizeof(RxState) == 64, "a receiver's state is one cache line");
+
+// Out-of-order delivery, at the sender: bytes [next, end) the receiver reported missing, to send again before
+// new data (nic.h). Empty when next >= end.
+struct RetxRange {
+    uint64_t next = 0, end = 0;
 };
 
 // Each congestion control's per-flow state is its own, defined in its net/cc_<name>.h; the columns (NetView's

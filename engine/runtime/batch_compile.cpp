@@ -43,6 +43,7 @@ ExperimentParams make_params(const Scenario& s) {
     p.ack_interval = s.network.ack_interval_packets <= 1 ? 1u : uint32_t(s.network.ack_interval_packets) * uint32_t(s.network.packet_payload.count);
     p.chunk = uint32_t(s.network.go_back_chunk.count);
     p.min_rate = uint64_t(c.min_rate.count);
+    p.out_of_order = s.network.out_of_order;
 #define ORRERY_CC_PARAM_COMPILE(cc, type, member, ...) p.cc.member = engine_value(c.cc.member);
     ORRERY_CC_PARAMS(ORRERY_CC_PARAM_COMPILE)
 #undef ORRERY_CC_PARAM_COMPILE
@@ -392,6 +393,7 @@ void add_flows(Batch& b, const ExperimentInput& in, const ExperimentParams& ep, 
         RxState rx{};
         rx.milestone = ep.ack_interval;  // RdmaHw::GetRxQp: the first ACK is due after one interval
         b.rx.push_back(rx);
+        b.retx.push_back(RetxRange{});
         // The flow's own CC's row is written; the others are grown untouched (CcTable: never read).
 #define ORRERY_CC_OWN_ROW(Name, name, id, ref, State, ...) \
     if (ep.cc_mode == k##Name) b.name.push_back(State{});  \
@@ -429,6 +431,9 @@ void add_experiment(Batch& b, uint32_t e, const ExperimentInput& in, FactsCache&
     slice.id = in.id;
     slice.fabric = &f;
     slice.skipping = s.skipping;
+    if (s.skipping.enabled && s.network.out_of_order)
+        throw InputError(where + ": skipping", "steady-state skipping fast-forwards in-order delivery (a receiver's reorder state is not carried through a "
+                                               "skip): set network.nic.delivery to \"in_order\" or skipping.enabled to false");
     if (s.skipping.enabled && s.network.load_balancing != LoadBalancing::ecmp)
         throw InputError(where + ": skipping", "steady-state skipping partitions the fabric by the ports each flow crosses, which needs fixed per-flow "
                                                "paths: set network.load_balancing to \"ecmp\" or skipping.enabled to false");

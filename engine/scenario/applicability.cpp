@@ -78,6 +78,7 @@ const std::vector<KeyApplicability>& key_applicability() {
         {"network.loss_recovery", {H, M, M, M}, kNoQueues},
         {"network.error_rate_per_link", {H, M, M, M}, "only the packet level loses packets"},
         {"network.ack", {H, H, M, M}, "ACK bytes load links at the packet and flow levels; the analytic and busbw levels count payload and headers only"},
+        {"network.nic", {H, M, M, M}, "only the packet level reorders and retransmits packets"},
         {"network.flowlet_gap", {H, M, M, M}, "flowlets are a packet-level choice; the flow and analytic levels put a transfer on its ECMP path"},
         {"network.load_balancing", {H, M, M, M}, "spraying, adaptive routing and flowlets move packets over every path; the flow and analytic levels put a transfer on its ECMP path"},
         {"network", {H, H, H, M}, kBusbwBandwidths},

@@ -84,6 +84,10 @@ NetworkSpec read_network(JsonReader& r) {
             r.error("flowlet_gap", "expected a positive time, found " + format_time(*gap));
         n.flowlet_gap = *gap;
     }
+    if (auto nic = r.object("nic", Need::optional)) {
+        if (auto d = nic->choice("delivery", Need::optional, {"in_order", "out_of_order"})) n.out_of_order = *d == "out_of_order";
+        nic->finish();
+    }
     if (auto a = r.object("ack", Need::optional)) {
         n.ack_interval_packets = int(a->integer("interval_packets", Need::optional, 1, 1024).value_or(1));
         a->finish();
@@ -91,6 +95,8 @@ NetworkSpec read_network(JsonReader& r) {
     if (auto g = r.object("loss_recovery", Need::optional)) {
         n.go_back_chunk = g->size("chunk", Need::optional).value_or(n.go_back_chunk);
         n.go_back_to_zero = g->boolean("back_to_zero", Need::optional).value_or(false);
+        if (n.go_back_to_zero && n.out_of_order)
+            g->error("back_to_zero", "going back to the start of a chunk is go-back-N's; \"nic\": {\"delivery\": \"out_of_order\"} retransmits only what is missing");
         g->finish();
     }
     n.error_rate_per_link = r.number("error_rate_per_link", Need::optional, 0.0, 1.0).value_or(0.0);

@@ -65,6 +65,7 @@ struct NetworkSpec {
     Bytes pfc_resume_offset{3072};
     LoadBalancing load_balancing = LoadBalancing::ecmp;
     Picoseconds flowlet_gap{50'000'000};   // flowlet: an idle gap after which a flow may take another port
+    bool out_of_order = false;             // nic.delivery: receivers place packets by sequence (else go-back-N)
     int ack_interval_packets = 1;          // L2_ACK_INTERVAL
     Bytes go_back_chunk{4000};             // L2_CHUNK_SIZE
     bool go_back_to_zero = false;          // L2_BACK_TO_ZERO

@@ -3,7 +3,7 @@
 // and p99 flow completion time, each against the ideal (a flow alone on its path: its bytes at line rate plus
 // the base round trip), the last completion, drops, packet-hops and the run's cost per packet-hop (figures:
 // tests/bench/RESULTS.md).
-// Usage: bench_balance [--k K] [--size BYTES] [--threads N]
+// Usage: bench_balance [--k K] [--size BYTES] [--threads N] [--only BALANCING/DELIVERY]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
     const auto args = bench::parse_bench_args(argc, argv, "Load balancing and NIC delivery on a fat-tree permutation under DCQCN.",
                                               {{"--k", "fat-tree radix, even (default 8: 128 hosts)"},
                                                {"--size", "bytes per flow (default 2000000)"},
-                                               {"--threads", "worker threads (default 1)"}});
+                                               {"--threads", "worker threads (default 1)"},
+                                               {"--only", "one balancing/delivery pair, e.g. spray/out_of_order (default: all)"}});
+    const std::string only = args.count("--only") ? args.at("--only") : "";
     const int k = static_cast<int>(bench::bench_number(args, "--k", 8));
     const long long size = bench::bench_number(args, "--size", 2000000);
     const int threads = static_cast<int>(bench::bench_number(args, "--threads", 1));
@@ -59,7 +61,14 @@ int main(int argc, char** argv) {
 
     std::vector<LoadedScenario> loaded;
     std::vector<Fabric> fabrics;
-    for (const Mode& m : kModes) {
+    std::vector<Mode> modes;
+    for (const Mode& m : kModes)
+        if (only.empty() || only == std::string(m.balancing) + "/" + m.delivery) modes.push_back(m);
+    if (modes.empty()) {
+        std::fprintf(stderr, "option --only: no pair named %s\n", only.c_str());
+        return 2;
+    }
+    for (const Mode& m : modes) {
         nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", k}}},
                               {"network", {{"load_balancing", m.balancing}, {"nic", {{"delivery", m.delivery}}}}},
                               {"cc", {{"algorithm", "dcqcn"}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
@@ -68,7 +77,7 @@ int main(int argc, char** argv) {
     }
     std::vector<ExperimentInput> inputs;
     for (size_t i = 0; i < loaded.size(); ++i)
-        inputs.push_back({std::string(kModes[i].balancing) + "/" + kModes[i].delivery, &loaded[i].scenarios[0], &fabrics[i],
+        inputs.push_back({std::string(modes[i].balancing) + "/" + modes[i].delivery, &loaded[i].scenarios[0], &fabrics[i],
                           workload_flows(loaded[i].scenarios[0])});
     Batch batch = compile_batch(inputs);
     RunOptions options;

@@ -176,21 +176,25 @@ private slots:
 
     void every_load_balancing_mode() {
         SKIP_WITHOUT_DEVICE();
-        // ECMP, spraying, adaptive routing and flowlets in one batch on a k = 4 fat-tree permutation with an
+        // ECMP, spraying, adaptive routing (in order and out of order) and flowlets in one batch on a k = 4 fat-tree permutation with an
         // incast beside it: the per-packet choices (queue readings, flowlet tables) are the CPU's.
-        const std::vector<std::string> modes = {"ecmp", "spray", "adaptive", "flowlet"};
+        const std::vector<std::string> modes = {"ecmp", "spray", "adaptive", "flowlet", "adaptive"};
         std::vector<LoadedScenario> loaded;
         std::vector<Fabric> fabrics;
-        for (const std::string& lb : modes) {
+        for (size_t m = 0; m < modes.size(); ++m) {
+            const std::string& lb = modes[m];
+            const std::string delivery = m == 4 ? "out_of_order" : "in_order";
             nlohmann::json flows = nlohmann::json::array();
             for (int h = 0; h < 16; ++h) flows.push_back({{"src", h}, {"dst", (h + 9) % 16}, {"size", "300KB"}, {"start", std::to_string(h * 50) + "ns"}});
             for (int h = 1; h < 16; h += 3) flows.push_back({{"src", h}, {"dst", 0}, {"size", "100KB"}, {"start", "3us"}});
             loaded.push_back(load({{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
-                                   {"network", {{"load_balancing", lb}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}}));
+                                   {"network", {{"load_balancing", lb}, {"nic", {{"delivery", delivery}}}}},
+                                   {"workload", {{"kind", "flows"}, {"flows", flows}}}}));
         }
         for (const LoadedScenario& l : loaded) fabrics.push_back(build_fabric(l.scenarios[0].topology));
         std::vector<ExperimentInput> inputs;
-        for (size_t i = 0; i < loaded.size(); ++i) inputs.push_back({modes[i], &loaded[i].scenarios[0], &fabrics[i], workload_flows(loaded[i].scenarios[0])});
+        for (size_t i = 0; i < loaded.size(); ++i)
+            inputs.push_back({modes[i] + std::to_string(i), &loaded[i].scenarios[0], &fabrics[i], workload_flows(loaded[i].scenarios[0])});
         RunOptions o;
         o.threads = 2;
         Batch cpu = compile_batch(inputs);

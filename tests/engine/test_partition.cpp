@@ -101,7 +101,12 @@ std::unique_ptr<Job> make_job(int k, const std::vector<std::string>& ccs, const 
     job->fabrics.reserve(ccs.size());
     for (size_t i = 0; i < ccs.size(); ++i) {
         nlohmann::json doc = fabric_load(k, ccs[i]);
-        if (i < balancing.size()) doc["network"]["load_balancing"] = balancing[i];
+        if (i < balancing.size()) {
+            // "adaptive/out_of_order": a mode with its NIC delivery
+            const size_t slash = balancing[i].find('/');
+            doc["network"]["load_balancing"] = balancing[i].substr(0, slash);
+            if (slash != std::string::npos) doc["network"]["nic"] = {{"delivery", balancing[i].substr(slash + 1)}};
+        }
         job->loaded.push_back(load_scenario_document(doc, "partition.json", ".", PresetLibrary()));
         job->fabrics.push_back(build_fabric(job->loaded.back().scenarios[0].topology));
     }
@@ -240,7 +245,7 @@ private slots:
     void every_load_balancing_mode_gives_one_process_results() {
         // Spraying, adaptive routing and flowlets choose a packet's port at each switch from the switch's own
         // state; a switch is on one rank, so the choice, and every result, is the one process's.
-        const auto job = make_job(4, {"dcqcn", "dcqcn", "dcqcn", "dcqcn"}, {"ecmp", "spray", "adaptive", "flowlet"});
+        const auto job = make_job(4, {"dcqcn", "dcqcn", "dcqcn", "dcqcn", "dcqcn"}, {"ecmp", "spray", "adaptive", "flowlet", "spray/out_of_order"});
         Batch one = compile_batch(job->inputs);
         const std::vector<ExperimentResult> want = run_cpu(one, RunOptions{});
         std::set<std::vector<int64_t>> finishes;

@@ -85,7 +85,7 @@ std::string batch_bytes(const Batch& b) {
         fields(out, p.cc_mode, p.ecn_enabled, p.rate_bound, p.var_win, p.back_to_zero, p.pfc_enabled, p.ack_pause_class, p.mtu,
                p.ack_interval, p.chunk, p.min_rate, p.rate_on_first_cnp, p.nack_interval_ps, p.seed, p.qlen_start, p.qlen_end,
                p.qlen_interval, p.stop_time, p.sample_interval,
-               p.load_balancing, p.group_count, p.flowlet_gap);
+               p.load_balancing, p.group_count, p.flowlet_gap, p.out_of_order);
 #define ORRERY_CC_PARAM_BYTES(cc, type, member, ...) fields(out, p.cc.member);
         ORRERY_CC_PARAMS(ORRERY_CC_PARAM_BYTES)
 #undef ORRERY_CC_PARAM_BYTES
@@ -205,7 +205,8 @@ struct Base {
 // are optional) so that its optional keys are asked for.
 std::vector<Base> bases() {
     const nlohmann::json network = {{"ecn", nlohmann::json::object()}, {"pfc", nlohmann::json::object()},
-                                    {"ack", nlohmann::json::object()}, {"loss_recovery", nlohmann::json::object()}};
+                                    {"ack", nlohmann::json::object()}, {"loss_recovery", nlohmann::json::object()},
+                                    {"nic", nlohmann::json::object()}};
     const nlohmann::json flows = {{"kind", "flows"},
                                   {"flows", {{{"src", 0}, {"dst", 5}, {"size", "200KB"}, {"start", "1us"}},
                                              {{"src", 1}, {"dst", 6}, {"size", "100KB"}}}}};

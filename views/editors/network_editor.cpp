@@ -234,6 +234,14 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
         if (lb != "flowlet" && !fields_["network.flowlet_gap"]->text().isEmpty()) emit_remove("network.flowlet_gap");
         emit_edit("network.load_balancing", lb.toStdString());
     });
+    delivery_ = new QComboBox(net_box);
+    delivery_->addItems({"in_order", "out_of_order"});
+    delivery_->setToolTip("in_order: go-back-N, the reference's RoCE NIC; out_of_order: the NIC places packets by sequence "
+                          "and resends only the holes it is told of (RoCE with out-of-order placement, Ultra Ethernet)");
+    net_form->addRow("NIC delivery", delivery_);
+    connect(delivery_, &QComboBox::activated, this, [this] {
+        if (!loading_) emit_edit("network.nic.delivery", delivery_->currentText().toStdString());
+    });
     auto* skip_box = new QGroupBox("Steady-state skipping (Wormhole)", this);
     auto* skip_form = new QFormLayout(skip_box);
 
@@ -379,6 +387,8 @@ void NetworkEditor::load(const nlohmann::json& doc) {
     const nlohmann::json lb = json_at(resolved, "network.load_balancing");
     load_balancing_->setCurrentText(lb.is_string() ? QString::fromStdString(lb.get<std::string>()) : "ecmp");
     show_row(rows_["network.flowlet_gap"], load_balancing_->currentText() == "flowlet");
+    const nlohmann::json delivery = json_at(resolved, "network.nic.delivery");
+    delivery_->setCurrentText(delivery.is_string() ? QString::fromStdString(delivery.get<std::string>()) : "in_order");
     for (const ParameterField& f : parameter_fields()) {
         const nlohmann::json v = json_at(resolved, f.path);
         if (auto c = checks_.find(f.path); c != checks_.end()) {

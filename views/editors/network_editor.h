@@ -55,6 +55,7 @@ private:
     QComboBox* cc_preset_;
     QComboBox* algorithm_;
     QComboBox* load_balancing_;
+    QComboBox* delivery_;
     std::map<std::string, QLineEdit*> fields_;
     std::map<std::string, QString> taken_text_;  // per field: the text the document holds (as loaded or last taken)
     std::map<std::string, QCheckBox*> checks_;
