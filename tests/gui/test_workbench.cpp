@@ -800,6 +800,32 @@ private slots:
         QCOMPARE(w->document()["cc"]["dcqcn"]["rate_ai"].get<std::string>(), std::string("20Mbps"));
     }
 
+    void load_balancing_and_delivery_are_choices_and_the_gap_goes_with_flowlets() {
+        auto w = open_demo("balancing.orrery");
+        NetworkEditor* n = w->network();
+        QLineEdit* gap = n->field("network.flowlet_gap");
+        QVERIFY(gap);
+        QVERIFY(!gap->isVisibleTo(n));  // ECMP: no gap to set
+        auto pick = [](QComboBox* c, const QString& text) {
+            c->setCurrentText(text);
+            emit c->activated(c->currentIndex());
+        };
+        pick(n->load_balancing(), "flowlet");
+        QCOMPARE(w->document()["network"]["load_balancing"].get<std::string>(), std::string("flowlet"));
+        QVERIFY(gap->isVisibleTo(n));
+        gap->setText("20us");
+        emit gap->editingFinished();
+        QCOMPARE(w->document()["network"]["flowlet_gap"].get<std::string>(), std::string("20us"));
+        // Another mode refuses a gap: it leaves the scenario with the mode that took it.
+        pick(n->load_balancing(), "adaptive");
+        QCOMPARE(w->document()["network"]["load_balancing"].get<std::string>(), std::string("adaptive"));
+        QVERIFY(!w->document()["network"].contains("flowlet_gap"));
+        QVERIFY(!gap->isVisibleTo(n));
+        pick(n->delivery(), "out_of_order");
+        QCOMPARE(w->document()["network"]["nic"]["delivery"].get<std::string>(), std::string("out_of_order"));
+        QVERIFY(w->network()->take_pending_fields().isEmpty());
+    }
+
     void per_algorithm_booleans_are_choices_not_text() {
         auto w = open_demo("booleans.orrery");
         NetworkEditor* n = w->network();

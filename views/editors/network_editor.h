@@ -37,6 +37,8 @@ public:
     QComboBox* choice(const std::string& path) const { return choices_.count(path) ? choices_.at(path) : nullptr; }
     QTableWidget* ecn_table() const { return ecn_; }
     QComboBox* algorithm() const { return algorithm_; }
+    QComboBox* load_balancing() const { return load_balancing_; }
+    QComboBox* delivery() const { return delivery_; }
     QComboBox* cc_preset() const { return cc_preset_; }
     // Takes fields typed into but not yet taken (Run pressed with the cursor still in one); returns those that
     // cannot be, as "path = "text": why". Run refuses to start while any is left.
