@@ -14,6 +14,14 @@
 #define ORRERY_HOT_INLINE __attribute__((always_inline))
 #endif
 
+// ORRERY_COLD_CALL: kept out of its callers, for the branches of an event loop that only some experiments take
+// (another load-balancing mode, out-of-order delivery), so that they do not cost the common path its registers.
+#if defined(__CUDACC__)
+#define ORRERY_COLD_CALL
+#else
+#define ORRERY_COLD_CALL __attribute__((noinline, cold))
+#endif
+
 // A hint that the line at `p` is read (or written) soon, for packet lines a large fabric has left in memory
 // (docs/history/runtime-scale-and-mpi.md). Nothing in device code: a GPU hides such latency with other warps.
 ORRERY_HD inline void prefetch_line(const void* p) {

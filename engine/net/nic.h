@@ -163,7 +163,7 @@ ORRERY_HD inline void placed_shift(RxState& rx, uint32_t n) {
 // moves past every packet placed in a row; an ACK as the in-order receiver sends it, or a selective NACK of
 // the hole at `expected` once a packet kReorderNackAfter MTUs past it has arrived (at most one per NACK
 // interval for the same hole). Duplicates and packets beyond the window are dropped unacknowledged.
-ORRERY_HD inline void nic_receive_unordered(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
+ORRERY_HD ORRERY_COLD_CALL inline void nic_receive_unordered(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
     RxState& rx = v.rx[p.flow];
     const uint64_t size = v.flow[p.flow].size;
     if (p.seq < rx.expected) return;

@@ -15,13 +15,9 @@ ORRERY_HD inline uint64_t qp_window(const QpState& q, const FlowInfo& f, const E
     const uint64_t w = uint64_t((uint128)f.win * q.rate / q.max_rate);
     return w == 0 ? 1 : w;
 }
-// Whether the QP may send no new data: its window is full, or, with out-of-order delivery, the receiver could
-// not place its next packet (it tracks kReorderWindow packets past the cumulative point, so more in flight
-// would be dropped there).
 ORRERY_HD inline bool qp_window_bound(const QpState& q, const FlowInfo& f, const ExperimentParams& ep) {
     const uint64_t w = qp_window(q, f, ep);
-    if (w != 0 && q.snd_nxt - q.snd_una >= w) return true;
-    return ep.out_of_order && q.snd_nxt - q.snd_una >= uint64_t(kReorderWindow - 1) * ep.mtu;
+    return w != 0 && q.snd_nxt - q.snd_una >= w;
 }
 
 // QbbNetDevice::UpdateNextAvail: an earlier pacing time pulls a scheduled retry forward.

@@ -209,10 +209,11 @@ ORRERY_HD inline bool switch_takes_at_once(const NetView& v, uint32_t row, int q
 }
 
 // Bytes a port still has to put on the wire of the packet it is sending (0 when idle): (busy_until − now) at
-// its rate, so that a port half-way through a jumbo frame weighs more than one about to finish.
+// its rate, so that a port half-way through a jumbo frame weighs more than one about to finish. The product
+// fits 64 bits: what is left of one packet's serialization, times the rate, is at most its bits × 10^12.
 ORRERY_HD inline uint64_t bytes_in_transmission(const NetView& v, uint32_t row, int64_t now) {
     const int64_t left = v.tx[row].busy_until - now;
-    return left > 0 ? uint64_t((uint128)uint64_t(left) * v.port[row].rate_bps / 8000000000000ull) : 0;
+    return left > 0 ? uint64_t(left) * v.port[row].rate_bps / 8000000000000ull : 0;
 }
 
 // Local adaptive routing: of the `n` equal-cost ports, the one with the fewest bytes queued for class q (all
@@ -222,7 +223,7 @@ ORRERY_HD inline uint64_t bytes_in_transmission(const NetView& v, uint32_t row, 
 ORRERY_HD inline uint16_t least_loaded_port(const NetView& v, uint32_t node, int q, const uint16_t* ports, uint32_t n, uint64_t draw, int64_t now) {
     constexpr uint64_t kPaused = uint64_t(1) << 40;
     const uint32_t base = v.node_port_begin[node];
-    uint32_t i = uint32_t(draw % n);
+    uint32_t i = uint32_t((uint64_t(uint32_t(draw)) * n) >> 32);  // draw mod n, by a multiply
     uint16_t best = ports[i];
     uint64_t best_load = ~uint64_t(0);
     for (uint32_t k = 0; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
@@ -256,23 +257,20 @@ ORRERY_HD inline uint16_t flowlet_port(NetView& v, uint32_t node, const Experime
 // ports toward its destination from the experiment's routing tables, as its mode picks. The hash is a
 // counter-based one of (seed, flow, sequence, direction, switch), so every choice is the same on every
 // backend and thread count.
-ORRERY_HD inline uint16_t switch_egress(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
+ORRERY_HD ORRERY_COLD_CALL inline uint16_t switch_egress(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
     const FlowInfo& f = v.flow[p.flow];
     const uint32_t dest = p.kind == kData ? f.dst : f.src;
     const uint32_t cell = v.spray_set[ep.spray_table + v.node_forwarder[node] * ep.group_count + v.node_dest_group[dest]];
-    const uint64_t draw = mix64(ep.seed ^ mix64((uint64_t(p.flow) << 32) ^ p.seq ^ (uint64_t(p.kind) << 62)) ^ (uint64_t(node - ep.node_base) << 40));
-    if (cell == kNoRow) {  // attached to the destination: its port(s)
-        uint16_t found[8];
-        uint32_t count = 0;
-        for (uint32_t row = v.node_port_begin[node]; row < v.node_port_begin[node + 1] && count < 8; ++row)
-            if (v.port[v.port[row].peer_port].node == dest) found[count++] = v.port[row].local;
-        return count ? found[draw % count] : v.port[v.node_port_begin[node]].local;  // unreachable: never for a routed flow
-    }
+    if (cell == kNoRow)  // attached to the destination host: the far end of its one network port (compile refuses more)
+        return v.port[v.port[v.nic[dest].port].peer_port].local;
     const uint16_t* ports = v.set_ports + v.set_begin[cell];
     const uint32_t n = v.set_begin[cell + 1] - v.set_begin[cell];
-    if (ep.load_balancing == kLbAdaptive) return least_loaded_port(v, node, p.pg, ports, n, draw, now);
-    if (ep.load_balancing == kLbFlowlet) return flowlet_port(v, node, ep, p, ports, n, draw, now);
-    return ports[draw % n];
+    const uint64_t key = (uint64_t(p.flow) << 32) ^ p.seq ^ (uint64_t(p.kind) << 62);
+    const uint64_t at = uint64_t(node - ep.node_base) << 40;
+    // The load-aware modes hash only to break ties: one round of mixing does.
+    if (ep.load_balancing == kLbAdaptive) return least_loaded_port(v, node, p.pg, ports, n, mix64(ep.seed ^ key ^ at), now);
+    if (ep.load_balancing == kLbFlowlet) return flowlet_port(v, node, ep, p, ports, n, mix64(ep.seed ^ key ^ at), now);
+    return ports[mix64(ep.seed ^ mix64(key) ^ at) % n];
 }
 
 // A packet has fully arrived at switch port `in_row`; p is its slot in the ring it came from (ring_pop), read

@@ -386,6 +386,11 @@ void add_flows(Batch& b, const ExperimentInput& in, const ExperimentParams& ep, 
         const uint64_t pair_bdp = uint64_t((net::uint128)pair_rtt * m.min_bw / 1000000000ull / 8);
         fi.base_rtt_ns = s.cc.global_base_rtt ? slice.max_rtt_ns : pair_rtt;
         fi.win = s.cc.window ? (s.cc.global_base_rtt ? slice.max_bdp : pair_bdp) : 0;
+        // Out-of-order delivery: no more in flight than the receiver's reorder bitmap can place (net/nic.h).
+        if (ep.out_of_order) {
+            const uint64_t placeable = uint64_t(kReorderWindow - 1) * ep.mtu;
+            fi.win = fi.win == 0 ? placeable : std::min<uint64_t>(fi.win, placeable);
+        }
         fi.standalone_fct_ns = standalone_fct_ns(m, fi.size, ep.mtu);
         b.flow.push_back(fi);
         b.flow_paths.push_back(paths);

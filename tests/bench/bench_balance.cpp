@@ -27,7 +27,7 @@ struct Mode {
     const char* balancing;
     const char* delivery;
 };
-constexpr Mode kModes[] = {{"ecmp", "in_order"},     {"spray", "in_order"},       {"spray", "out_of_order"},
+constexpr Mode kModes[] = {{"ecmp", "in_order"},     {"ecmp", "out_of_order"},     {"spray", "in_order"}, {"spray", "out_of_order"},
                            {"adaptive", "in_order"}, {"adaptive", "out_of_order"}, {"flowlet", "in_order"}};
 
 double percentile(std::vector<double> v, double p) {
@@ -90,8 +90,10 @@ int main(int argc, char** argv) {
                 threads, run_s);
     std::printf("%-24s %12s %10s %12s %10s %12s %8s %14s\n", "balancing/delivery", "mean FCT us", "mean/ideal", "p99 FCT us", "p99/ideal", "last us",
                 "drops", "packet-hops");
+    unsigned long long hops = 0;
     for (size_t e = 0; e < results.size(); ++e) {
         const ExperimentResult& r = results[e];
+        hops += r.packet_hops;
         std::vector<double> fct, ideal;
         size_t unfinished = 0;
         for (const FlowResult& f : r.flows) {
@@ -114,5 +116,6 @@ int main(int argc, char** argv) {
                     *std::max_element(fct.begin(), fct.end()), (unsigned long long)r.drops, (unsigned long long)r.packet_hops,
                     unfinished ? (" (" + std::to_string(unfinished) + " unfinished)").c_str() : "");
     }
+    std::printf("%llu packet-hops in all, %.1f ns each\n", hops, run_s * 1e9 / double(hops));
     return 0;
 }
