@@ -3,7 +3,7 @@
 // and p99 flow completion time, each against the ideal (a flow alone on its path: its bytes at line rate plus
 // the base round trip), the last completion, drops, packet-hops and the run's cost per packet-hop (figures:
 // tests/bench/RESULTS.md).
-// Usage: bench_balance [--k K] [--size BYTES] [--threads N] [--only BALANCING/DELIVERY]
+// Usage: bench_balance [--k K] [--size BYTES] [--threads N] [--only BALANCING/DELIVERY] [--cc NAME] [--ecn on|off]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,7 +41,15 @@ int main(int argc, char** argv) {
                                               {{"--k", "fat-tree radix, even (default 8: 128 hosts)"},
                                                {"--size", "bytes per flow (default 2000000)"},
                                                {"--threads", "worker threads (default 1)"},
-                                               {"--only", "one balancing/delivery pair, e.g. spray/out_of_order (default: all)"}});
+                                               {"--only", "one balancing/delivery pair, e.g. spray/out_of_order (default: all)"},
+                                               {"--cc", "congestion control (default dcqcn)"},
+                                               {"--ecn", "on (default) or off: switches mark ECN"}});
+    const std::string cc = args.count("--cc") ? args.at("--cc") : "dcqcn";
+    const std::string ecn = args.count("--ecn") ? args.at("--ecn") : "on";
+    if (ecn != "on" && ecn != "off") {
+        std::fprintf(stderr, "option --ecn: expected on or off, found %s\n", ecn.c_str());
+        return 2;
+    }
     const std::string only = args.count("--only") ? args.at("--only") : "";
     const int k = static_cast<int>(bench::bench_number(args, "--k", 8));
     const long long size = bench::bench_number(args, "--size", 2000000);
@@ -70,8 +78,8 @@ int main(int argc, char** argv) {
     }
     for (const Mode& m : modes) {
         nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", k}}},
-                              {"network", {{"load_balancing", m.balancing}, {"nic", {{"delivery", m.delivery}}}}},
-                              {"cc", {{"algorithm", "dcqcn"}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+                              {"network", {{"load_balancing", m.balancing}, {"nic", {{"delivery", m.delivery}}}, {"ecn", {{"enabled", ecn == "on"}}}}},
+                              {"cc", {{"algorithm", cc}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
         loaded.push_back(load_scenario_document(doc, "balance", ".", PresetLibrary(), LoadOptions{false}));
         fabrics.push_back(build_fabric(loaded.back().scenarios[0].topology));
     }
@@ -86,8 +94,8 @@ int main(int argc, char** argv) {
     const auto results = run_cpu(batch, options);
     const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-    std::printf("k = %d fat-tree, %zu flows of %lld B (random permutation, seed 1), DCQCN, %d thread(s), %.2f s for the batch\n", k, flows.size(), size,
-                threads, run_s);
+    std::printf("k = %d fat-tree, %zu flows of %lld B (random permutation, seed 1), %s, ECN %s, %d thread(s), %.2f s for the batch\n", k, flows.size(),
+                size, cc.c_str(), ecn.c_str(), threads, run_s);
     std::printf("%-24s %12s %10s %12s %10s %12s %8s %14s\n", "balancing/delivery", "mean FCT us", "mean/ideal", "p99 FCT us", "p99/ideal", "last us",
                 "drops", "packet-hops");
     unsigned long long hops = 0;
