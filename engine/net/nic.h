@@ -246,6 +246,10 @@ ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Experimen
     const FlowInfo& info = v.flow[f];
     const uint64_t seq = ep.back_to_zero && ep.chunk != 0 ? uint64_t(a.seq) / ep.chunk * ep.chunk : uint64_t(a.seq);
     if (seq > q.snd_una) q.snd_una = seq;
+    // A cumulative ACK past where a NACK sent the QP back (a reordered packet's ACK behind the NACK): what it
+    // covers is not sent again, and the bytes in flight never go negative, which would leave the QP window-bound
+    // for good. The reference cannot meet this without reordering: its in-order runs are unchanged.
+    if (q.snd_nxt < q.snd_una) q.snd_nxt = q.snd_una;
     if (qp_finished(q, info)) {
         q.phase = kDone;
         q.finish = now;
