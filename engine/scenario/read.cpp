@@ -373,6 +373,12 @@ std::optional<Scenario> read_scenario(const nlohmann::json& document, const Read
     if (auto w = r.object("workload", Need::optional)) s.workload = read_workload(*w, context.base_dir);
     if (auto o = r.object("output", Need::optional)) s.output = read_output(*o);
     if (auto k = r.object("skipping", Need::optional)) s.skipping = read_skipping(*k, context.base_dir);
+    // HPCC's rate update compares each INT hop with the same hop of the flow's previous ACK: the reference's INT
+    // carries no switch or port identity, so the arithmetic holds only while every packet of a flow takes one path.
+    if (s.cc.algorithm == CcAlgorithm::hpcc && s.network.load_balancing != LoadBalancing::ecmp)
+        r.error("network.load_balancing", "HPCC compares each INT hop with the same hop of the flow's previous ACK, which needs every packet "
+                                          "of a flow on one path; spray, adaptive and flowlet move packets between paths: use \"ecmp\" with "
+                                          "HPCC, or a CC without INT (dcqcn, timely, dctcp) to balance per packet");
     if (auto sw = r.object("sweep", Need::optional)) s.sweep = read_sweep(*sw, s.seed);
     else s.sweep.seeds = {s.seed};
     r.finish();

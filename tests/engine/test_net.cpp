@@ -651,6 +651,24 @@ private slots:
             QVERIFY2(what.find("network.flowlet_gap") != std::string::npos && what.find("\"flowlet\"") != std::string::npos, e.what());
         }
     }
+    void hpcc_keeps_each_flow_on_one_path() {
+        // HPCC reads a hop's utilization from two INT records of the same port; balancing that moves a flow's
+        // packets between paths is refused with it, and accepted with a CC that reads no INT.
+        for (const char* lb : {"spray", "adaptive", "flowlet"}) {
+            nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
+                                  {"network", {{"load_balancing", lb}}}, {"cc", {{"algorithm", "hpcc"}}},
+                                  {"workload", {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 9}, {"size", "1MB"}}}}}}};
+            try {
+                load_scenario_document(doc, "hpcc.json", ".", PresetLibrary());
+                QFAIL(qPrintable(QString("HPCC was accepted with load_balancing %1").arg(lb)));
+            } catch (const InputError& e) {
+                const std::string what = e.what();
+                QVERIFY2(what.find("network.load_balancing") != std::string::npos && what.find("HPCC") != std::string::npos, e.what());
+            }
+            doc["cc"]["algorithm"] = "timely";
+            QCOMPARE(load_scenario_document(doc, "timely.json", ".", PresetLibrary()).scenarios.size(), size_t(1));
+        }
+    }
     void incast_pauses_and_loses_nothing() {
         const Run r = run_reference("incast", "dcqcn");
         QVERIFY(!r.results[0].pfc.empty());
