@@ -358,6 +358,7 @@ nlohmann::json network_json(const ConfigKeys& k, Diagnostics& diags) {
         {"ack", {{"interval_packets", ack_packets}}},
         {"loss_recovery", {{"chunk", format_size(Bytes(int64_t(k.u("L2_CHUNK_SIZE", 4000))))}, {"back_to_zero", k.flag("L2_BACK_TO_ZERO", false)}}},
         {"error_rate_per_link", k.d("ERROR_RATE_PER_LINK", 0.0)},
+        {"nic", {{"retransmit_timeout", "off"}}},  // the reference's NIC has none
     };
     if (k.u("L2_ACK_INTERVAL", 1) == 0) diags.error(k.where(k.get("L2_ACK_INTERVAL")), "L2_ACK_INTERVAL 0 would acknowledge nothing; use 1 or more");
     if (const HpccConfigEntry* e = k.get("L2_CHUNK_SIZE"); e && k.u("L2_CHUNK_SIZE", 4000) == 0) {

@@ -78,6 +78,7 @@ using LossProbability = double;  // a column type is a name (net::T): not the ke
     X(QpState, qp, out, Flow, true, Flows, Sender)                                                             \
     X(RxState, rx, out, Flow, true, Flows, Receiver)                                                           \
     X(RetxRange, retx, out, Flow, false, Flows, None)  /* out-of-order delivery: holes to resend */            \
+    X(QpRecovery, recovery, out, Flow, true, Flows, Sender)  /* retransmission timer and counts */          \
     X(uint32_t, nic_qps, out, NicQps, true, Flows, None)                                                       \
     X(uint32_t, nic_starts, in, NicStarts, true, Flows, None)
 

@@ -28,6 +28,15 @@ ORRERY_HD inline bool retx_pending(RetxRange& r, const QpState& q) {
     return r.next < r.end;
 }
 
+// Sending begins with nothing in flight: the QP's timeout counts from now, and the NIC's check is due by then.
+ORRERY_HD inline void nic_arm_timeout(NicState& nic, QpRecovery& r, const ExperimentParams& ep, int64_t now) {
+    r.progress = now;
+    if (nic.timeout_check == kNever) {
+        nic.timeout_check = now + ep.retransmit_timeout_ps;
+        nic.timeout_check_scheduled = now;
+    }
+}
+
 // RdmaEgressQueue::GetNextQindex: -1 = the ACK queue, -1024 = nothing, else a position in the QP list.
 // Finished QPs seen while scanning are removed from the list, exactly as the reference compacts it.
 ORRERY_HD inline int nic_next_queue(NetView& v, uint32_t node, const ExperimentParams& ep, int64_t now) {
@@ -97,6 +106,10 @@ ORRERY_HD inline void nic_start_next_idle(NetView& v, uint32_t node, const Exper
         p.pg = info.pg;
         p.hop = 1;  // path position 0 is this NIC's own port
         if (ep.send_time_stamped) p.sent_ns = uint64_t(now / 1000);
+        QpRecovery& r = v.recovery[f];
+        if (seq + payload <= r.high_water) ++r.retransmits;
+        else r.high_water = seq + payload;
+        if (ep.retransmit_timeout_ps != 0 && q.snd_nxt == q.snd_una && !resend) nic_arm_timeout(nic, r, ep, now);
         if (resend) resend->next += payload;
         else q.snd_nxt += payload;
         transmit_start(v, nic.port, p, now);
@@ -166,7 +179,10 @@ ORRERY_HD inline void placed_shift(RxState& rx, uint32_t n) {
 ORRERY_HD ORRERY_COLD_CALL inline void nic_receive_unordered(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
     RxState& rx = v.rx[p.flow];
     const uint64_t size = v.flow[p.flow].size;
-    if (p.seq < rx.expected) return;
+    if (p.seq < rx.expected) {  // a duplicate: acknowledged where a timeout may have resent it (nic_receive_data)
+        if (ep.retransmit_timeout_ps != 0) nic_send_ack(v, node, ep, p, kAck, rx.expected, 0, now);
+        return;
+    }
     const uint64_t offset = (p.seq - rx.expected) / ep.mtu;
     if (offset == 0) {
         rx.expected += packet_payload(p, ep);
@@ -232,7 +248,10 @@ ORRERY_HD inline void nic_receive_data(NetView& v, uint32_t node, const Experime
             x = 4;
         }
     } else {
-        x = 3;
+        // A duplicate. The reference ignores it; with a retransmission timeout it is acknowledged, as an
+        // InfiniBand responder acknowledges a duplicate request, or a sender whose last ACK was lost would time
+        // out for good.
+        x = ep.retransmit_timeout_ps != 0 ? 1 : 3;
     }
     if (x != 1 && x != 2) return;
     nic_send_ack(v, node, ep, p, x == 1 ? kAck : kNack, rx.expected, 0, now);
@@ -245,7 +264,10 @@ ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Experimen
     if (q.phase != kActive) return;  // the reference no longer finds a completed QP and ignores the ACK
     const FlowInfo& info = v.flow[f];
     const uint64_t seq = ep.back_to_zero && ep.chunk != 0 ? uint64_t(a.seq) / ep.chunk * ep.chunk : uint64_t(a.seq);
-    if (seq > q.snd_una) q.snd_una = seq;
+    if (seq > q.snd_una) {
+        q.snd_una = seq;
+        if (ep.retransmit_timeout_ps != 0) v.recovery[f].progress = now;
+    }
     // A cumulative ACK past where a NACK sent the QP back (a reordered packet's ACK behind the NACK): what it
     // covers is not sent again, and the bytes in flight never go negative, which would leave the QP window-bound
     // for good. The reference cannot meet this without reordering: its in-order runs are unchanged.
@@ -276,6 +298,31 @@ ORRERY_HD inline void nic_receive(NetView& v, uint32_t node, const ExperimentPar
     }
     if (p.kind == kData) nic_receive_data(v, node, ep, p, now);
     else nic_receive_ack(v, node, ep, p, now);
+}
+
+// The NIC's retransmission check (NicState::timeout_check): each active QP with bytes in flight and no
+// progress for the timeout sends them again — go-back-N from the cumulative point, or (out-of-order delivery)
+// the range up to what it had sent, of which the receiver drops what it placed and acknowledges the rest. Its
+// rate is left as its CC set it. The check then sets itself to the earliest deadline left.
+ORRERY_HD inline void nic_retransmit_timeout(NetView& v, uint32_t node, const ExperimentParams& ep, int64_t now) {
+    NicState& nic = v.nic[node];
+    int64_t next = kNever;
+    for (uint32_t i = 0; i < nic.qp_count; ++i) {
+        const uint32_t f = v.nic_qps[nic.qp_offset + i];
+        QpState& q = v.qp[f];
+        if (q.phase != kActive || q.snd_una >= q.snd_nxt) continue;
+        QpRecovery& r = v.recovery[f];
+        if (r.progress + ep.retransmit_timeout_ps <= now) {
+            ++r.timeouts;
+            r.progress = now;
+            if (ep.out_of_order) v.retx[f] = RetxRange{q.snd_una, q.snd_nxt};
+            else q.snd_nxt = q.snd_una;
+        }
+        next = imin(next, r.progress + ep.retransmit_timeout_ps);
+    }
+    nic.timeout_check = next;
+    nic.timeout_check_scheduled = now;
+    nic_start_next(v, node, ep, now);
 }
 
 // RdmaHw::AddQueuePair + QbbNetDevice::NewQp for the next flow of this NIC.

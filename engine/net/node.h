@@ -133,6 +133,7 @@ ORRERY_HD ORRERY_HOT_INLINE inline PortEvent next_event(const NetView& v, uint32
     } else {
         const NicState& nic = v.nic[node];
         if (nic.next_send != kNever) consider(best, nic.next_send, nic.next_send_scheduled, kSrcRetry, node);
+        if (nic.timeout_check != kNever) consider(best, nic.timeout_check, nic.timeout_check_scheduled, kSrcTimeout, node);
         if (nic.starts_next < nic.starts_count) {
             const uint32_t f = v.nic_starts[nic.starts_offset + nic.starts_next];
             consider(best, v.flow[f].start, v.flow[f].start, kSrcFlowStart, f);
@@ -211,7 +212,7 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
             s.next_sample = s.next_sample + ep.qlen_interval > ep.qlen_end ? kNever : s.next_sample + ep.qlen_interval;
             sample_at = s.next_sample;
         } else {
-            if (dcqcn && e.source != kSrcRetry) dcqcn_timer_known = false;  // a timer of its own fired, or a flow started
+            if (dcqcn && e.source != kSrcRetry && e.source != kSrcTimeout) dcqcn_timer_known = false;  // a timer of its own fired, or a flow started
             switch (e.source) {
                 case kSrcAlpha: dcqcn_alpha_timer(v, e.row, now); break;
                 case kSrcDecrease: dcqcn_decrease_timer(v, e.row, now); break;
@@ -224,6 +225,7 @@ ORRERY_HD inline bool run_events(NetView& v, uint32_t node, const ExperimentPara
                     v.nic[node].next_send = kNever;
                     nic_start_next(v, node, ep, now);
                     break;
+                case kSrcTimeout: nic_retransmit_timeout(v, node, ep, now); break;
                 default: break;
             }
         }

@@ -62,6 +62,7 @@ struct ExperimentParams {
     bool back_to_zero = false;
     bool pfc_enabled = true;           // network.pfc.enabled: receivers act on pause frames
     uint8_t ack_pause_class = 3;       // the PFC class that pauses a NIC's ACK queue (ACK_HIGH_PRIO ? 0 : 3)
+    bool out_of_order = false;         // receivers place packets by sequence; senders resend only holes (nic.h)
     uint32_t mtu = 1000;               // payload bytes per data packet
     uint32_t ack_interval = 1;   // bytes of data between ACKs (network.ack.interval_packets × MTU; 1: every packet)
     uint32_t chunk = 4000;
@@ -82,7 +83,7 @@ struct ExperimentParams {
     uint32_t spray_table = 0;          // other than ECMP: first cell of the experiment in spray_set
     uint32_t flowlet_table = 0;        // flowlet: first entry of the experiment in `flowlet`
     int64_t flowlet_gap = kNever;      // flowlet: ps of silence after which a flow may take another port
-    bool out_of_order = false;         // receivers place packets by sequence; senders resend only holes (nic.h)
+    int64_t retransmit_timeout_ps = 0; // a sender without progress this long resends what is unacknowledged; 0: never (nic.h)
 };
 
 // Fills the fields of `ep` that say what packets of its CC carry (ExperimentParams: data_header …).
@@ -273,6 +274,15 @@ struct RetxRange {
     uint64_t next = 0, end = 0;
 };
 
+// A sender's loss recovery beyond the CC (nic.h): the retransmission timeout's reference point and what was
+// sent again.
+struct QpRecovery {
+    int64_t progress = 0;              // ps: when the cumulative ACK last moved, or sending began with nothing in flight
+    uint64_t high_water = 0;           // bytes: the end of the furthest byte sent; a packet below it is a retransmission
+    uint32_t timeouts = 0;             // retransmission timeouts that fired
+    uint32_t retransmits = 0;          // data packets sent again (go-back-N, a reported hole, a timeout)
+};
+
 // Each congestion control's per-flow state is its own, defined in its net/cc_<name>.h; the columns (NetView's
 // pointers) need only its name. What needs the whole struct includes net/cc.h (runtime/batch.h does).
 #define ORRERY_CC_STATE_DECLARE(Name, name, id, reference, State, ...) struct State;
@@ -292,6 +302,10 @@ struct alignas(64) NicState {
     int64_t next_send = kNever;        // ps: a scheduled retry of DequeueAndTransmit
     int64_t next_send_scheduled = 0;
     uint64_t completions = 0;
+    // The retransmission timer, checked lazily: due no later than the earliest QP's progress + timeout (it
+    // then finds each QP's own deadline and sets itself again); kNever while nothing is in flight.
+    int64_t timeout_check = kNever;
+    int64_t timeout_check_scheduled = 0;
 };
 
 // ---- telemetry written by systems, drained by the host after each step ---------------------------------
@@ -338,7 +352,10 @@ struct alignas(64) NodeOutput {
 
 // ---- a node's events ------------------------------------------------------------------------------------
 // The kinds of event a node handles, in their tie order (node.h).
-enum EventSource : uint8_t { kSrcArrival, kSrcTxDone, kSrcAlpha, kSrcDecrease, kSrcRateIncrease, kSrcFlowStart, kSrcRetry, kSrcSample, kSrcNone };
+// kSrcTimeout comes after kSrcNone, which stays a power of two: the port tree's leaf picks between kSrcArrival
+// (0) and kSrcNone by a shift, and another value there costs the switch's loop registers. A host's timeout
+// then ties last, after its other events; switches, whose samples it would have tied with, have none.
+enum EventSource : uint8_t { kSrcArrival, kSrcTxDone, kSrcAlpha, kSrcDecrease, kSrcRateIncrease, kSrcFlowStart, kSrcRetry, kSrcSample, kSrcNone, kSrcTimeout };
 
 // A port's next event, and an entry of a node's tournament tree over its ports (port_events.h).
 struct PortEvent {

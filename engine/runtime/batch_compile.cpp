@@ -44,6 +44,7 @@ ExperimentParams make_params(const Scenario& s) {
     p.chunk = uint32_t(s.network.go_back_chunk.count);
     p.min_rate = uint64_t(c.min_rate.count);
     p.out_of_order = s.network.out_of_order;
+    p.retransmit_timeout_ps = s.network.retransmit_timeout.count;
 #define ORRERY_CC_PARAM_COMPILE(cc, type, member, ...) p.cc.member = engine_value(c.cc.member);
     ORRERY_CC_PARAMS(ORRERY_CC_PARAM_COMPILE)
 #undef ORRERY_CC_PARAM_COMPILE
@@ -399,6 +400,7 @@ void add_flows(Batch& b, const ExperimentInput& in, const ExperimentParams& ep, 
         rx.milestone = ep.ack_interval;  // RdmaHw::GetRxQp: the first ACK is due after one interval
         b.rx.push_back(rx);
         b.retx.push_back(RetxRange{});
+        b.recovery.push_back(QpRecovery{});
         // The flow's own CC's row is written; the others are grown untouched (CcTable: never read).
 #define ORRERY_CC_OWN_ROW(Name, name, id, ref, State, ...) \
     if (ep.cc_mode == k##Name) b.name.push_back(State{});  \

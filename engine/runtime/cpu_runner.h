@@ -18,6 +18,8 @@ namespace orrery {
 struct FlowResult {
     uint32_t flow;            // row in the batch
     int64_t finish;           // ps; kNever when unfinished
+    uint32_t timeouts = 0;    // retransmission timeouts of its sender
+    uint32_t retransmits = 0; // data packets its sender sent again
 };
 
 struct QueueSnapshot {
@@ -44,6 +46,8 @@ struct ExperimentResult {
     int64_t end_time = 0;                     // ps: when its last flow finished (or the stop time)
     uint32_t drops = 0;                       // packets switches dropped for lack of buffer
     uint64_t lost = 0;                        // packets lost on links (network.error_rate_per_link, a link's error_rate)
+    uint64_t timeouts = 0;                    // retransmission timeouts, over its flows
+    uint64_t retransmits = 0;                 // data packets sent again, over its flows
     bool stalled = false;                     // nothing left to do but flows unfinished
     bool cancelled = false;                   // stopped by RunOptions::cancel
     wormhole::SkipReport skipping;            // with skipping on: every skip, memo lookups, what was learned

@@ -22,7 +22,12 @@ int64_t next_dump_at(int64_t t) { return (t + kDumpInterval - 1) / kDumpInterval
 
 void finish_experiment(Batch& b, uint32_t e, ExperimentResult& r) {
     const ExperimentSlice& x = b.experiments[e];
-    for (uint32_t f = x.flow_begin; f < x.flow_end; ++f) r.flows.push_back({f, b.qp[f].phase == kDone ? b.qp[f].finish : kNever});
+    for (uint32_t f = x.flow_begin; f < x.flow_end; ++f) {
+        const QpRecovery& q = b.recovery[f];
+        r.flows.push_back({f, b.qp[f].phase == kDone ? b.qp[f].finish : kNever, q.timeouts, q.retransmits});
+        r.timeouts += q.timeouts;
+        r.retransmits += q.retransmits;
+    }
     std::stable_sort(r.flows.begin(), r.flows.end(), [&](const FlowResult& a, const FlowResult& c) {
         if (a.finish != c.finish) return a.finish < c.finish;
         if (b.flow[a.flow].src != b.flow[c.flow].src) return b.flow[a.flow].src < b.flow[c.flow].src;

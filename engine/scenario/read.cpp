@@ -86,6 +86,12 @@ NetworkSpec read_network(JsonReader& r) {
     }
     if (auto nic = r.object("nic", Need::optional)) {
         if (auto d = nic->choice("delivery", Need::optional, {"in_order", "out_of_order"})) n.out_of_order = *d == "out_of_order";
+        if (const nlohmann::json* t = nic->raw("retransmit_timeout", Need::optional, "a time like \"4.3s\", or \"off\"")) {
+            if (t->is_string() && t->get<std::string>() == "off") n.retransmit_timeout = Picoseconds(0);
+            else if (auto rto = nic->time("retransmit_timeout", Need::required); rto && rto->count <= 0)
+                nic->error("retransmit_timeout", "expected a positive time, or \"off\", found " + format_time(*rto));
+            else if (rto) n.retransmit_timeout = *rto;
+        }
         nic->finish();
     }
     if (auto a = r.object("ack", Need::optional)) {

@@ -52,6 +52,7 @@ struct EcnThreshold {
 // How a switch picks among equal-cost next hops (engine/net/README.md, "Load balancing").
 enum class LoadBalancing { ecmp, spray, adaptive, flowlet };
 
+inline constexpr Picoseconds kNcclRetransmitTimeout{4'096'000LL << 20};
 struct NetworkSpec {
     Bytes packet_payload{1000};            // PACKET_PAYLOAD_SIZE
     Bytes buffer_per_switch{32 << 20};     // BUFFER_SIZE 32 (MiB)
@@ -66,6 +67,10 @@ struct NetworkSpec {
     LoadBalancing load_balancing = LoadBalancing::ecmp;
     Picoseconds flowlet_gap{50'000'000};   // flowlet: an idle gap after which a flow may take another port
     bool out_of_order = false;             // nic.delivery: receivers place packets by sequence (else go-back-N)
+    // nic.retransmit_timeout: a sender with bytes unacknowledged and no progress for this long sends them again;
+    // 0 = none (the reference's NIC, and imported HPCC configs). The default is NCCL's: NCCL_IB_TIMEOUT 20, the
+    // InfiniBand local ACK timeout 4.096 µs × 2^20.
+    Picoseconds retransmit_timeout{kNcclRetransmitTimeout};
     int ack_interval_packets = 1;          // L2_ACK_INTERVAL
     Bytes go_back_chunk{4000};             // L2_CHUNK_SIZE
     bool go_back_to_zero = false;          // L2_BACK_TO_ZERO

@@ -72,6 +72,9 @@ void shift_partition(Batch& b, uint32_t e, const ShiftPlan& plan, std::vector<in
         q.snd_nxt = uint64_t(int64_t(q.snd_nxt) + c);
         q.snd_una = uint64_t(int64_t(q.snd_una) + c);
         q.next_avail += dt;
+        QpRecovery& r = b.recovery[f];  // the NIC's timeout check stays where it was: it is due no later than any deadline
+        r.high_water = uint64_t(int64_t(r.high_water) + c);
+        r.progress += dt;
         RxState& rx = b.rx[f];
         rx.expected = uint64_t(int64_t(rx.expected) + c);
         rx.milestone = uint64_t(int64_t(rx.milestone) + c);  // ACKs stay as many packets apart

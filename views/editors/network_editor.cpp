@@ -70,6 +70,7 @@ const std::vector<ParameterField>& parameter_fields() {
             {"network.pfc.resume_offset", "PFC resume offset", F::size, size_text(n.pfc_resume_offset), "net"},
             {"network.error_rate_per_link", "Packet loss probability per link", F::number, num(n.error_rate_per_link), "net"},
             {"network.flowlet_gap", "Flowlet gap", F::time, time_text(n.flowlet_gap), "net"},
+            {"network.nic.retransmit_timeout", "Retransmission timeout (off: none)", F::time_or_off, time_text(n.retransmit_timeout), "net"},
             {"skipping.enabled", "Steady-state skipping", F::boolean, flag(k.enabled), "skip"},
             {"skipping.theta", "Steady when rate spread below θ", F::number, num(k.theta), "skip"},
             {"skipping.window", "Samples per window l (3–64)", F::integer, "appendix F", "skip"},
@@ -96,6 +97,9 @@ nlohmann::json parse_field(const ParameterField& f, const QString& text, QString
     case ParameterField::rate:
         if (parse_rate(t, &reason)) return t;
         break;
+    case ParameterField::time_or_off:
+        if (t == "off") return t;
+        [[fallthrough]];
     case ParameterField::time:
         if (parse_time(t, false, &reason)) return t;
         break;
@@ -279,7 +283,7 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
             });
             w = e;
         }
-        const QString unit = f.kind == ParameterField::rate ? " (rate)" : f.kind == ParameterField::time ? " (time)" : f.kind == ParameterField::size ? " (size)" : "";
+        const QString unit = f.kind == ParameterField::rate ? " (rate)" : f.kind == ParameterField::time ? " (time)" : f.kind == ParameterField::time_or_off ? " (time or off)" : f.kind == ParameterField::size ? " (size)" : "";
         form->addRow(f.label + unit, w);
         rows_[f.path] = w;
     }

@@ -20,7 +20,7 @@ namespace orrery::views {
 struct ParameterField {
     std::string path;        // "cc.dcqcn.rate_ai"
     QString label;
-    enum Kind { rate, time, size, number, integer, boolean } kind;
+    enum Kind { rate, time, time_or_off, size, number, integer, boolean } kind;
     QString default_text;    // "20Mbps", "0.95", "true"
     QString algorithm;       // "dcqcn" …; empty: shown for every algorithm
 };
