@@ -17,6 +17,10 @@ namespace orrery::net {
 ORRERY_HD inline uint32_t data_wire_bytes(uint32_t payload, const ExperimentParams& ep) { return payload + ep.data_header; }
 ORRERY_HD inline uint32_t packet_payload(const Packet& p, const ExperimentParams& ep) { return p.wire - ep.data_header; }
 
+// Retransmission timeouts in a row, with no progress between them, after which a QP gives up (InfiniBand's
+// retry_cnt at its largest, 7, as NCCL sets it): its flow is left unfinished.
+inline constexpr uint32_t kRetryLimit = 7;
+
 // Out-of-order delivery: a hole is reported once a packet this many MTUs past it has arrived (reordering by
 // per-packet load balancing stays well within it on a fabric whose queues are balanced; a false report costs
 // one packet sent twice).
@@ -266,7 +270,10 @@ ORRERY_HD inline void nic_receive_ack(NetView& v, uint32_t node, const Experimen
     const uint64_t seq = ep.back_to_zero && ep.chunk != 0 ? uint64_t(a.seq) / ep.chunk * ep.chunk : uint64_t(a.seq);
     if (seq > q.snd_una) {
         q.snd_una = seq;
-        if (ep.retransmit_timeout_ps != 0) v.recovery[f].progress = now;
+        if (ep.retransmit_timeout_ps != 0) {
+            v.recovery[f].progress = now;
+            v.recovery[f].retries = 0;
+        }
     }
     // A cumulative ACK past where a NACK sent the QP back (a reordered packet's ACK behind the NACK): what it
     // covers is not sent again, and the bytes in flight never go negative, which would leave the QP window-bound
@@ -314,6 +321,12 @@ ORRERY_HD inline void nic_retransmit_timeout(NetView& v, uint32_t node, const Ex
         QpRecovery& r = v.recovery[f];
         if (r.progress + ep.retransmit_timeout_ps <= now) {
             ++r.timeouts;
+            if (++r.retries > kRetryLimit) {  // the QP goes to its error state: nothing more is sent, the flow never finishes
+                q.phase = kAbandoned;
+                q.snd_nxt = q.snd_una = v.flow[f].size;  // the NIC's list drops it as it drops finished ones
+                v.retx[f] = RetxRange{};
+                continue;
+            }
             r.progress = now;
             if (ep.out_of_order) v.retx[f] = RetxRange{q.snd_una, q.snd_nxt};
             else q.snd_nxt = q.snd_una;

@@ -31,7 +31,13 @@ enum CcMode : uint8_t { ORRERY_CC_LIST(ORRERY_CC_MODE) };
 //   spray     per packet, a port drawn by a counter-based hash
 //   adaptive  per packet, the port with the fewest bytes queued for the packet's class plus in transmission
 //   flowlet   per flow and switch, the least-loaded port again after a silence of ExperimentParams::flowlet_gap
-enum LoadBalancingMode : uint8_t { kLbEcmp = 0, kLbSpray = 1, kLbAdaptive = 2, kLbFlowlet = 3 };
+//   ecmp_table ECMP's choice (the reference's hash of the five-tuple) made at each switch from the experiment's
+//             current routing table rather than fixed at compile: an experiment whose routing changes during
+//             the run (topology.events) forwards by it
+enum LoadBalancingMode : uint8_t { kLbEcmp = 0, kLbSpray = 1, kLbAdaptive = 2, kLbFlowlet = 3, kLbEcmpTable = 4 };
+// A routing table cell (spray_set) with no route to the destination group (failures cut it off); kNoRow: the
+// switch is attached to it.
+inline constexpr uint32_t kNoRoute = 0xfffffffeu;
 
 // A switch's memory of one flow direction's port under flowlet switching (a slot of its table, indexed by a
 // hash of the flow; a flow that finds another in its slot starts a new flowlet and takes the slot over).
@@ -106,12 +112,14 @@ inline void set_cc_packet_fields(ExperimentParams& ep) {
 enum NodeRole : uint8_t { kRoleHost = 0, kRoleSwitch = 1, kRoleIdle = 2 };
 
 // ---- ports ----------------------------------------------------------------------------------------------
+inline constexpr uint16_t kPortDown = 1;
+
 // Static facts of a directed port (the transmit side of one end of a link). Written by compile.
 struct PortInfo {
     uint32_t node;           // owner
     uint32_t peer_port;      // global row of the other end, whose ring receives what this port sends
     uint16_t local;          // index among the owner's ports (reference ifindex = local + 1)
-    uint16_t reserved;
+    uint16_t flags;          // kPortDown: its link has failed (topology.events; written by the host between steps)
     uint64_t rate_bps;
     int64_t delay_ps;
 };
@@ -242,7 +250,8 @@ struct FlowPaths {
     uint32_t ack_path;            // offset in path_ports: egress ports from the receiver's NIC on
 };
 
-enum FlowPhase : uint8_t { kWaiting = 0, kActive = 1, kDone = 2 };
+// kAbandoned: the QP gave up after kRetryLimit retransmission timeouts (net/nic.h); its flow never finishes.
+enum FlowPhase : uint8_t { kWaiting = 0, kActive = 1, kDone = 2, kAbandoned = 3 };
 
 struct alignas(64) QpState {
     uint64_t snd_nxt = 0, snd_una = 0;
@@ -281,6 +290,7 @@ struct QpRecovery {
     uint64_t high_water = 0;           // bytes: the end of the furthest byte sent; a packet below it is a retransmission
     uint32_t timeouts = 0;             // retransmission timeouts that fired
     uint32_t retransmits = 0;          // data packets sent again (go-back-N, a reported hole, a timeout)
+    uint32_t retries = 0;              // timeouts since the cumulative ACK last moved (nic.h: kRetryLimit)
 };
 
 // Each congestion control's per-flow state is its own, defined in its net/cc_<name>.h; the columns (NetView's
@@ -341,6 +351,7 @@ struct alignas(64) NodeOutput {
     uint32_t completions = 0;          // flows this node completed (as sender), cumulative
     uint32_t open_completions = 0;     // 1: a switch port of the node may be sending with no completion event (node.h)
     uint64_t lost = 0;                 // packets this node's ports received corrupted (link loss), cumulative
+    uint64_t sent_into_failures = 0;   // packets a switch had to send into a failed link or had no route for, cumulative
     uint32_t host_wrote = 1;           // 1: a host hook may have changed the node's state since its last step (node.h: process_node)
     uint64_t active_step = 0;          // the last step in which it handled an event or the host wrote it (its rings' tails moved)
     uint64_t steps_rested = 0;         // steps it was left as it stood (node.h: process_node), cumulative

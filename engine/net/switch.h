@@ -17,6 +17,7 @@
 //    global stream, so marks match in distribution, not draw for draw).
 //  - HPCC INT: at dequeue of a data packet, push (time, tx bytes before it, queue bytes after it, rate).
 #include "net/link.h"
+#include "topology/ecmp_hash.h"
 
 namespace orrery::net {
 
@@ -221,7 +222,7 @@ ORRERY_HD inline uint64_t bytes_in_transmission(const NetView& v, uint32_t row, 
 // as full. Ties go to the first in the order the hash `draw` rotates the set to, so that equal ports share
 // the load and the choice is a pure function of this switch's own ports: the same on every backend.
 ORRERY_HD inline uint16_t least_loaded_port(const NetView& v, uint32_t node, int q, const uint16_t* ports, uint32_t n, uint64_t draw, int64_t now) {
-    constexpr uint64_t kPaused = uint64_t(1) << 40;
+    constexpr uint64_t kPaused = uint64_t(1) << 40, kDown = uint64_t(1) << 50;
     const uint32_t base = v.node_port_begin[node];
     uint32_t i = uint32_t((uint64_t(uint32_t(draw)) * n) >> 32);  // draw mod n, by a multiply
     uint16_t best = ports[i];
@@ -231,6 +232,7 @@ ORRERY_HD inline uint16_t least_loaded_port(const NetView& v, uint32_t node, int
         const PortTx& tx = v.tx[row];
         uint64_t load = (q == 0 ? tx.queued_bytes : class_buffer(v.mmu[row], q).egress_bytes) + bytes_in_transmission(v, row, now);
         if (tx.paused & (1u << q)) load += kPaused;
+        if (v.port[row].flags & kPortDown) load += kDown;  // the switch sees its own link fail at once
         if (load < best_load) best_load = load, best = ports[i];
     }
     return best;
@@ -244,7 +246,8 @@ ORRERY_HD inline uint16_t flowlet_port(NetView& v, uint32_t node, const Experime
     const uint8_t toward_source = p.kind == kData ? 0 : 1;
     const uint64_t slot = mix64(ep.seed ^ (uint64_t(p.flow) << 1 | toward_source)) % kFlowletSlots;
     FlowletEntry& e = v.flowlet[ep.flowlet_table + uint64_t(v.node_forwarder[node]) * kFlowletSlots + slot];
-    if (e.flow != p.flow || e.toward_source != toward_source || now - e.last >= ep.flowlet_gap) {
+    if (e.flow != p.flow || e.toward_source != toward_source || now - e.last >= ep.flowlet_gap ||
+        (v.port[v.node_port_begin[node] + e.port].flags & kPortDown)) {
         e.flow = p.flow;
         e.toward_source = toward_source;
         e.port = least_loaded_port(v, node, p.pg, ports, n, draw, now);
@@ -253,24 +256,43 @@ ORRERY_HD inline uint16_t flowlet_port(NetView& v, uint32_t node, const Experime
     return e.port;
 }
 
-// The egress of a packet at a switch of an experiment that balances other than by ECMP: one of the equal-cost
-// ports toward its destination from the experiment's routing tables, as its mode picks. The hash is a
-// counter-based one of (seed, flow, sequence, direction, switch), so every choice is the same on every
-// backend and thread count.
-ORRERY_HD ORRERY_COLD_CALL inline uint16_t switch_egress(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
+// switch_egress's answer for a packet that cannot leave: its port's link is down, or there is no route.
+inline constexpr uint16_t kDropPacket = 0xffff;
+
+// One of the equal-cost ports toward the packet's destination from the experiment's current routing table, as
+// its mode picks (kDropPacket: none usable). Spraying hashes (seed, flow, sequence, direction, switch) with a
+// counter-based hash; ECMP by table hashes the five-tuple as the reference does at compile (flow_path), so it
+// picks what the compiled path would from the same table. Every choice is the same on every backend and
+// thread count.
+ORRERY_HD inline uint16_t table_port(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, uint32_t cell, int64_t now) {
     const FlowInfo& f = v.flow[p.flow];
-    const uint32_t dest = p.kind == kData ? f.dst : f.src;
-    const uint32_t cell = v.spray_set[ep.spray_table + v.node_forwarder[node] * ep.group_count + v.node_dest_group[dest]];
-    if (cell == kNoRow)  // attached to the destination host: the far end of its one network port (compile refuses more)
-        return v.port[v.port[v.nic[dest].port].peer_port].local;
     const uint16_t* ports = v.set_ports + v.set_begin[cell];
     const uint32_t n = v.set_begin[cell + 1] - v.set_begin[cell];
+    if (ep.load_balancing == kLbEcmpTable) {
+        if (n == 1) return ports[0];
+        const uint32_t hash = p.kind == kData ? ecmp_hash(f.sip, f.dip, f.sport, f.dport, node - ep.node_base)
+                                              : ecmp_hash(f.dip, f.sip, f.dport, f.sport, node - ep.node_base);
+        return ports[hash % n];
+    }
     const uint64_t key = (uint64_t(p.flow) << 32) ^ p.seq ^ (uint64_t(p.kind) << 62);
     const uint64_t at = uint64_t(node - ep.node_base) << 40;
     // The load-aware modes hash only to break ties: one round of mixing does.
     if (ep.load_balancing == kLbAdaptive) return least_loaded_port(v, node, p.pg, ports, n, mix64(ep.seed ^ key ^ at), now);
     if (ep.load_balancing == kLbFlowlet) return flowlet_port(v, node, ep, p, ports, n, mix64(ep.seed ^ key ^ at), now);
     return ports[mix64(ep.seed ^ mix64(key) ^ at) % n];
+}
+
+// The egress of a packet at a switch of an experiment that does not forward by compiled ECMP paths. A port
+// whose link is down takes nothing: what ECMP or spraying would send there is lost (until routing converges
+// around it), while the load-aware modes never pick it while another is up.
+ORRERY_HD ORRERY_COLD_CALL inline uint16_t switch_egress(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
+    const FlowInfo& f = v.flow[p.flow];
+    const uint32_t dest = p.kind == kData ? f.dst : f.src;
+    const uint32_t cell = v.spray_set[ep.spray_table + v.node_forwarder[node] * ep.group_count + v.node_dest_group[dest]];
+    if (cell == kNoRoute) return kDropPacket;
+    // Attached to the destination host: the far end of its one network port (compile refuses more).
+    const uint16_t port = cell == kNoRow ? v.port[v.port[v.nic[dest].port].peer_port].local : table_port(v, node, ep, p, cell, now);
+    return (v.port[v.node_port_begin[node] + port].flags & kPortDown) ? kDropPacket : port;
 }
 
 // A packet has fully arrived at switch port `in_row`; p is its slot in the ring it came from (ring_pop), read
@@ -289,6 +311,10 @@ ORRERY_HD ORRERY_HOT_INLINE inline void switch_receive(NetView& v, uint32_t node
         ++p.hop;
     } else {
         egress = switch_egress(v, node, ep, p, now);
+        if (egress == kDropPacket) {
+            ++v.out[node].sent_into_failures;
+            return;
+        }
     }
     const uint32_t out_row = v.node_port_begin[node] + egress;
     const int q = p.pg;

@@ -116,7 +116,7 @@ std::string metric_label(const std::string& name) {
     static const std::vector<std::pair<std::string, std::string>> known = {
         {"iteration_time", "iteration time"}, {"fct_mean", "mean FCT"},          {"fct_p50", "median FCT"},   {"fct_p99", "p99 FCT"},
         {"fct_max", "max FCT"},               {"slowdown_mean", "mean slowdown"}, {"slowdown_p99", "p99 slowdown"}, {"peak_queue", "peak switch queue"},
-        {"pfc_pauses", "PFC pauses"},         {"events_skipped_share", "events skipped"}, {"lost_on_links", "lost on links"}, {"retransmits", "retransmitted packets"}, {"timeouts", "retransmission timeouts"},
+        {"pfc_pauses", "PFC pauses"},         {"events_skipped_share", "events skipped"}, {"lost_on_links", "lost on links"}, {"lost_to_failures", "lost to failed links"}, {"retransmits", "retransmitted packets"}, {"timeouts", "retransmission timeouts"},
         {"flows_finished", "flows finished"}, {"engine_memory", "engine memory"}, {"memo_hits", "memo hits"}, {"memo_misses", "memo misses"},
         {"memo_follows", "memo follows"},     {"bytes_skipped", "bytes skipped"}, {"events_skipped_estimate", "events skipped (estimate)"},
         {"tails_measured", "tails measured"}, {"tail_replays", "tails replayed"}};

@@ -10,6 +10,7 @@
 #include "net/cc.h"
 #include "net/state.h"
 #include "runtime/block_arena.h"
+#include "runtime/fabric_changes.h"
 #include "runtime/huge_page_table.h"
 #include "runtime/zeroed_counts.h"
 #include "scenario/scenario.h"
@@ -38,6 +39,9 @@ struct ExperimentSlice {
     const Fabric* fabric = nullptr;
     int64_t peak_blocks = 0;        // most packet blocks its FIFOs held at a step's end
     SkippingSpec skipping;          // steady-state skipping (engine/wormhole)
+    std::vector<FabricChange> changes;  // topology.events after the start, in time order (runtime/fabric_changes.h)
+    size_t next_change = 0;         // the first not yet applied
+    uint64_t lost_to_failures = 0;  // packets lost when links went down (queued toward them, on their wires)
 };
 
 // The storage of a column of net/columns.h: a CC's flow state is a CcTable (only its own flows' rows written).

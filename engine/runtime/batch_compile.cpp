@@ -3,6 +3,7 @@
 // the reference's max RTT and BDP, cached per fabric) → add_routing_tables → add_flows (paths by the reference
 // hash, windows, standalone FCTs, each NIC's flow lists).
 #include <algorithm>
+#include <array>
 #include <map>
 #include <unordered_map>
 
@@ -314,17 +315,32 @@ FabricFacts fabric_facts(const Batch& b, const Fabric& f, uint32_t node0, uint32
     return facts;
 }
 
-// The routing tables of an experiment that balances other than by ECMP go into the batch (every experiment's
-// forwarder rows and destination groups do), and a flowlet table for its switches.
-void add_routing_tables(Batch& b, const Fabric& f, const Scenario& s, const Routes& routes) {
+// One routing table (a next-hop set per forwarder and destination group) appended to the batch's; returns its
+// first cell, an experiment's spray_table while it routes by it.
+uint32_t append_routing_table(Batch& b, const Routes& routes) {
+    const uint32_t first = uint32_t(b.spray_set.size());
+    const uint32_t set_base = uint32_t(b.set_begin.size() - 1), port_base = uint32_t(b.set_ports.size());
+    for (size_t cell = 0; cell < routes.hop_set.size(); ++cell) {
+        const uint32_t id = routes.hop_set[cell];
+        b.spray_set.push_back(id == Routes::kDeliver ? kNoRow : id == kNone ? kNoRoute : set_base + id);
+    }
+    for (size_t i = 1; i < routes.set_begin.size(); ++i) b.set_begin.push_back(port_base + routes.set_begin[i]);
+    b.set_ports.insert(b.set_ports.end(), routes.set_ports.begin(), routes.set_ports.end());
+    return first;
+}
+
+// The routing tables of an experiment that balances other than by ECMP, or whose routing changes during the
+// run (it then forwards ECMP by table), go into the batch (every experiment's forwarder rows and destination
+// groups do), and a flowlet table for its switches.
+void add_routing_tables(Batch& b, const Fabric& f, const Scenario& s, const Routes& routes, bool routing_changes) {
     for (NodeId n = 0; n < f.node_count(); ++n) {
         b.node_forwarder.push_back(routes.forwarder_row[n]);
         b.node_dest_group.push_back(routes.host_group[n]);
     }
-    if (s.network.load_balancing == LoadBalancing::ecmp) return;
+    if (s.network.load_balancing == LoadBalancing::ecmp && !routing_changes) return;
     ExperimentParams& stored = b.params.back();
     switch (s.network.load_balancing) {
-        case LoadBalancing::ecmp: break;
+        case LoadBalancing::ecmp: stored.load_balancing = kLbEcmpTable; break;
         case LoadBalancing::spray: stored.load_balancing = kLbSpray; break;
         case LoadBalancing::adaptive: stored.load_balancing = kLbAdaptive; break;
         case LoadBalancing::flowlet:
@@ -335,14 +351,71 @@ void add_routing_tables(Batch& b, const Fabric& f, const Scenario& s, const Rout
             break;
     }
     stored.group_count = routes.group_count;
-    stored.spray_table = uint32_t(b.spray_set.size());
-    const uint32_t set_base = uint32_t(b.set_begin.size() - 1), port_base = uint32_t(b.set_ports.size());
-    for (size_t cell = 0; cell < routes.hop_set.size(); ++cell) {
-        const uint32_t id = routes.hop_set[cell];
-        b.spray_set.push_back(id == Routes::kDeliver || id == kNone ? kNoRow : set_base + id);
+    stored.spray_table = append_routing_table(b, routes);
+}
+
+// The fabric's events (topology.events): those at time 0 are the fabric as the run starts (links marked down,
+// rates set, routing around them from the start); the later ones become the experiment's changes, each
+// failure or repair followed, after the routing convergence, by a switch to a table computed for the fabric as
+// that event left it. Returns the routing the run starts with (its flows' ECMP paths follow it); `by_table`
+// says whether switches must forward ECMP by table instead of by compiled paths: routing changes during the
+// run, or a port is down (a compiled path would cross it).
+Routes add_fabric_events(Batch& b, ExperimentSlice& slice, const Fabric& f, const Scenario& s, const Routes& healthy, uint32_t port0, bool& by_table) {
+    by_table = false;
+    const std::vector<FabricEvent> events = resolve_fabric_events(s.topology.events, f, topology_node_names(s.topology));
+    if (events.empty()) return healthy;
+    std::vector<std::array<uint32_t, 2>> link_rows(f.link_count(), {kNone, kNone});
+    for (uint32_t p = 0; p < f.port_begin[f.node_count()]; ++p) {
+        auto& rows = link_rows[f.port_link[p]];
+        (rows[0] == kNone ? rows[0] : rows[1]) = port0 + p;
     }
-    for (size_t i = 1; i < routes.set_begin.size(); ++i) b.set_begin.push_back(port_base + routes.set_begin[i]);
-    b.set_ports.insert(b.set_ports.end(), routes.set_ports.begin(), routes.set_ports.end());
+    const std::vector<uint8_t> down_at_start = links_down_after(events, f.link_count(), 0);
+    const bool routed_around = std::any_of(down_at_start.begin(), down_at_start.end(), [](uint8_t d) { return d != 0; });
+    Routes start = routed_around ? build_routes(f, 0, &down_at_start) : healthy;
+    for (const FabricEvent& ev : events) {
+        for (LinkId l : ev.links) {
+            FabricChange c;
+            c.at = ev.at_ps;
+            c.kind = ev.kind == FabricEventKind::down ? FabricChange::link_down : ev.kind == FabricEventKind::up ? FabricChange::link_up : FabricChange::link_rate;
+            c.rows[0] = link_rows[l][0];
+            c.rows[1] = link_rows[l][1];
+            c.rate_bps = uint64_t(ev.rate.count);
+            slice.changes.push_back(c);
+        }
+    }
+    // Routing after each later failure or repair, once converged.
+    std::vector<FabricChange> routing;
+    for (const FabricEvent& ev : events) {
+        if (ev.at_ps == 0 || ev.kind == FabricEventKind::rate) continue;
+        const std::vector<uint8_t> down = links_down_after(events, f.link_count(), ev.at_ps);
+        FabricChange c;
+        c.kind = FabricChange::routing;
+        c.at = ev.at_ps + s.network.routing_convergence.count;
+        if (!routing.empty() && routing.back().at == c.at) routing.pop_back();  // the later table wins
+        const Routes r = build_routes(f, 0, &down);
+        c.table = append_routing_table(b, r);
+        routing.push_back(c);
+    }
+    slice.changes.insert(slice.changes.end(), routing.begin(), routing.end());
+    std::stable_sort(slice.changes.begin(), slice.changes.end(), [](const FabricChange& a, const FabricChange& c) { return a.at < c.at; });
+    by_table = std::any_of(slice.changes.begin(), slice.changes.end(), [&](const FabricChange& c) {
+        return (c.at > 0 && c.kind != FabricChange::link_rate) ||
+               (c.kind == FabricChange::link_down && (f.is_host(f.link_a[f.port_link[c.rows[0] - port0]]) || f.is_host(f.link_b[f.port_link[c.rows[0] - port0]])));
+    });
+    // Those at time 0 apply now, before the first step.
+    for (; slice.next_change < slice.changes.size() && slice.changes[slice.next_change].at == 0; ++slice.next_change) {
+        const FabricChange& c = slice.changes[slice.next_change];
+        for (uint32_t row : c.rows) {
+            if (c.kind == FabricChange::link_rate) {
+                b.port[row].rate_bps = c.rate_bps;
+            } else if (c.kind != FabricChange::routing) {
+                const bool down = c.kind == FabricChange::link_down;
+                b.port[row].flags = uint16_t(down ? b.port[row].flags | kPortDown : b.port[row].flags & ~kPortDown);
+                if (b.node_role[b.port[row].node] == kRoleHost) b.tx[row].paused = down ? 0xff : 0;
+            }
+        }
+    }
+    return start;
 }
 
 // Experiment e's flows: paths by the reference's hash, base RTT and window, standalone FCT, their sender,
@@ -458,10 +531,16 @@ void add_experiment(Batch& b, uint32_t e, const ExperimentInput& in, FactsCache&
 
     auto cached = facts_cache.find({&f, ep.mtu});
     if (cached == facts_cache.end()) cached = facts_cache.emplace(std::make_pair(&f, ep.mtu), fabric_facts(b, f, node0, ep.mtu)).first;
-    const Routes& routes = cached->second.routes;
     slice.max_rtt_ns = cached->second.max_rtt_ns;
     slice.max_bdp = cached->second.max_bdp;
-    add_routing_tables(b, f, s, routes);
+    bool by_table = false;
+    const Routes routes = add_fabric_events(b, slice, f, s, cached->second.routes, port0, by_table);
+    if (slice.next_change < slice.changes.size() && s.skipping.enabled)
+        throw InputError(where + ": skipping", "steady-state skipping fast-forwards a fabric that stays as it is, and topology.events change it "
+                                               "during the run: set skipping.enabled to false, or give the events at \"0us\" (the fabric as it starts)");
+    add_routing_tables(b, f, s, routes, by_table);
+    // Routing tables of later epochs were appended before the first: their offsets stay valid (cells are added
+    // only at the end), and group_count is the same for every epoch (a host's links always count).
     add_flows(b, in, ep, routes, slice);
 
     slice.node_end = uint32_t(b.node_experiment.size());

@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 
+#include "common/diagnostics.h"
 #include "net/node.h"
 #include "runtime/block_arena.h"
 #include "runtime/stepper.h"
@@ -277,6 +278,10 @@ std::vector<ExperimentResult> run_partitioned(Batch& b, const RunOptions& option
     if (options.drive) throw std::invalid_argument("a partitioned run cannot drive a workload (an LLM job's driver rewrites any node's flows between steps)");
     for (const ExperimentSlice& x : b.experiments)
         if (x.skipping.enabled) throw std::invalid_argument("experiment " + x.id + ": a partitioned run does not skip steady states (the skipper rewrites every node's rows)");
+    for (const ExperimentSlice& x : b.experiments)
+        if (x.next_change < x.changes.size())
+            throw InputError("experiment " + x.id + ": topology.events", "a partitioned run keeps the fabric as it starts: run events after the start "
+                                                                       "in one process, or give them at \"0us\"");
     if (plan.ranks != comm.ranks() || plan.owner.size() != b.node_role.size())
         throw std::invalid_argument("the partition plan was made for another batch or rank count");
     const auto t0 = Clock::now();

@@ -42,9 +42,11 @@ void finish_experiment(Batch& b, uint32_t e, ExperimentResult& r) {
         r.events += b.out[n].packets_processed;
         r.packet_hops += b.out[n].transmissions;
         r.lost += b.out[n].lost;
+        r.sent_into_failures += b.out[n].sent_into_failures;
         r.node_steps_rested += b.out[n].steps_rested;
         if (b.node_role[n] == kRoleSwitch) r.drops += b.sw[n].drops;
     }
+    r.lost_to_failures = x.lost_to_failures + r.sent_into_failures;
 }
 
 }  // namespace
@@ -97,6 +99,7 @@ void Stepper::prepare() {
         if (ep.stop_time != kNever) end = std::min(end, ep.stop_time + 1);
         if (next_sample[e] != kNever) end = std::min(end, next_sample[e] + 1);  // a sample sees every event up to its time
         if (own_next[e] != kNever) end = std::min(end, own_next[e]);  // the driver's event starts the next step
+        if (x.next_change < x.changes.size()) end = std::min(end, std::max(x.changes[x.next_change].at, x.clock + 1));  // a fabric event ends a step
         if (skippers[e]) {
             const int64_t due = skippers[e]->completion_due();  // a completion skip's flows finish at a step's end
             if (due != kNever && due > x.clock) end = std::min(end, due);
@@ -269,6 +272,12 @@ bool Stepper::after_step(size_t i, bool was_split, bool was_streamed, bool cance
         }
         next = skippers[e]->wake(next);
     }
+    if (x.next_change < x.changes.size() && x.changes[x.next_change].at <= end) {
+        tables(true);
+        backend.with_block_cache(e, [&](BlockCache& cache) { x.lost_to_failures += apply_fabric_changes(b, e, end, cache); });
+        next = std::min(next, end);  // what the change touched looks again in the next step
+    }
+    if (x.next_change < x.changes.size()) next = std::min(next, x.changes[x.next_change].at);
     done_count[e] = done;
     bool flows_done = done == x.flow_end - x.flow_begin;
     if (options && options->drive) {

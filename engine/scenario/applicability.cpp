@@ -83,6 +83,8 @@ const std::vector<KeyApplicability>& key_applicability() {
         {"network.load_balancing", {H, M, M, M}, "spraying, adaptive routing and flowlets move packets over every path; the flow and analytic levels put a transfer on its ECMP path"},
         {"network", {H, H, H, M}, kBusbwBandwidths},
         {"skipping", {H, M, M, M}, "steady-state skipping fast-forwards the packet level; the other levels have no packet steps to skip"},
+        {"topology.events", {H, H, H, R}, "SimAI's busbw formula takes no fabric: time the job on a network to see what a failure costs"},
+        {"network.routing", {H, M, M, M}, "routing convergence applies to topology.events, which only the packet level simulates"},
         {"topology.link_defaults", {H, H, H, M}, kBusbwBandwidths},
         {"topology.links.rate", {H, H, H, M}, kBusbwBandwidths},
         {"topology.links.delay", {H, H, H, M}, kBusbwBandwidths},

@@ -82,6 +82,25 @@ void check_against_fabric(const Scenario& s, const Fabric& f, Diagnostics& diags
             if (path_length(f, routes, flow.src, flow.dst) < 0)
                 diags.error(flow.where, "host " + std::to_string(flow.dst) + " cannot be reached from host " + std::to_string(flow.src));
     }
+    try {  // the links and switches the events name; the levels without packets take the fabric as it starts
+        const std::vector<FabricEvent> events = resolve_fabric_events(s.topology.events, f, topology_node_names(s.topology));
+        const TimingMode mode = timing_mode(s);
+        for (size_t i = 0; i < s.topology.events.size() && (mode == TimingMode::flow || mode == TimingMode::analytic); ++i) {
+            const FabricEventSpec& ev = s.topology.events[i];
+            if (ev.at.count > 0)
+                diags.error(ev.where + ".at", std::string("the flow and analytic levels take the fabric as it starts (events at \"0us\": links down routed "
+                                                          "around, rates set); a failure during the run is simulated ") + timing_mode_phrase(TimingMode::packet));
+        }
+        if (mode == TimingMode::flow || mode == TimingMode::analytic) {
+            const std::vector<uint8_t> down = links_down_after(events, f.link_count(), 0);
+            for (LinkId l = 0; l < f.link_count(); ++l)
+                if (down[l] && (f.is_host(f.link_a[l]) || f.is_host(f.link_b[l])))
+                    diags.error(s.source + ": topology.events", "link " + std::to_string(l) + " joins a host and is down from the start: its host's "
+                                                                "transfers could never run");
+        }
+    } catch (const InputError& e) {
+        diags.append(e.diagnostics());
+    }
     check_llm_against_fabric(s, f, diags);
     if (s.network.ecn_enabled && timing_mode(s) == TimingMode::packet) {
         std::set<int64_t> derived;

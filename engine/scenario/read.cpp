@@ -105,6 +105,13 @@ NetworkSpec read_network(JsonReader& r) {
             g->error("back_to_zero", "going back to the start of a chunk is go-back-N's; \"nic\": {\"delivery\": \"out_of_order\"} retransmits only what is missing");
         g->finish();
     }
+    if (auto rt = r.object("routing", Need::optional)) {
+        if (auto c = rt->time("convergence", Need::optional)) {
+            if (c->count < 0) rt->error("convergence", "expected a time from 0 on, found " + format_time(*c));
+            n.routing_convergence = *c;
+        }
+        rt->finish();
+    }
     n.error_rate_per_link = r.number("error_rate_per_link", Need::optional, 0.0, 1.0).value_or(0.0);
     r.finish();
     return n;

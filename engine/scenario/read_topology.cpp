@@ -79,7 +79,7 @@ std::optional<TopologySpec> read_fat_tree(JsonReader& r, const LinkDefaults& lin
     if (!k) return std::nullopt;
     ThreeTierParams p = fat_tree(static_cast<int>(*k), links.host, links.tier1, links.tier2);
     p.nvlink = read_servers(r, links, int64_t(p.pods) * p.tors_per_pod * p.hosts_per_tor, 0);
-    return TopologySpec{"fat-tree", p};
+    return TopologySpec{"fat-tree", p, {}};
 }
 
 std::optional<TopologySpec> read_three_tier(JsonReader& r, const LinkDefaults& links) {
@@ -102,7 +102,7 @@ std::optional<TopologySpec> read_three_tier(JsonReader& r, const LinkDefaults& l
     p.pods = int(*pods), p.tors_per_pod = int(*tors), p.aggs_per_pod = int(*aggs), p.hosts_per_tor = int(*hosts), p.cores = int(*cores);
     p.host = links.host, p.tier1 = links.tier1, p.tier2 = links.tier2;
     p.nvlink = read_servers(r, links, *pods * *tors * *hosts, 0);
-    return TopologySpec{"three-tier", p};
+    return TopologySpec{"three-tier", p, {}};
 }
 
 std::optional<TopologySpec> read_rail_optimized(JsonReader& r, const LinkDefaults& links) {
@@ -148,7 +148,7 @@ std::optional<TopologySpec> read_rail_optimized(JsonReader& r, const LinkDefault
     p.spines_per_pod = int(spines), p.tiers = int(tiers), p.servers_per_pod = int(*per_pod);
     p.host = links.host, p.tier1 = links.tier1, p.tier2 = links.tier2;
     p.nvlink = read_servers(r, links, *gpus, *per_server);
-    return TopologySpec{"rail-optimized", p};
+    return TopologySpec{"rail-optimized", p, {}};
 }
 
 std::optional<TopologySpec> read_leaf_spine(JsonReader& r, const LinkDefaults& links) {
@@ -174,7 +174,7 @@ std::optional<TopologySpec> read_leaf_spine(JsonReader& r, const LinkDefaults& l
     p.leaves = int(*leaves), p.spines = int(*spines), p.hosts_per_leaf = int(*hosts), p.links_per_spine = int(whole);
     p.host = links.host, p.tier1 = links.tier1;
     p.nvlink = read_servers(r, links, *leaves * *hosts, 0);
-    return TopologySpec{"leaf-spine", p};
+    return TopologySpec{"leaf-spine", p, {}};
 }
 
 std::optional<TopologySpec> read_single_switch(JsonReader& r, const LinkDefaults& links) {
@@ -184,7 +184,7 @@ std::optional<TopologySpec> read_single_switch(JsonReader& r, const LinkDefaults
     p.hosts = int(*hosts);
     p.host = links.host;
     p.nvlink = read_servers(r, links, *hosts, 0);
-    return TopologySpec{"single-switch", p};
+    return TopologySpec{"single-switch", p, {}};
 }
 
 std::optional<TopologySpec> read_explicit(JsonReader& r, const LinkDefaults& links) {
@@ -260,7 +260,7 @@ std::optional<TopologySpec> read_explicit(JsonReader& r, const LinkDefaults& lin
     if (!any_tier) infer_tiers(t.fabric);
     for (const std::string& problem : check_fabric(t.fabric)) r.error("links", problem);
     if (r.diagnostics().error_count() != errors_before) return std::nullopt;
-    return TopologySpec{"explicit", std::move(t)};
+    return TopologySpec{"explicit", std::move(t), {}};
 }
 
 std::optional<TopologySpec> read_import(JsonReader& r, const std::filesystem::path& base_dir) {
@@ -276,7 +276,7 @@ std::optional<TopologySpec> read_import(JsonReader& r, const std::filesystem::pa
         r.error("import", problem);
         return std::nullopt;
     }
-    return TopologySpec{"import", t};
+    return TopologySpec{"import", t, {}};
 }
 
 // Every generator a scenario names, and its reader.
@@ -288,6 +288,67 @@ constexpr Generator kGenerators[] = {
     {"fat-tree", read_fat_tree},       {"three-tier", read_three_tier},     {"rail-optimized", read_rail_optimized},
     {"leaf-spine", read_leaf_spine},   {"single-switch", read_single_switch},
 };
+
+// topology.events: failures, repairs and degradations at their times (topology/fabric_events.h).
+std::vector<FabricEventSpec> read_events(JsonReader& r) {
+    std::vector<FabricEventSpec> out;
+    const nlohmann::json* list = r.array("events", Need::optional, "an array of events");
+    if (!list) return out;
+    for (size_t i = 0; i < list->size(); ++i) {
+        JsonReader e((*list)[i], r.source(), index_path(r.path_of("events"), i), r.diagnostics());
+        if (!e.is_object()) {
+            r.diagnostics().error(r.source() + ": " + e.path(), "expected an event like {\"at\": \"200us\", \"link\": 12, \"state\": \"down\"}, found " +
+                                                                   describe_json((*list)[i]));
+            continue;
+        }
+        FabricEventSpec ev;
+        ev.where = r.source() + ": " + e.path();
+        const auto at = e.time("at", Need::required);
+        if (at && at->count < 0) e.error("at", "expected a time from the start on, found " + format_time(*at));
+        ev.at = at.value_or(Picoseconds(0));
+        const bool has_link = e.has("link"), has_switch = e.has("switch");
+        if (has_link == has_switch) {
+            e.raw("link");
+            e.raw("switch");
+            e.error("", has_link ? "an event names a link or a switch, not both" : "missing what the event changes: \"link\" (an index or two end names) or \"switch\" (a name)");
+        } else if (has_switch) {
+            ev.names_switch = true;
+            if (const nlohmann::json* n = e.raw("switch", Need::required)) {
+                if (n->is_string()) ev.node = n->get<std::string>();
+                else if (n->is_number_unsigned()) ev.node = std::to_string(n->get<uint64_t>());
+                else e.error("switch", "expected a switch's name (or its node id), found " + describe_json(*n));
+            }
+        } else if (const nlohmann::json* l = e.raw("link", Need::required)) {
+            auto end = [&](const nlohmann::json& v, std::string& into) {
+                if (v.is_string()) into = v.get<std::string>();
+                else if (v.is_number_unsigned()) into = std::to_string(v.get<uint64_t>());
+                else return false;
+                return true;
+            };
+            if (l->is_number_unsigned()) ev.link_index = int64_t(std::min<uint64_t>(l->get<uint64_t>(), uint64_t(INT64_MAX)));
+            else if (!(l->is_array() && l->size() == 2 && end((*l)[0], ev.end_a) && end((*l)[1], ev.end_b)))
+                e.error("link", "expected a link's index or its two ends, like 12 or [\"leaf0\", \"spine2\"], found " + describe_json(*l));
+        }
+        const bool has_state = e.has("state"), has_rate = e.has("rate");
+        if (has_state == has_rate) {
+            e.raw("state");
+            e.raw("rate");
+            e.error("", has_state ? "an event sets a state or a rate, not both" : "missing what happens: \"state\" (\"down\" or \"up\") or \"rate\" (a link's new rate)");
+        } else if (has_state) {
+            if (auto st = e.choice("state", Need::required, {"down", "up"})) ev.kind = *st == "down" ? FabricEventKind::down : FabricEventKind::up;
+        } else {
+            ev.kind = FabricEventKind::rate;
+            if (has_switch) e.error("rate", "a rate applies to one link; to take a switch out give \"state\": \"down\"");
+            if (auto rate = e.rate("rate", Need::required)) {
+                if (rate->count <= 0) e.error("rate", "expected a positive rate (a link at 0 is down: give \"state\": \"down\"), found " + format_rate(*rate));
+                ev.rate = *rate;
+            }
+        }
+        e.finish();
+        out.push_back(std::move(ev));
+    }
+    return out;
+}
 
 }  // namespace
 
@@ -316,6 +377,8 @@ std::optional<TopologySpec> read_topology(JsonReader& r, const std::filesystem::
             for (const Generator& g : kGenerators)
                 if (*name == g.name) t = g.read(r, links);
     }
+    std::vector<FabricEventSpec> events = read_events(r);
+    if (t) t->events = std::move(events);
     r.finish();
     return t;
 }

@@ -70,4 +70,10 @@ EcnThreshold ecn_for_rate(const Scenario& s, BitsPerSecond rate, std::optional<E
     return EcnThreshold{rate, Bytes(int64_t(std::llround(nearest->kmin.count * scale))), Bytes(int64_t(std::llround(nearest->kmax.count * scale))), nearest->pmax};
 }
 
+const std::vector<std::string>& topology_node_names(const TopologySpec& t) {
+    static const std::vector<std::string> none;
+    const ExplicitTopology* e = std::get_if<ExplicitTopology>(&t.source);
+    return e ? e->node_names : none;
+}
+
 }  // namespace orrery

@@ -16,6 +16,7 @@
 #include "net/cc_list.h"
 #include "net/cc_params.h"
 #include "topology/fabric.h"
+#include "topology/fabric_events.h"
 #include "topology/generators.h"
 #include "workload/spec.h"
 
@@ -39,7 +40,10 @@ struct ImportedTopology {
 struct TopologySpec {
     std::string generator;  // "fat-tree", "three-tier", "rail-optimized", "leaf-spine", "single-switch", "explicit", "import"
     std::variant<ThreeTierParams, RailOptimizedParams, LeafSpineParams, SingleSwitchParams, ExplicitTopology, ImportedTopology> source;
+    std::vector<FabricEventSpec> events;  // topology.events: failures, repairs, degradations (topology/fabric_events.h)
 };
+// The names of an explicit fabric's nodes; empty for generated and imported fabrics.
+const std::vector<std::string>& topology_node_names(const TopologySpec& t);
 
 // ---- network ------------------------------------------------------------------------------------------
 // ECN thresholds for ports of one link rate (the reference's KMIN_MAP / KMAX_MAP / PMAX_MAP).
@@ -71,6 +75,9 @@ struct NetworkSpec {
     // 0 = none (the reference's NIC, and imported HPCC configs). The default is NCCL's: NCCL_IB_TIMEOUT 20, the
     // InfiniBand local ACK timeout 4.096 µs × 2^20.
     Picoseconds retransmit_timeout{kNcclRetransmitTimeout};
+    // routing.convergence: how long after a link or switch fails (or returns) routing has moved around it.
+    // Events at time 0 are the fabric as it starts, converged.
+    Picoseconds routing_convergence{1'000'000'000};
     int ack_interval_packets = 1;          // L2_ACK_INTERVAL
     Bytes go_back_chunk{4000};             // L2_CHUNK_SIZE
     bool go_back_to_zero = false;          // L2_BACK_TO_ZERO

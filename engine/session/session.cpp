@@ -51,6 +51,7 @@ SessionSummary summarize_experiment(const Batch& b, uint32_t e, const Experiment
                  {"pfc_pauses", double(pauses), "frames"},
                  {"drops", double(r.drops), "packets"},
                  {"lost_on_links", double(r.lost), "packets"},
+                 {"lost_to_failures", double(r.lost_to_failures), "packets"},
                  {"retransmits", double(r.retransmits), "packets"},
                  {"timeouts", double(r.timeouts), "timeouts"},
                  {"simulated_time", double(r.end_time - b.flow[b.experiments[e].flow_begin].start) / 1e6, "us"},

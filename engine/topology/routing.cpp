@@ -29,14 +29,14 @@ struct ForwarderLinks {
     std::vector<uint16_t> port;    // u's local port
 };
 
-ForwarderLinks forwarder_links(const Fabric& f, const Routes& r, const std::vector<NodeId>& forwarders) {
+ForwarderLinks forwarder_links(const Fabric& f, const Routes& r, const std::vector<NodeId>& forwarders, const std::vector<uint8_t>* link_down) {
     ForwarderLinks links;
     links.begin.assign(size_t(r.forwarder_count) + 1, 0);
     for (uint32_t row = 0; row < r.forwarder_count; ++row) {
         const NodeId u = forwarders[row];
         for (uint32_t p = f.port_begin[u]; p < f.port_begin[u + 1]; ++p) {
             const uint32_t peer_row = r.forwarder_row[f.port_peer[p]];
-            if (peer_row == kNone) continue;
+            if (peer_row == kNone || (link_down && (*link_down)[f.port_link[p]])) continue;
             links.row.push_back(peer_row);
             links.port.push_back(static_cast<uint16_t>(p - f.port_begin[u]));
         }
@@ -121,7 +121,7 @@ void route_groups(const Fabric& f, Routes& r, const std::vector<std::vector<Node
 
 }  // namespace
 
-Routes build_routes(const Fabric& f, unsigned worker_count) {
+Routes build_routes(const Fabric& f, unsigned worker_count, const std::vector<uint8_t>* link_down) {
     Routes r;
     const size_t n = f.node_count();
     r.forwarder_row.assign(n, kNone);
@@ -161,7 +161,7 @@ Routes build_routes(const Fabric& f, unsigned worker_count) {
     r.hops.assign(size_t(r.forwarder_count) * G, Routes::kUnreachable);
     r.hop_set.assign(size_t(r.forwarder_count) * G, kNone);
 
-    const ForwarderLinks links = forwarder_links(f, r, forwarders);
+    const ForwarderLinks links = forwarder_links(f, r, forwarders, link_down);
 
     // The groups' searches are independent: workers take contiguous ranges of groups, each numbering the sets
     // it meets; one pass in the order a single search would go (group by group, row by row) then numbers them

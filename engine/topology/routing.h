@@ -27,8 +27,10 @@ struct Routes {
 };
 
 // worker_count: threads that search the groups, 0 to choose by their number and the machine's cores. The tables
-// are the same for every count.
-Routes build_routes(const Fabric& f, unsigned worker_count = 0);
+// are the same for every count. `link_down` (by link, 1 = failed): links between forwarders that routing leaves
+// out; a host's links always count (a host cut off is reached through them and lost there: net/switch.h), so
+// the destination groups are the same whatever fails.
+Routes build_routes(const Fabric& f, unsigned worker_count = 0, const std::vector<uint8_t>* link_down = nullptr);
 size_t memory_bytes(const Routes& r);
 
 // The equal-cost egress ports of `node` toward host `dst`, in increasing port order (local indices).

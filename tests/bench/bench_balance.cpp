@@ -3,7 +3,11 @@
 // and p99 flow completion time, each against the ideal (a flow alone on its path: its bytes at line rate plus
 // the base round trip), the last completion, drops, packet-hops and the run's cost per packet-hop (figures:
 // tests/bench/RESULTS.md).
+// With --fail AT, the first aggregation–core link an ECMP path of the permutation crosses fails at AT, routing
+// moving around it --convergence later: the table adds the packets lost to the failure, those switches sent into
+// the dead link, retransmission timeouts and packets sent again.
 // Usage: bench_balance [--k K] [--size BYTES] [--threads N] [--only BALANCING/DELIVERY] [--cc NAME] [--ecn on|off]
+//                      [--fail TIME] [--convergence TIME] [--rto TIME|off]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +23,7 @@
 #include "runtime/cpu_runner.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
+#include "topology/routing.h"
 
 using namespace orrery;
 
@@ -43,7 +48,10 @@ int main(int argc, char** argv) {
                                                {"--threads", "worker threads (default 1)"},
                                                {"--only", "one balancing/delivery pair, e.g. spray/out_of_order (default: all)"},
                                                {"--cc", "congestion control (default dcqcn)"},
-                                               {"--ecn", "on (default) or off: switches mark ECN"}});
+                                               {"--ecn", "on (default) or off: switches mark ECN"},
+                                               {"--fail", "a time: one aggregation-core link on an ECMP path fails then"},
+                                               {"--convergence", "routing convergence after the failure (default 1ms)"},
+                                               {"--rto", "NIC retransmission timeout, a time or off (default: the scenario's, NCCL's)"}});
     const std::string cc = args.count("--cc") ? args.at("--cc") : "dcqcn";
     const std::string ecn = args.count("--ecn") ? args.at("--ecn") : "on";
     if (ecn != "on" && ecn != "off") {
@@ -76,10 +84,41 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "option --only: no pair named %s\n", only.c_str());
         return 2;
     }
+    // The failed link: the first aggregation-to-core hop of an ECMP path of the permutation.
+    nlohmann::json events = nlohmann::json::array();
+    if (args.count("--fail")) {
+        nlohmann::json healthy = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", k}}},
+                                  {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+        const LoadedScenario h = load_scenario_document(healthy, "balance", ".", PresetLibrary(), LoadOptions{false});
+        const Fabric f = build_fabric(h.scenarios[0].topology);
+        const Routes routes = build_routes(f);
+        LinkId failed = kNone;
+        for (const FlowSpec& fs : workload_flows(h.scenarios[0])) {
+            for (const Hop& hop : flow_path(f, routes, fs.src, fs.dst, fs.sport, fs.dport)) {
+                const uint32_t port = f.port_begin[hop.node] + hop.port;
+                if (f.node_tier[hop.node] == 2 && f.node_tier[f.port_peer[port]] == 3) {
+                    failed = f.port_link[port];
+                    break;
+                }
+            }
+            if (failed != kNone) break;
+        }
+        if (failed == kNone) {
+            std::fprintf(stderr, "option --fail: no ECMP path of the permutation crosses an aggregation-core link\n");
+            return 2;
+        }
+        events.push_back({{"at", args.at("--fail")}, {"link", failed}, {"state", "down"}});
+        std::printf("link %u (node %u - node %u) fails at %s, routing converges %s later\n", failed, f.link_a[failed], f.link_b[failed], args.at("--fail").c_str(),
+                    args.count("--convergence") ? args.at("--convergence").c_str() : "1ms");
+    }
     std::vector<Mode> accepted;
     for (const Mode& m : modes) {
-        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", k}}},
-                              {"network", {{"load_balancing", m.balancing}, {"nic", {{"delivery", m.delivery}}}, {"ecn", {{"enabled", ecn == "on"}}}}},
+        nlohmann::json topology = {{"generator", "fat-tree"}, {"k", k}};
+        if (!events.empty()) topology["events"] = events;
+        nlohmann::json network = {{"load_balancing", m.balancing}, {"nic", {{"delivery", m.delivery}}}, {"ecn", {{"enabled", ecn == "on"}}}};
+        if (args.count("--rto")) network["nic"]["retransmit_timeout"] = args.at("--rto");
+        if (args.count("--convergence")) network["routing"] = {{"convergence", args.at("--convergence")}};
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", topology}, {"network", network},
                               {"cc", {{"algorithm", cc}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
         try {  // a pair the CC cannot run (HPCC balances per flow only) is said and left out
             loaded.push_back(load_scenario_document(doc, "balance", ".", PresetLibrary(), LoadOptions{false}));
@@ -105,8 +144,8 @@ int main(int argc, char** argv) {
 
     std::printf("k = %d fat-tree, %zu flows of %lld B (random permutation, seed 1), %s, ECN %s, %d thread(s), %.2f s for the batch\n", k, flows.size(),
                 size, cc.c_str(), ecn.c_str(), threads, run_s);
-    std::printf("%-24s %12s %10s %12s %10s %12s %8s %14s\n", "balancing/delivery", "mean FCT us", "mean/ideal", "p99 FCT us", "p99/ideal", "last us",
-                "drops", "packet-hops");
+    std::printf("%-24s %12s %10s %12s %10s %12s %8s %14s %8s %8s %8s %8s\n", "balancing/delivery", "mean FCT us", "mean/ideal", "p99 FCT us", "p99/ideal",
+                "last us", "drops", "packet-hops", "lost", "sent-in", "timeouts", "resent");
     unsigned long long hops = 0;
     for (size_t e = 0; e < results.size(); ++e) {
         const ExperimentResult& r = results[e];
@@ -129,9 +168,10 @@ int main(int argc, char** argv) {
         double mean = 0, mean_ideal = 0;
         for (size_t i = 0; i < fct.size(); ++i) mean += fct[i] / double(fct.size()), mean_ideal += ideal[i] / double(ideal.size());
         const double p99 = percentile(fct, 0.99), p99_ideal = percentile(ideal, 0.99);
-        std::printf("%-24s %12.1f %10.3f %12.1f %10.3f %12.1f %8llu %14llu%s\n", r.id.c_str(), mean, mean / mean_ideal, p99, p99 / p99_ideal,
-                    *std::max_element(fct.begin(), fct.end()), (unsigned long long)r.drops, (unsigned long long)r.packet_hops,
-                    unfinished ? (" (" + std::to_string(unfinished) + " unfinished)").c_str() : "");
+        std::printf("%-24s %12.1f %10.3f %12.1f %10.3f %12.1f %8llu %14llu %8llu %8llu %8llu %8llu%s\n", r.id.c_str(), mean, mean / mean_ideal, p99,
+                    p99 / p99_ideal, *std::max_element(fct.begin(), fct.end()), (unsigned long long)r.drops, (unsigned long long)r.packet_hops,
+                    (unsigned long long)r.lost_to_failures, (unsigned long long)r.sent_into_failures, (unsigned long long)r.timeouts,
+                    (unsigned long long)r.retransmits, unfinished ? (" (" + std::to_string(unfinished) + " unfinished)").c_str() : "");
     }
     std::printf("%llu packet-hops in all, %.1f ns each\n", hops, run_s * 1e9 / double(hops));
     return 0;

@@ -26,6 +26,7 @@
 #include "scenario/load.h"
 #include "telemetry/hpcc_files.h"
 #include "topology/generators.h"
+#include "topology/routing.h"
 
 using namespace orrery;
 
@@ -195,6 +196,57 @@ std::vector<ExperimentResult> run_loaded(const LoadedScenario& s, const Fabric& 
     return run_cpu(b, o);
 }
 }  // namespace
+
+// ---- topology.events ---------------------------------------------------------------------------------------
+// A k = 4 fat-tree permutation of 500 KB flows (the go-back-N test's), under `network` and `events`; the link
+// an ECMP path of the permutation takes from an aggregation switch up to a core, found from the routes.
+struct FailureRun {
+    nlohmann::json flows = nlohmann::json::array();
+    uint32_t core_link = 0, host_link = 0;
+    NodeId agg = 0;  // the aggregation switch whose uplink core_link is
+    FailureRun() {
+        std::vector<int> perm(16);
+        std::iota(perm.begin(), perm.end(), 0);
+        std::mt19937_64 rng(1);
+        std::shuffle(perm.begin(), perm.end(), rng);
+        for (int i = 0; i < 16; ++i)
+            if (perm[size_t(i)] != i) flows.push_back({{"src", i}, {"dst", perm[size_t(i)]}, {"size", "500000B"}});
+        const LoadedScenario s = load({});
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        const Routes routes = build_routes(f);
+        for (LinkId l = 0; l < f.link_count(); ++l)
+            if (f.is_host(f.link_a[l]) || f.is_host(f.link_b[l])) host_link = l;
+        for (const FlowSpec& fs : workload_flows(s.scenarios[0]))
+            for (const Hop& h : flow_path(f, routes, fs.src, fs.dst, fs.sport, fs.dport)) {
+                const LinkId l = f.port_link[f.port_begin[h.node] + h.port];
+                if (f.node_tier[h.node] == 2 && f.node_tier[f.port_peer[f.port_begin[h.node] + h.port]] == 3) {
+                    core_link = l;
+                    agg = h.node;
+                    return;
+                }
+            }
+    }
+    LoadedScenario load(const nlohmann::json& events, const nlohmann::json& network = nlohmann::json::object(), bool skipping = false) const {
+        nlohmann::json net = network;
+        net["nic"]["retransmit_timeout"] = "300us";
+        nlohmann::json topology = {{"generator", "fat-tree"}, {"k", 4}};
+        if (!events.empty()) topology["events"] = events;
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", topology}, {"network", net},
+                              {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+        if (skipping) doc["skipping"] = {{"enabled", true}};
+        return load_scenario_document(doc, "failure.json", ".", PresetLibrary());
+    }
+    ExperimentResult run(const nlohmann::json& events, const nlohmann::json& network = nlohmann::json::object(), int threads = 1) const {
+        const LoadedScenario s = load(events, network);
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        return run_loaded(s, f, threads)[0];
+    }
+};
+std::vector<int64_t> finishes(const ExperimentResult& r) {
+    std::vector<int64_t> out;
+    for (const FlowResult& x : r.flows) out.push_back(x.finish);
+    return out;
+}
 
 class TestNet : public QObject {
     Q_OBJECT
@@ -711,6 +763,137 @@ private slots:
         const auto job = load_hpcc_job(kRef / "config_incast_dcqcn.txt", kRef, PresetLibrary(), warnings);
         QCOMPARE(job->loaded.scenarios[0].network.retransmit_timeout.count, int64_t(0));
         QCOMPARE(NetworkSpec().retransmit_timeout.count, int64_t(4'294'967'296'000));
+    }
+    void a_failed_link_costs_ecmp_its_traffic_until_routing_converges() {
+        // One aggregation-core link that ECMP paths use fails at 20 us; routing moves around it 200 us later.
+        // Until then ECMP keeps hashing flows into it and loses what it sends there. Adaptive routing at the
+        // aggregation switch that owns the link sees it down at once and never sends into it; the core at its
+        // other end has no other way into the pod, and switches elsewhere know nothing of the failure, so
+        // what adaptive routing sprays through that core is lost there until routing converges. Every flow
+        // ends either way (NACKs and the retransmission timeout recover the losses), the same on two threads.
+        const FailureRun fr;
+        const nlohmann::json events = {{{"at", "20us"}, {"link", fr.core_link}, {"state", "down"}}};
+        const nlohmann::json converge = {{"routing", {{"convergence", "200us"}}}};
+        nlohmann::json adaptive = converge;
+        adaptive["load_balancing"] = "adaptive";
+        adaptive["nic"]["delivery"] = "out_of_order";
+        // Run here rather than by run_loaded, to read what the aggregation switch itself sent into the link.
+        auto run = [&](const nlohmann::json& ev, const nlohmann::json& network, int threads, uint64_t* at_agg) {
+            const LoadedScenario s = fr.load(ev, network);
+            const Fabric f = build_fabric(s.scenarios[0].topology);
+            Batch b = compile_batch({{"e", &s.scenarios[0], &f, workload_flows(s.scenarios[0])}});
+            RunOptions o;
+            o.threads = threads;
+            ExperimentResult r = run_cpu(b, o)[0];
+            if (at_agg) *at_agg = b.out[b.experiments[0].node_begin + fr.agg].sent_into_failures;
+            return r;
+        };
+        uint64_t ecmp_at_agg = 0, adaptive_at_agg = 0;
+        const ExperimentResult healthy = run({}, converge, 1, nullptr), ecmp = run(events, converge, 1, &ecmp_at_agg),
+                               ar = run(events, adaptive, 1, &adaptive_at_agg);
+        auto last_us = [](const ExperimentResult& r) {
+            int64_t last = 0;
+            for (const FlowResult& x : r.flows) last = std::max(last, x.finish);
+            return double(last) / 1e6;
+        };
+        qInfo("link %u down at 20 us, routing converged 200 us later: ECMP loses %llu packets (%llu sent into the dead link, %llu of them by its "
+              "aggregation switch), %llu timeouts, last FCT %.1f us (healthy %.1f); adaptive/out_of_order loses %llu (%llu sent into it, %llu by the "
+              "aggregation switch), %llu timeouts, last FCT %.1f us",
+              fr.core_link, (unsigned long long)ecmp.lost_to_failures, (unsigned long long)ecmp.sent_into_failures, (unsigned long long)ecmp_at_agg,
+              (unsigned long long)ecmp.timeouts, last_us(ecmp), last_us(healthy), (unsigned long long)ar.lost_to_failures,
+              (unsigned long long)ar.sent_into_failures, (unsigned long long)adaptive_at_agg, (unsigned long long)ar.timeouts, last_us(ar));
+        for (const ExperimentResult* r : {&ecmp, &ar}) {
+            QVERIFY(!r->stalled);
+            for (const FlowResult& x : r->flows) QVERIFY(x.finish != net::kNever);
+        }
+        QCOMPARE(healthy.lost_to_failures, uint64_t(0));
+        QVERIFY(ecmp_at_agg > 0);
+        QVERIFY(ecmp.lost_to_failures > ecmp.sent_into_failures);  // and what was queued or on the wire at the failure
+        QVERIFY(last_us(ecmp) > last_us(healthy));
+        QCOMPARE(adaptive_at_agg, uint64_t(0));
+        QCOMPARE(finishes(run(events, converge, 2, nullptr)), finishes(ecmp));
+        QCOMPARE(finishes(run(events, adaptive, 2, nullptr)), finishes(ar));
+    }
+    void ecmp_by_table_is_ecmp_by_path_while_nothing_fails() {
+        // An event after every flow has ended makes switches forward ECMP by table (the run's routing could
+        // change): the same hash of the same table picks what the compiled paths do, FCT for FCT.
+        const FailureRun fr;
+        const ExperimentResult healthy = fr.run({});
+        const ExperimentResult late = fr.run({{{"at", "1s"}, {"link", fr.core_link}, {"state", "down"}}});
+        QCOMPARE(finishes(late), finishes(healthy));
+        QCOMPARE(late.packet_hops, healthy.packet_hops);
+    }
+    void a_link_down_from_the_start_is_routed_around() {
+        // Failed "at": "0us" is the fabric as it starts, routing converged: nothing is lost, every flow ends,
+        // and skipping (which needs a fabric that stays as it is) accepts it; a failure later is refused there.
+        const FailureRun fr;
+        const nlohmann::json events = {{{"at", "0us"}, {"link", fr.core_link}, {"state", "down"}}};
+        const ExperimentResult r = fr.run(events);
+        QCOMPARE(r.lost_to_failures, uint64_t(0));
+        QCOMPARE(r.timeouts, uint64_t(0));
+        for (const FlowResult& x : r.flows) QVERIFY(x.finish != net::kNever);
+        QVERIFY(finishes(r) != finishes(fr.run({})));
+        const LoadedScenario skip_static = fr.load(events, nlohmann::json::object(), true);
+        const Fabric f = build_fabric(skip_static.scenarios[0].topology);
+        QVERIFY(!run_loaded(skip_static, f)[0].stalled);
+        const LoadedScenario skip_later = fr.load({{{"at", "20us"}, {"link", fr.core_link}, {"state", "down"}}}, nlohmann::json::object(), true);
+        try {
+            compile_batch({{"e", &skip_later.scenarios[0], &f, workload_flows(skip_later.scenarios[0])}});
+            QFAIL("skipping accepted a failure during the run");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("skipping") != std::string::npos, e.what());
+        }
+    }
+    void a_degraded_link_and_a_failed_switch() {
+        // h0 – s0 – s1 – h1: the switch link at 25 Gb/s from the start takes a 1 MB flow about four times as
+        // long as at 100 Gb/s; degraded half-way it ends in between. Fat-tree: a core switch failing at 20 us
+        // loses what it held and every flow still ends.
+        auto line = [](const nlohmann::json& events) {
+            nlohmann::json topology = {{"nodes", {{{"name", "h0"}, {"kind", "host"}}, {{"name", "h1"}, {"kind", "host"}}, {{"name", "s0"}, {"kind", "switch"}},
+                                                  {{"name", "s1"}, {"kind", "switch"}}}},
+                                       {"links", {{{"a", "h0"}, {"b", "s0"}}, {{"a", "s0"}, {"b", "s1"}}, {{"a", "s1"}, {"b", "h1"}}}}};
+            if (!events.empty()) topology["events"] = events;
+            const nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", topology},
+                                        {"workload", {{"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 1}, {"size", "1MB"}}}}}}};
+            const LoadedScenario s = load_scenario_document(doc, "line.json", ".", PresetLibrary());
+            const Fabric f = build_fabric(s.scenarios[0].topology);
+            return double(run_loaded(s, f)[0].flows[0].finish) / 1e6;
+        };
+        const double full = line({}), slow = line({{{"at", "0us"}, {"link", {"s0", "s1"}}, {"rate", "25Gbps"}}}),
+                     half = line({{{"at", "40us"}, {"link", {"s0", "s1"}}, {"rate", "25Gbps"}}});
+        qInfo("1 MB over h0 - s0 - s1 - h1: %.1f us at 100 Gb/s, %.1f us at 25 Gb/s, %.1f us slowed at 40 us", full, slow, half);
+        QVERIFY2(slow > 3.5 * full && slow < 4.5 * full, qPrintable(QString::number(slow / full)));
+        QVERIFY(half > 1.2 * full && half < slow);
+        const FailureRun fr;
+        const LoadedScenario s = fr.load({});
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        const NodeId core = f.link_b[fr.core_link];
+        QCOMPARE(int(f.node_tier[core]), 3);
+        const ExperimentResult r = fr.run({{{"at", "20us"}, {"switch", std::to_string(core)}, {"state", "down"}}},
+                                          {{"routing", {{"convergence", "100us"}}}});
+        qInfo("core switch %u down at 20 us: %llu packets lost, %llu timeouts", core, (unsigned long long)r.lost_to_failures, (unsigned long long)r.timeouts);
+        QVERIFY(r.lost_to_failures > 0);
+        for (const FlowResult& x : r.flows) QVERIFY(x.finish != net::kNever);
+    }
+    void fabric_events_name_what_exists() {
+        const FailureRun fr;
+        auto one = [](const nlohmann::json& event) { return nlohmann::json::array({event}); };
+        const std::vector<std::pair<nlohmann::json, std::string>> bad = {
+            {one({{"at", "5us"}, {"link", 9999}, {"state", "down"}}), "topology.events[0].link"},
+            {one({{"at", "5us"}, {"link", {"0", "1"}}, {"state", "down"}}), "topology.events[0].link"},  // two hosts: no link
+            {one({{"at", "5us"}, {"link", fr.host_link}, {"rate", "25Gbps"}}), "topology.events[0].rate"},
+            {one({{"at", "5us"}, {"switch", "0"}, {"state", "down"}}), "topology.events[0].switch"},  // node 0 is a host
+            {one({{"at", "5us"}, {"link", 3}}), "topology.events[0]"},
+            {one({{"at", "-5us"}, {"link", 3}, {"state", "down"}}), "topology.events[0].at"},
+        };
+        for (const auto& [events, where] : bad) {
+            try {
+                fr.load(events);
+                QFAIL(qPrintable(QString::fromStdString("accepted " + events.dump())));
+            } catch (const InputError& e) {
+                QVERIFY2(std::string(e.what()).find(where) != std::string::npos, e.what());
+            }
+        }
     }
     void hpcc_keeps_each_flow_on_one_path() {
         // HPCC reads a hop's utilization from two INT records of the same port; balancing that moves a flow's

@@ -328,6 +328,10 @@ std::vector<ExperimentResult> run_device(Batch& b, const RunOptions& options, co
     if (const MemoRounds rounds = plan_memo_rounds(b); rounds.sharing())
         throw InputError("experiment " + b.experiments[rounds.rounds[1].front()].id + ": skipping.share_memo",
                          "the device backend does not share transients between experiments: run on the CPU backend, or set share_memo to false");
+    for (const ExperimentSlice& x : b.experiments)
+        if (x.next_change < x.changes.size())
+            throw InputError("experiment " + x.id + ": topology.events", "the device backend keeps the fabric as it starts: run events after the start "
+                                                                       "on the CPU backend, or give them at \"0us\"");
     std::vector<ExperimentResult> results(b.experiments.size());
     for (size_t e = 0; e < b.experiments.size(); ++e) results[e].id = b.experiments[e].id;
     if (b.experiments.empty()) return results;
