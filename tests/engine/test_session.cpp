@@ -6,6 +6,7 @@
 #include <atomic>
 #include <map>
 
+#include "common/quantity.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
 #include "scenario/presets.h"
@@ -101,6 +102,43 @@ private slots:
         for (const Experiment& x : setup.loaded.experiments) {
             QCOMPARE(reader.experiment_status(store.run_id(), x.id), std::string("ok"));
             QVERIFY2(!reader.timeline(store.run_id(), x.id).empty(), x.id.c_str());
+        }
+    }
+
+    void the_flow_level_takes_the_fabric_as_it_starts() {
+        // TP 2 DP 8 on two servers: data-parallel rings cross rails, so through the spines. Every leaf-spine
+        // link at a quarter of its rate from the start slows the flow level's iteration; a failure later in
+        // the run is refused there, naming the event's time.
+        nlohmann::json doc = three_levels();
+        doc["workload"]["parallel"] = {{"tp", 2}, {"dp", 8}};
+        doc["workload"]["network_mode"] = "flow";
+        doc.erase("sweep");
+        const Fabric f = build_fabric(load_scenario_document(doc, "levels.json", ".", kPresets, LoadOptions{false}).scenarios[0].topology);
+        nlohmann::json slow = nlohmann::json::array();
+        for (LinkId l = 0; l < f.link_count(); ++l)
+            if (f.node_tier[f.link_a[l]] + f.node_tier[f.link_b[l]] == 3 && f.node_kind[f.link_a[l]] == NodeKind::network_switch &&
+                f.node_kind[f.link_b[l]] == NodeKind::network_switch)
+                slow.push_back({{"at", "0us"}, {"link", l}, {"rate", format_rate(BitsPerSecond(f.link_rate[l].count / 4))}});
+        QVERIFY(!slow.empty());
+        doc["sweep"] = {{"parameters", {{{"path", "topology.events"}, {"values", {nlohmann::json::array(), slow}}}}}};
+        QTemporaryDir tmp;
+        const Setup setup(doc);
+        ResultsStore store(tmp.filePath("r.sqlite").toStdString());
+        setup.begin(store);
+        Heard heard;
+        std::atomic<bool> cancel{false};
+        const LlmSessionResult r = run_llm_session(setup.loaded, setup.pointers, kPresets, store, SessionBackend{}, listen(heard), cancel);
+        const double healthy = r.summaries[0]["iteration_time_s"].get<double>(), degraded = r.summaries[1]["iteration_time_s"].get<double>();
+        qInfo("flow level, TP2 DP8 on 16 GPUs: %.3f ms healthy, %.3f ms with every leaf-spine link at a quarter rate", healthy * 1e3, degraded * 1e3);
+        QVERIFY(degraded > healthy);
+        nlohmann::json later = doc;
+        later.erase("sweep");
+        later["topology"]["events"] = {{{"at", "5us"}, {"link", slow[0]["link"]}, {"state", "down"}}};
+        try {
+            load_scenario_document(later, "levels.json", ".", kPresets);
+            QFAIL("the flow level accepted a failure during the run");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("topology.events[0].at") != std::string::npos, e.what());
         }
     }
 
