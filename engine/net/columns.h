@@ -69,6 +69,7 @@ using LossProbability = double;  // a column type is a name (net::T): not the ke
     X(uint32_t, spray_set, in, Whole, false, Nodes, None)                                                      \
     X(uint32_t, set_begin, in, Whole, false, NodeOffsets, None)  /* set s = set_ports[set_begin[s] .. [s+1]) */ \
     X(uint16_t, set_ports, in, Whole, false, Nodes, None)                                                      \
+    X(uint32_t, set_weights, in, Whole, false, Nodes, None)  /* beside set_ports: weights (1 when equal) */   \
     /* flowlet switching: kFlowletSlots entries per switch of each experiment that uses it */                    \
     X(FlowletEntry, flowlet, out, Whole, false, Nodes, None)                                                   \
     /* flows */                                                                                                \

@@ -69,6 +69,7 @@ struct ExperimentParams {
     bool pfc_enabled = true;           // network.pfc.enabled: receivers act on pause frames
     uint8_t ack_pause_class = 3;       // the PFC class that pauses a NIC's ACK queue (ACK_HIGH_PRIO ? 0 : 3)
     bool out_of_order = false;         // receivers place packets by sequence; senders resend only holes (nic.h)
+    bool weighted = false;             // routing tables weight their next hops (set_weights: routing.weights "capacity")
     uint32_t mtu = 1000;               // payload bytes per data packet
     uint32_t ack_interval = 1;   // bytes of data between ACKs (network.ack.interval_packets × MTU; 1: every packet)
     uint32_t chunk = 4000;

@@ -268,18 +268,20 @@ ORRERY_HD inline uint16_t table_port(NetView& v, uint32_t node, const Experiment
     const FlowInfo& f = v.flow[p.flow];
     const uint16_t* ports = v.set_ports + v.set_begin[cell];
     const uint32_t n = v.set_begin[cell + 1] - v.set_begin[cell];
+    const uint32_t* weights = v.set_weights + v.set_begin[cell];
     if (ep.load_balancing == kLbEcmpTable) {
         if (n == 1) return ports[0];
         const uint32_t hash = p.kind == kData ? ecmp_hash(f.sip, f.dip, f.sport, f.dport, node - ep.node_base)
                                               : ecmp_hash(f.dip, f.sip, f.dport, f.sport, node - ep.node_base);
-        return ports[hash % n];
+        return ports[ep.weighted ? weighted_index(weights, n, hash) : hash % n];
     }
     const uint64_t key = (uint64_t(p.flow) << 32) ^ p.seq ^ (uint64_t(p.kind) << 62);
     const uint64_t at = uint64_t(node - ep.node_base) << 40;
     // The load-aware modes hash only to break ties: one round of mixing does.
     if (ep.load_balancing == kLbAdaptive) return least_loaded_port(v, node, p.pg, ports, n, mix64(ep.seed ^ key ^ at), now);
     if (ep.load_balancing == kLbFlowlet) return flowlet_port(v, node, ep, p, ports, n, mix64(ep.seed ^ key ^ at), now);
-    return ports[mix64(ep.seed ^ mix64(key) ^ at) % n];
+    const uint64_t draw = mix64(ep.seed ^ mix64(key) ^ at);
+    return ports[ep.weighted ? weighted_index(weights, n, draw) : draw % n];
 }
 
 // The egress of a packet at a switch of an experiment that does not forward by compiled ECMP paths. A port

@@ -326,7 +326,15 @@ uint32_t append_routing_table(Batch& b, const Routes& routes) {
     }
     for (size_t i = 1; i < routes.set_begin.size(); ++i) b.set_begin.push_back(port_base + routes.set_begin[i]);
     b.set_ports.insert(b.set_ports.end(), routes.set_ports.begin(), routes.set_ports.end());
+    if (routes.set_weights.empty()) b.set_weights.resize(b.set_ports.size(), 1);
+    else b.set_weights.insert(b.set_weights.end(), routes.set_weights.begin(), routes.set_weights.end());
     return first;
+}
+
+// The routing an experiment forwards by: with routing.weights "capacity", its next hops weighted.
+Routes weighted_as_asked(const Scenario& s, const Fabric& f, Routes r) {
+    if (s.network.capacity_weights) weight_by_capacity(f, r);
+    return r;
 }
 
 // The routing tables of an experiment that balances other than by ECMP, or whose routing changes during the
@@ -351,6 +359,7 @@ void add_routing_tables(Batch& b, const Fabric& f, const Scenario& s, const Rout
             break;
     }
     stored.group_count = routes.group_count;
+    stored.weighted = s.network.capacity_weights;
     stored.spray_table = append_routing_table(b, routes);
 }
 
@@ -363,7 +372,7 @@ void add_routing_tables(Batch& b, const Fabric& f, const Scenario& s, const Rout
 Routes add_fabric_events(Batch& b, ExperimentSlice& slice, const Fabric& f, const Scenario& s, const Routes& healthy, uint32_t port0, bool& by_table) {
     by_table = false;
     const std::vector<FabricEvent> events = resolve_fabric_events(s.topology.events, f, topology_node_names(s.topology));
-    if (events.empty()) return healthy;
+    if (events.empty()) return weighted_as_asked(s, f, healthy);
     std::vector<std::array<uint32_t, 2>> link_rows(f.link_count(), {kNone, kNone});
     for (uint32_t p = 0; p < f.port_begin[f.node_count()]; ++p) {
         auto& rows = link_rows[f.port_link[p]];
@@ -371,7 +380,7 @@ Routes add_fabric_events(Batch& b, ExperimentSlice& slice, const Fabric& f, cons
     }
     const std::vector<uint8_t> down_at_start = links_down_after(events, f.link_count(), 0);
     const bool routed_around = std::any_of(down_at_start.begin(), down_at_start.end(), [](uint8_t d) { return d != 0; });
-    Routes start = routed_around ? build_routes(f, 0, &down_at_start) : healthy;
+    const Routes start = weighted_as_asked(s, f, routed_around ? build_routes(f, 0, &down_at_start) : healthy);
     for (const FabricEvent& ev : events) {
         for (LinkId l : ev.links) {
             FabricChange c;
@@ -392,7 +401,7 @@ Routes add_fabric_events(Batch& b, ExperimentSlice& slice, const Fabric& f, cons
         c.kind = FabricChange::routing;
         c.at = ev.at_ps + s.network.routing_convergence.count;
         if (!routing.empty() && routing.back().at == c.at) routing.pop_back();  // the later table wins
-        const Routes r = build_routes(f, 0, &down);
+        const Routes r = weighted_as_asked(s, f, build_routes(f, 0, &down));
         c.table = append_routing_table(b, r);
         routing.push_back(c);
     }

@@ -110,6 +110,12 @@ NetworkSpec read_network(JsonReader& r) {
             if (c->count < 0) rt->error("convergence", "expected a time from 0 on, found " + format_time(*c));
             n.routing_convergence = *c;
         }
+        if (auto w = rt->choice("weights", Need::optional, {"equal", "capacity"})) {
+            n.capacity_weights = *w == "capacity";
+            if (n.capacity_weights && (n.load_balancing == LoadBalancing::adaptive || n.load_balancing == LoadBalancing::flowlet))
+                rt->error("weights", "adaptive routing and flowlets choose by queue occupancy, which already follows each port's capacity; weights "
+                                     "apply to \"ecmp\" and \"spray\"");
+        }
         rt->finish();
     }
     n.error_rate_per_link = r.number("error_rate_per_link", Need::optional, 0.0, 1.0).value_or(0.0);

@@ -78,6 +78,7 @@ struct NetworkSpec {
     // routing.convergence: how long after a link or switch fails (or returns) routing has moved around it.
     // Events at time 0 are the fabric as it starts, converged.
     Picoseconds routing_convergence{1'000'000'000};
+    bool capacity_weights = false;         // routing.weights "capacity": next hops weighted by the capacity they lead to (else "equal")
     int ack_interval_packets = 1;          // L2_ACK_INTERVAL
     Bytes go_back_chunk{4000};             // L2_CHUNK_SIZE
     bool go_back_to_zero = false;          // L2_BACK_TO_ZERO

@@ -13,6 +13,7 @@
 #include "runtime/batch.h"
 #include "session/timeline_writer.h"
 #include "workload/flow_mode.h"
+#include "workload/flow_network.h"
 #include "workload/llm_driver.h"
 #include "workload/llm_job.h"
 
@@ -171,31 +172,20 @@ private:
         const LlmJob& job = *jobs_[i];
         started(i);
         const auto t0 = Clock::now();
-        // The fabric as it starts (topology.events at 0: check_against_fabric refuses later ones at these levels):
-        // links down routed around, rates set. Experiments of a sweep without events share their fabric's routes.
-        const std::vector<FabricEvent> events = resolve_fabric_events(s.topology.events, *fabrics_[i], topology_node_names(s.topology));
-        std::optional<Fabric> started_as;
-        std::optional<Routes> own_routes;
-        const Fabric* fabric = fabrics_[i];
-        const Routes* routes = nullptr;
-        if (events.empty()) {
+        // The fabric as its events leave it at the start, weighted routes, paths spread (workload/flow_network.h);
+        // experiments of a sweep with the fabric's plain routes share them.
+        const FlowNetwork net = flow_network(s, *fabrics_[i]);
+        const Fabric* fabric = &net.fabric(*fabrics_[i]);
+        const Routes* routes = net.routes ? &*net.routes : nullptr;
+        if (!routes) {
             auto cached = routes_of_.find(fabrics_[i]);
             if (cached == routes_of_.end()) cached = routes_of_.emplace(fabrics_[i], build_routes(*fabrics_[i])).first;
             routes = &cached->second;
-        } else {
-            started_as = *fabrics_[i];
-            for (const FabricEvent& ev : events)
-                if (ev.kind == FabricEventKind::rate)
-                    for (LinkId l : ev.links) started_as->link_rate[l] = ev.rate;
-            const std::vector<uint8_t> down = links_down_after(events, started_as->link_count(), 0);
-            own_routes = build_routes(*started_as, 0, &down);
-            fabric = &*started_as;
-            routes = &*own_routes;
         }
         const bool flow = w.network_mode != NetworkMode::analytic;
         TimelineWriter timeline(store_, id(i), job.graph, s.output.sample_interval.count);
         const uint32_t mtu = uint32_t(s.network.packet_payload.count);
-        const LlmOutcome o = flow ? run_llm_flow(job, *fabric, *routes, wire_format(s), tables_, [&](const Executor& x) { timeline.write(x); }, timeline.pace())
+        const LlmOutcome o = flow ? run_llm_flow(job, *fabric, *routes, wire_format(s), tables_, [&](const Executor& x) { timeline.write(x); }, timeline.pace(), net.split)
                                   : run_llm_analytic(job, *fabric, *routes, mtu);
         finish_without_packets(i, o, flow ? "flow" : "analytic", without_packets_note(w, job, flow), t0,
                                s.output.record_fct ? transfer_rows(job, o, *fabric, *routes, mtu, w.collectives.priority) : std::vector<FlowRow>{}, flow);

@@ -40,4 +40,17 @@ ORRERY_HD constexpr uint32_t ecmp_hash(uint32_t src_ip, uint32_t dst_ip, uint16_
 static_assert(murmur3_32(nullptr, 0, 0) == 0u);
 static_assert(murmur3_32(nullptr, 0, 1) == 0x514e28b7u);
 
+// The index ECMP's hash picks among n next hops: hash mod n, or with weights (set_weights), where hash mod
+// their sum falls. With every weight 1 the two are the same.
+ORRERY_HD inline uint32_t weighted_index(const uint32_t* weights, uint32_t n, uint64_t hash) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; ++i) total += weights[i];
+    uint64_t x = hash % total;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (x < weights[i]) return i;
+        x -= weights[i];
+    }
+    return n - 1;
+}
+
 }  // namespace orrery

@@ -213,7 +213,7 @@ Routes build_routes(const Fabric& f, unsigned worker_count, const std::vector<ui
 
 size_t memory_bytes(const Routes& r) {
     return r.host_group.size() * 4 + r.forwarder_row.size() * 4 + r.hops.size() + r.hop_set.size() * 4 +
-           r.set_begin.size() * 4 + r.set_ports.size() * 2;
+           r.set_begin.size() * 4 + r.set_ports.size() * 2 + r.set_weights.size() * 4;
 }
 
 void next_hops(const Fabric& f, const Routes& r, NodeId node, NodeId dst, std::vector<uint32_t>& out) {
@@ -271,7 +271,13 @@ bool flow_path(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint16_
             return false;
         }
         const std::vector<uint32_t>& c = candidates;
-        uint32_t port = c.size() == 1 ? c[0] : c[ecmp_hash(sip, dip, sport, dport, at) % c.size()];
+        uint32_t port = c[0];
+        if (c.size() > 1) {
+            const uint32_t hash = ecmp_hash(sip, dip, sport, dport, at);
+            const uint32_t row = r.forwarder_row[at];
+            const uint32_t s = row == kNone || r.set_weights.empty() ? kNone : r.hop_set[size_t(row) * r.group_count + r.host_group[dst]];
+            port = s == kNone || s == Routes::kDeliver ? c[hash % c.size()] : c[weighted_index(&r.set_weights[r.set_begin[s]], uint32_t(c.size()), hash)];
+        }
         path.push_back({at, port});
         at = f.port_peer[f.port_begin[at] + port];
     }

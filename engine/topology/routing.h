@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "topology/ecmp_hash.h"
 #include "topology/fabric.h"
 
 namespace orrery {
@@ -22,6 +23,7 @@ struct Routes {
     std::vector<uint32_t> hop_set;        // [row·groups + g]: next-hop set id, or kDeliver at an attachment switch
     std::vector<uint32_t> set_begin;      // set s holds set_ports[set_begin[s] .. set_begin[s+1])
     std::vector<uint16_t> set_ports;      // local port indices
+    std::vector<uint32_t> set_weights;    // beside set_ports: each port's weight (weight_by_capacity); empty: all equal
     static constexpr uint8_t kUnreachable = 0xff;
     static constexpr uint32_t kDeliver = 0xfffffffeu;
 };
@@ -32,6 +34,16 @@ struct Routes {
 // the destination groups are the same whatever fails.
 Routes build_routes(const Fabric& f, unsigned worker_count = 0, const std::vector<uint8_t>* link_down = nullptr);
 size_t memory_bytes(const Routes& r);
+
+// Weighted ECMP (network.routing.weights "capacity"): each next hop's weight is its link's rate scaled by the
+// share of what leads into the next node toward the group that the node can carry on (its own next hops'
+// weights summed, over the rates of the links into it that route to the group through it), found nearest to
+// the group first. On a symmetric fabric every weight is equal and normalized to 1, so choices are ECMP's; a
+// slower uplink, or a switch beyond that lost links (routes built around them), gets less. Sets are interned
+// again by ports and weights.
+void weight_by_capacity(const Fabric& f, Routes& r);
+
+
 
 // The equal-cost egress ports of `node` toward host `dst`, in increasing port order (local indices).
 // Empty when node is dst or dst cannot be reached from node.

@@ -23,8 +23,10 @@ WireFormat wire_format(const Scenario& s) {
     return w;
 }
 
-FlowTimer::FlowTimer(const LlmJob& job, const Fabric& fabric, const Routes* routes, const WireFormat& wire, const WorkloadTables& tables, bool network)
-    : job_(job), fabric_(fabric), routes_(routes), wire_(wire), tables_(tables), gpu_(workload_gpu(*job.workload, tables)), tail_(job.graph.size(), 0) {
+FlowTimer::FlowTimer(const LlmJob& job, const Fabric& fabric, const Routes* routes, const WireFormat& wire, const WorkloadTables& tables, bool network,
+                     bool split)
+    : job_(job), fabric_(fabric), routes_(routes), wire_(wire), tables_(tables), gpu_(workload_gpu(*job.workload, tables)), split_(split),
+      tail_(job.graph.size(), 0) {
     if (network && !routes) throw std::invalid_argument("FlowTimer: flow mode needs the fabric's routes");
     // Resource id = global port index: every directed port of the fabric, NVLink ports included.
     for (size_t p = 0; p < fabric.port_link.size(); ++p) net_.add_resource(double(fabric.link_rate[fabric.port_link[p]].count) / 8);
@@ -68,8 +70,9 @@ FlowTimer::PairLoad& FlowTimer::pair_load(uint32_t set, uint32_t variant) {
     // Pairs per port, counted in three scratch columns (a port may carry one pair's data, another's ACKs).
     port_count_.resize(3 * net_.resources(), 0);
     const size_t res = net_.resources();
-    auto count = [&](std::vector<std::pair<uint32_t, uint32_t>>& into, size_t column, uint32_t resource) {
-        if (port_count_[column * res + resource]++ == 0) into.emplace_back(resource, 0);
+    auto count = [&](std::vector<std::pair<uint32_t, double>>& into, size_t column, uint32_t resource, double amount = 1.0) {
+        if (port_count_[column * res + resource] == 0) into.emplace_back(resource, 0);
+        port_count_[column * res + resource] += amount;
     };
     for (const RankPair& pr : ps.pairs) {
         const NodeId src = job_.place.host[pr.first], dst = job_.place.host[pr.second];
@@ -81,6 +84,13 @@ FlowTimer::PairLoad& FlowTimer::pair_load(uint32_t set, uint32_t variant) {
         }
         load.tail.push_back(path_latency(src, dst));
         for (uint32_t v = first; v < last; ++v) {
+            if (split_) {  // every source port spreads alike
+                path_split(fabric_, *routes_, src, dst, shares_);
+                for (const auto& [port, share] : shares_) count(load.data, 0, port, share);
+                path_split(fabric_, *routes_, dst, src, shares_);
+                for (const auto& [port, share] : shares_) count(load.ack, 1, port, share);
+                continue;
+            }
             const uint16_t sport = uint16_t(10000 + (ps.label * kPortVariants + v) % 50000);
             for (const Hop& h : flow_path(fabric_, *routes_, src, dst, sport, dport)) count(load.data, 0, fabric_.port_begin[h.node] + h.port);
             for (const Hop& h : flow_path(fabric_, *routes_, dst, src, dport, sport)) count(load.ack, 1, fabric_.port_begin[h.node] + h.port);
@@ -88,7 +98,7 @@ FlowTimer::PairLoad& FlowTimer::pair_load(uint32_t set, uint32_t variant) {
     }
     size_t column = 0;
     for (auto* list : {&load.data, &load.ack, &load.nvlink}) {
-        for (auto& [resource, n] : *list) n = std::exchange(port_count_[column * res + resource], 0);
+        for (auto& [resource, n] : *list) n = std::exchange(port_count_[column * res + resource], 0.0);
         ++column;
     }
     load.ready = true;
@@ -134,8 +144,15 @@ void FlowTimer::start_transfer(uint32_t id, int64_t t) {
     const double data_weight = (payload + packets * wire_.data_header) / payload;
     const double ack_weight = std::ceil(packets / wire_.ack_interval) * wire_.ack_bytes / payload;
     uses_.clear();
-    for (const Hop& h : flow_path(fabric_, *routes_, src, dst, sport, dport)) uses_.push_back({fabric_.port_begin[h.node] + h.port, data_weight});
-    for (const Hop& h : flow_path(fabric_, *routes_, dst, src, dport, sport)) uses_.push_back({fabric_.port_begin[h.node] + h.port, ack_weight});
+    if (split_) {
+        path_split(fabric_, *routes_, src, dst, shares_);
+        for (const auto& [port, share] : shares_) uses_.push_back({port, data_weight * share});
+        path_split(fabric_, *routes_, dst, src, shares_);
+        for (const auto& [port, share] : shares_) uses_.push_back({port, ack_weight * share});
+    } else {
+        for (const Hop& h : flow_path(fabric_, *routes_, src, dst, sport, dport)) uses_.push_back({fabric_.port_begin[h.node] + h.port, data_weight});
+        for (const Hop& h : flow_path(fabric_, *routes_, dst, src, dport, sport)) uses_.push_back({fabric_.port_begin[h.node] + h.port, ack_weight});
+    }
     net_.start(id, payload, uses_, t);
 }
 
@@ -188,8 +205,8 @@ void FlowTimer::run(Executor& x, int64_t until) {
 }
 
 LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables,
-                        const std::function<void(const Executor&)>& watch, int64_t watch_pace_ps) {
-    FlowTimer timer(job, fabric, &routes, wire, tables, true);
+                        const std::function<void(const Executor&)>& watch, int64_t watch_pace_ps, bool split) {
+    FlowTimer timer(job, fabric, &routes, wire, tables, true, split);
     Executor x(job.graph, job.workload->compute.overlap_slowdown, [&](uint32_t op, int64_t t) {
         timer.start_transfer(op, t);
         return t;

@@ -1,7 +1,8 @@
 #pragma once
 // The flow-level network of an LLM job (network_mode "flow"): every network transfer is a fluid flow on
 // the path the packet level routes it (ECMP by the same 5-tuple hash, source ports as llm_flows assigns
-// them), its ACKs a flow on the reverse path; every intra-server op loads the NVLink ports of its GPUs
+// them; with spraying, adaptive routing or flowlets spread over its equal-cost paths, topology/path_split.h),
+// its ACKs a flow on the reverse path; every intra-server op loads the NVLink ports of its GPUs
 // (the host–NVSwitch links of the fabric, whose rate is the scenario's nvlink.rate). Rates are max-min
 // fair over all of it (workload/fluid.h).
 //
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "topology/fabric.h"
+#include "topology/path_split.h"
 #include "topology/routing.h"
 #include "workload/execute.h"
 #include "workload/fluid.h"
@@ -43,7 +45,10 @@ WireFormat wire_format(const Scenario& s);
 class FlowTimer {
 public:
     // `network`: time transfers too (flow mode); otherwise only local ops (the packet driver).
-    FlowTimer(const LlmJob& job, const Fabric& fabric, const Routes* routes, const WireFormat& wire, const WorkloadTables& tables, bool network);
+    // `split`: each transfer spreads over its equal-cost paths (path_split: spraying, adaptive routing and flowlets
+    // at the flow level) instead of taking its ECMP path.
+    FlowTimer(const LlmJob& job, const Fabric& fabric, const Routes* routes, const WireFormat& wire, const WorkloadTables& tables, bool network,
+              bool split = false);
 
     void start_transfer(uint32_t op, int64_t t);
     void start_local(uint32_t op, int64_t t);
@@ -66,6 +71,7 @@ private:
     WireFormat wire_;
     const WorkloadTables& tables_;
     const GpuSpec& gpu_;
+    bool split_ = false;
     FluidNetwork net_;
     std::vector<uint32_t> nvlink_out_, nvlink_in_;  // per rank: its NVLink port resources
     std::vector<int64_t> tail_;                     // per op started: the latency after it drains (ps)
@@ -81,7 +87,7 @@ private:
     static constexpr uint32_t kPortVariants = 8;
     struct PairLoad {
         bool ready = false;
-        std::vector<std::pair<uint32_t, uint32_t>> data, ack, nvlink;  // (resource, pairs; summed over the ports used)
+        std::vector<std::pair<uint32_t, double>> data, ack, nvlink;    // (resource, pairs; summed over the ports used; split: shares)
         uint32_t ports = 1;                                            // source ports the counts add up over
         std::vector<int64_t> tail;                                     // per pair: its latency after draining
         std::map<uint32_t, int64_t> tail_of_steps;                     // steps → the set's latency (lockstep_cost)
@@ -90,7 +96,8 @@ private:
     int64_t path_latency(NodeId src, NodeId dst);
     std::map<std::pair<uint32_t, uint32_t>, PairLoad> pair_loads_;
     std::vector<uint32_t> set_uses_;  // per pair set: lockstep transfers started on it so far
-    std::vector<uint32_t> port_count_;  // scratch: per resource, pairs counted so far
+    std::vector<double> port_count_;  // scratch: per resource, pairs (or shares of pairs) counted so far
+    std::vector<std::pair<uint32_t, double>> shares_;  // scratch: path_split's shares
     void start_lockstep(uint32_t op, int64_t t);
 };
 
@@ -98,7 +105,8 @@ private:
 // `watch`, when set, is called at every multiple of `watch_pace_ps` of simulated time that the run passes with
 // work left (and once at its end), with the executor as it stands: what has finished by then (a run writes its
 // timeline as it goes). It changes nothing the run computes.
+// `split`: transfers spread over their equal-cost paths (FlowTimer).
 LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables,
-                        const std::function<void(const Executor&)>& watch = {}, int64_t watch_pace_ps = 0);
+                        const std::function<void(const Executor&)>& watch = {}, int64_t watch_pace_ps = 0, bool split = false);
 
 }  // namespace orrery

@@ -875,6 +875,46 @@ private slots:
         QVERIFY(r.lost_to_failures > 0);
         for (const FlowResult& x : r.flows) QVERIFY(x.finish != net::kNever);
     }
+    void capacity_weights_send_more_over_faster_uplinks() {
+        // Two leaves joined by a 400 Gb/s spine and a 100 Gb/s one; 8 hosts under leaf 0 send 4 flows each to
+        // the 8 under leaf 1. Equal ECMP puts about half the flows on the slow spine; weighted by capacity, a
+        // fifth, and the flows end sooner. On a symmetric fat-tree the weights are all equal: the same run as
+        // ECMP, FCT for FCT, sprayed or not.
+        auto two_spines = [](const char* weights) {
+            nlohmann::json nodes = nlohmann::json::array(), links = nlohmann::json::array(), flows = nlohmann::json::array();
+            for (int h = 0; h < 16; ++h) nodes.push_back({{"name", std::string("h").append(std::to_string(h))}, {"kind", "host"}});
+            for (const char* sw : {"leaf0", "leaf1", "fast", "slow"}) nodes.push_back({{"name", sw}, {"kind", "switch"}});
+            for (int h = 0; h < 16; ++h) links.push_back({{"a", std::string("h").append(std::to_string(h))}, {"b", h < 8 ? "leaf0" : "leaf1"}});
+            for (const char* leaf : {"leaf0", "leaf1"}) {
+                links.push_back({{"a", leaf}, {"b", "fast"}, {"rate", "400Gbps"}});
+                links.push_back({{"a", leaf}, {"b", "slow"}, {"rate", "100Gbps"}});
+            }
+            for (int h = 0; h < 8; ++h)
+                for (int k = 0; k < 4; ++k) flows.push_back({{"src", h}, {"dst", 8 + (h + k) % 8}, {"size", "400KB"}, {"dport", 100 + k}});
+            const nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"nodes", nodes}, {"links", links}}},
+                                        {"network", {{"routing", {{"weights", weights}}}}}, {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+            const LoadedScenario s = load_scenario_document(doc, "spines.json", ".", PresetLibrary());
+            const Fabric f = build_fabric(s.scenarios[0].topology);
+            const ExperimentResult r = run_loaded(s, f)[0];
+            int64_t last = 0;
+            for (const FlowResult& x : r.flows) last = std::max(last, x.finish);
+            return double(last) / 1e6;
+        };
+        const double equal = two_spines("equal"), capacity = two_spines("capacity");
+        qInfo("8 x 4 flows over a 400 and a 100 Gb/s spine: last FCT %.1f us with equal ECMP, %.1f us weighted by capacity", equal, capacity);
+        QVERIFY(capacity < 0.8 * equal);
+        const FailureRun fr;
+        for (const char* lb : {"ecmp", "spray"}) {
+            nlohmann::json weighted = {{"load_balancing", lb}, {"routing", {{"weights", "capacity"}}}};
+            QCOMPARE(finishes(fr.run({}, weighted)), finishes(fr.run({}, {{"load_balancing", lb}})));
+        }
+        try {
+            fr.load({}, {{"load_balancing", "adaptive"}, {"routing", {{"weights", "capacity"}}}});
+            QFAIL("capacity weights were accepted with adaptive routing");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("network.routing.weights") != std::string::npos, e.what());
+        }
+    }
     void fabric_events_name_what_exists() {
         const FailureRun fr;
         auto one = [](const nlohmann::json& event) { return nlohmann::json::array({event}); };

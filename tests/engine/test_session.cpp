@@ -131,6 +131,20 @@ private slots:
         const double healthy = r.summaries[0]["iteration_time_s"].get<double>(), degraded = r.summaries[1]["iteration_time_s"].get<double>();
         qInfo("flow level, TP2 DP8 on 16 GPUs: %.3f ms healthy, %.3f ms with every leaf-spine link at a quarter rate", healthy * 1e3, degraded * 1e3);
         QVERIFY(degraded > healthy);
+        // Spraying at the flow level spreads each transfer over its equal-cost paths, ECMP hashes each onto one:
+        // the even spread is never slower on this symmetric fabric.
+        nlohmann::json sprayed = doc;
+        sprayed.erase("sweep");
+        sprayed["sweep"] = {{"parameters", {{{"path", "network.load_balancing"}, {"values", {"ecmp", "spray"}}}}}};
+        const Setup both(sprayed);
+        ResultsStore store2(tmp.filePath("s.sqlite").toStdString());
+        both.begin(store2);
+        Heard heard2;
+        const LlmSessionResult rs = run_llm_session(both.loaded, both.pointers, kPresets, store2, SessionBackend{}, listen(heard2), cancel);
+        const double ecmp_s = rs.summaries[0]["iteration_time_s"].get<double>(), spray_s = rs.summaries[1]["iteration_time_s"].get<double>();
+        qInfo("flow level, TP2 DP8: %.3f ms with ECMP, %.3f ms sprayed", ecmp_s * 1e3, spray_s * 1e3);
+        QVERIFY(spray_s <= ecmp_s * (1 + 1e-9));
+        QVERIFY(spray_s != ecmp_s);
         nlohmann::json later = doc;
         later.erase("sweep");
         later["topology"]["events"] = {{{"at", "5us"}, {"link", slow[0]["link"]}, {"state", "down"}}};

@@ -23,6 +23,7 @@
 #include "scenario/sweep.h"
 #include "topology/routing.h"
 #include "workload/flow_mode.h"
+#include "workload/flow_network.h"
 #include "workload/llm_job.h"
 #ifdef ORRERY_TEST_IMPORTS
 #include "imports/import_job.h"
@@ -261,7 +262,7 @@ std::vector<Base> bases() {
     out.push_back({"llm moe", moe});
     nlohmann::json rails = llm;
     rails["topology"] = {{"generator", "rail-optimized"}, {"gpus", 16}, {"gpus_per_server", 8}};
-    rails["workload"]["parallel"] = {{"tp", 1}, {"dp", 16}, {"micro_batches", 1}};
+    rails["workload"]["parallel"] = {{"tp", 2}, {"dp", 8}, {"micro_batches", 1}};  // data-parallel rings cross rails: through the spines
     out.push_back({"llm on rails", rails});
     nlohmann::json servers = explicit_fabric;  // explicit nodes grouped into servers, for an LLM job's placement
     servers["topology"] = {{"nodes", {{{"name", "g0"}, {"kind", "host"}, {"server", 0}}, {{"name", "g1"}, {"kind", "host"}, {"server", 0}},
@@ -305,9 +306,10 @@ Compiled mode_outcome(const nlohmann::json& doc, TimingMode mode) {
 #endif
         if (!job.oom_message.empty()) return {"", job.oom_message};
         number(double(job.memory.worst().total()));  // the memory check every mode makes (an experiment that does not fit ends "oom")
-        const Routes routes = build_routes(f);
-        const LlmOutcome o = mode == TimingMode::flow ? run_llm_flow(job, f, routes, wire_format(s), tables)
-                                                      : run_llm_analytic(job, f, routes, uint32_t(s.network.packet_payload.count));
+        const FlowNetwork net = flow_network(s, f);  // as the session prepares it
+        const Routes routes = net.routes ? *net.routes : build_routes(f);
+        const LlmOutcome o = mode == TimingMode::flow ? run_llm_flow(job, net.fabric(f), routes, wire_format(s), tables, {}, 0, net.split)
+                                                      : run_llm_analytic(job, net.fabric(f), routes, uint32_t(s.network.packet_payload.count));
         number(o.iteration_time_s);
         for (const RankBreakdown& r : o.ranks)
             for (double x : {r.compute_s, r.optimizer_s, r.exposed_tp_s, r.exposed_pp_s, r.exposed_dp_s, r.exposed_ep_s, r.exposed_embedding_s, r.bubble_s}) number(x);

@@ -6,6 +6,7 @@
 
 #include "io/astra_yaml.h"
 #include "topology/generators.h"
+#include "topology/path_split.h"
 #include "topology/routing.h"
 
 using namespace orrery;
@@ -98,6 +99,71 @@ private slots:
         QCOMPARE(width(f, r, agg0, 5), size_t(1));         // down to ToR 1
         QCOMPARE(width(f, r, tor0, 1), size_t(1));         // same ToR: deliver
         QCOMPARE(r.group_count, 32u);                      // one group per ToR
+    }
+    void capacity_weights_follow_what_each_next_hop_can_carry() {
+        // k = 4: ToR 0 reaches pod 3 through either aggregation switch of pod 0, each with two core uplinks.
+        // Healthy, every weight is 1 (ECMP's choices). With one uplink of aggregation switch 0 failed, it can
+        // carry on half of what its two ToRs could send it toward pod 3: ToR 0 weighs it 1 against 2, and
+        // flows through it are the fewer.
+        Fabric f = generate(fat_tree(4, k100, k100, k100));
+        const NodeId hosts = 16, tor0 = hosts, agg0 = hosts + 8, far_host = 15, near_host = 2;
+        auto weights = [&](const Routes& r, NodeId node, NodeId dst) {
+            const uint32_t s = r.hop_set[size_t(r.forwarder_row[node]) * r.group_count + r.host_group[dst]];
+            std::vector<std::pair<uint32_t, uint32_t>> out;  // (peer, weight)
+            for (uint32_t i = r.set_begin[s]; i < r.set_begin[s + 1]; ++i)
+                out.push_back({f.port_peer[f.port_begin[node] + r.set_ports[i]], r.set_weights[i]});
+            return out;
+        };
+        Routes healthy = build_routes(f);
+        weight_by_capacity(f, healthy);
+        for (const auto& [peer, w] : weights(healthy, tor0, far_host)) QCOMPARE(w, 1u);
+        std::vector<uint8_t> down(f.link_count(), 0);
+        const LinkId uplink = f.port_link[f.port_begin[agg0] + 2];  // ports 0-1 lead down to the ToRs, 2-3 up to cores
+        QCOMPARE(int(f.node_tier[f.port_peer[f.port_begin[agg0] + 2]]), 3);
+        down[uplink] = 1;
+        Routes failed = build_routes(f, 0, &down);
+        weight_by_capacity(f, failed);
+        const auto w = weights(failed, tor0, far_host);
+        QCOMPARE(w.size(), size_t(2));
+        for (const auto& [peer, weight] : w) QCOMPARE(weight, peer == agg0 ? 1u : 2u);
+        // Within pod 0 both aggregation switches reach ToR 1, and the cores send them pod 0's traffic too: the one
+        // with a core link fewer receives less from the cores, so it has more of its downlink left for ToR 0.
+        const auto local = weights(failed, tor0, near_host);
+        QCOMPARE(local.size(), size_t(2));
+        QVERIFY((local[0].first == agg0) == (local[0].second > local[1].second));
+        // ECMP's pick by weight: with weights 1 and 2 a third of the hash range goes to the first.
+        const uint32_t one_two[] = {1, 2};
+        int first = 0;
+        for (uint32_t h = 0; h < 3000; ++h) first += weighted_index(one_two, 2, ecmp_hash(h, 7, 10000, 100, 5)) == 0;
+        QVERIFY2(first > 900 && first < 1100, qPrintable(QString::number(first)));
+        const uint32_t ones[] = {1, 1, 1, 1};
+        for (uint64_t h = 0; h < 100; ++h) QCOMPARE(weighted_index(ones, 4, h), uint32_t(h % 4));
+    }
+    void a_split_flow_shares_every_equal_cost_path() {
+        // Host 0 to host 15 on the k = 4 fat-tree: half over each ToR uplink, a quarter over each aggregation
+        // uplink and core downlink, all of it into the last ToR and host; each hop's shares add up to the
+        // whole flow. Weighted 1:2 (an aggregation switch that lost an uplink), a third and two thirds.
+        Fabric f = generate(fat_tree(4, k100, k100, k100));
+        const NodeId tor0 = 16, agg0 = 24;
+        std::vector<std::pair<uint32_t, double>> split;
+        path_split(f, build_routes(f), 0, 15, split);
+        std::map<int, double> by_tier;  // the sending node's tier → shares
+        for (const auto& [port, share] : split) {
+            NodeId node = 0;
+            while (f.port_begin[node + 1] <= port) ++node;
+            by_tier[f.node_tier[node] * 10 + f.node_tier[f.port_peer[port]]] += share;
+            if (node == tor0) QCOMPARE(share, 0.5);
+            if (f.node_tier[node] == 2 && f.node_tier[f.port_peer[port]] == 3) QCOMPARE(share, 0.25);
+        }
+        for (int hop : {1, 12, 23, 32, 21, 10}) QVERIFY2(std::abs(by_tier[hop] - 1.0) < 1e-12, qPrintable(QString::number(hop)));
+        std::vector<uint8_t> down(f.link_count(), 0);
+        down[f.port_link[f.port_begin[agg0] + 2]] = 1;
+        Routes failed = build_routes(f, 0, &down);
+        weight_by_capacity(f, failed);
+        path_split(f, failed, 0, 15, split);
+        for (const auto& [port, share] : split)
+            if (port >= f.port_begin[tor0] && port < f.port_begin[tor0 + 1])
+                QVERIFY(std::abs(share - (f.port_peer[port] == agg0 ? 1.0 / 3 : 2.0 / 3)) < 1e-12);
     }
     void fat_tree_every_pair_reachable_by_shortest_path() {
         Fabric f = generate(fat_tree(8, k100, k100, k100));
