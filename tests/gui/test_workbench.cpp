@@ -823,6 +823,21 @@ private slots:
         QVERIFY(!gap->isVisibleTo(n));
         pick(n->delivery(), "out_of_order");
         QCOMPARE(w->document()["network"]["nic"]["delivery"].get<std::string>(), std::string("out_of_order"));
+        // Weights, the retransmission timeout (a time, or off) and the routing convergence write the scenario too.
+        pick(n->load_balancing(), "spray");
+        pick(n->weights(), "capacity");
+        QCOMPARE(w->document()["network"]["routing"]["weights"].get<std::string>(), std::string("capacity"));
+        for (const char* text : {"300us", "off"}) {
+            QLineEdit* rto = n->field("network.nic.retransmit_timeout");
+            QVERIFY(rto);
+            rto->setText(text);
+            emit rto->editingFinished();
+            QCOMPARE(w->document()["network"]["nic"]["retransmit_timeout"].get<std::string>(), std::string(text));
+        }
+        QLineEdit* convergence = n->field("network.routing.convergence");
+        convergence->setText("5ms");
+        emit convergence->editingFinished();
+        QCOMPARE(w->document()["network"]["routing"]["convergence"].get<std::string>(), std::string("5ms"));
         QVERIFY(w->network()->take_pending_fields().isEmpty());
     }
 

@@ -71,6 +71,7 @@ const std::vector<ParameterField>& parameter_fields() {
             {"network.error_rate_per_link", "Packet loss probability per link", F::number, num(n.error_rate_per_link), "net"},
             {"network.flowlet_gap", "Flowlet gap", F::time, time_text(n.flowlet_gap), "net"},
             {"network.nic.retransmit_timeout", "Retransmission timeout (off: none)", F::time_or_off, time_text(n.retransmit_timeout), "net"},
+            {"network.routing.convergence", "Routing convergence after a failure", F::time, time_text(n.routing_convergence), "net"},
             {"skipping.enabled", "Steady-state skipping", F::boolean, flag(k.enabled), "skip"},
             {"skipping.theta", "Steady when rate spread below θ", F::number, num(k.theta), "skip"},
             {"skipping.window", "Samples per window l (3–64)", F::integer, "appendix F", "skip"},
@@ -246,6 +247,14 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
     connect(delivery_, &QComboBox::activated, this, [this] {
         if (!loading_) emit_edit("network.nic.delivery", delivery_->currentText().toStdString());
     });
+    weights_ = new QComboBox(net_box);
+    weights_->addItems({"equal", "capacity"});
+    weights_->setToolTip("equal: every equal-cost next hop alike (the reference's ECMP); capacity: each weighted by the capacity it leads to "
+                         "(mixed-rate uplinks, a fabric with failed links), for ecmp and spray");
+    net_form->addRow("Routing weights", weights_);
+    connect(weights_, &QComboBox::activated, this, [this] {
+        if (!loading_) emit_edit("network.routing.weights", weights_->currentText().toStdString());
+    });
     auto* skip_box = new QGroupBox("Steady-state skipping (Wormhole)", this);
     auto* skip_form = new QFormLayout(skip_box);
 
@@ -393,6 +402,8 @@ void NetworkEditor::load(const nlohmann::json& doc) {
     show_row(rows_["network.flowlet_gap"], load_balancing_->currentText() == "flowlet");
     const nlohmann::json delivery = json_at(resolved, "network.nic.delivery");
     delivery_->setCurrentText(delivery.is_string() ? QString::fromStdString(delivery.get<std::string>()) : "in_order");
+    const nlohmann::json weights = json_at(resolved, "network.routing.weights");
+    weights_->setCurrentText(weights.is_string() ? QString::fromStdString(weights.get<std::string>()) : "equal");
     for (const ParameterField& f : parameter_fields()) {
         const nlohmann::json v = json_at(resolved, f.path);
         if (auto c = checks_.find(f.path); c != checks_.end()) {

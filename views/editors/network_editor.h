@@ -39,6 +39,7 @@ public:
     QComboBox* algorithm() const { return algorithm_; }
     QComboBox* load_balancing() const { return load_balancing_; }
     QComboBox* delivery() const { return delivery_; }
+    QComboBox* weights() const { return weights_; }
     QComboBox* cc_preset() const { return cc_preset_; }
     // Takes fields typed into but not yet taken (Run pressed with the cursor still in one); returns those that
     // cannot be, as "path = "text": why". Run refuses to start while any is left.
@@ -58,6 +59,7 @@ private:
     QComboBox* algorithm_;
     QComboBox* load_balancing_;
     QComboBox* delivery_;
+    QComboBox* weights_;
     std::map<std::string, QLineEdit*> fields_;
     std::map<std::string, QString> taken_text_;  // per field: the text the document holds (as loaded or last taken)
     std::map<std::string, QCheckBox*> checks_;
