@@ -47,6 +47,7 @@ void finish_experiment(Batch& b, uint32_t e, ExperimentResult& r) {
         if (b.node_role[n] == kRoleSwitch) r.drops += b.sw[n].drops;
     }
     r.lost_to_failures = x.lost_to_failures + r.sent_into_failures;
+    r.fabric_events = x.fabric_events;
 }
 
 }  // namespace

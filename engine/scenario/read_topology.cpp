@@ -315,19 +315,47 @@ std::vector<FabricEventSpec> read_events(JsonReader& r) {
             ev.names_switch = true;
             if (const nlohmann::json* n = e.raw("switch", Need::required)) {
                 if (n->is_string()) ev.node = n->get<std::string>();
-                else if (n->is_number_unsigned()) ev.node = std::to_string(n->get<uint64_t>());
+                else if (n->is_number_integer() && n->get<int64_t>() >= 0) ev.node = std::to_string(n->get<int64_t>());
                 else e.error("switch", "expected a switch's name (or its node id), found " + describe_json(*n));
             }
         } else if (const nlohmann::json* l = e.raw("link", Need::required)) {
             auto end = [&](const nlohmann::json& v, std::string& into) {
                 if (v.is_string()) into = v.get<std::string>();
-                else if (v.is_number_unsigned()) into = std::to_string(v.get<uint64_t>());
+                else if (v.is_number_integer() && v.get<int64_t>() >= 0) into = std::to_string(v.get<int64_t>());
                 else return false;
                 return true;
             };
-            if (l->is_number_unsigned()) ev.link_index = int64_t(std::min<uint64_t>(l->get<uint64_t>(), uint64_t(INT64_MAX)));
-            else if (!(l->is_array() && l->size() == 2 && end((*l)[0], ev.end_a) && end((*l)[1], ev.end_b)))
-                e.error("link", "expected a link's index or its two ends, like 12 or [\"leaf0\", \"spine2\"], found " + describe_json(*l));
+            if (l->is_number_integer() && l->get<int64_t>() >= 0) {
+                ev.link_index = int64_t(std::min<uint64_t>(l->get<uint64_t>(), uint64_t(INT64_MAX)));
+            } else if (l->is_object()) {  // a tier selector: {"tiers": [2, 3], "index": 5} or {"tiers": …, "random": 2, "seed": 7}
+                JsonReader sel(*l, r.source(), e.path_of("link"), r.diagnostics());
+                if (const nlohmann::json* tiers = sel.array("tiers", Need::required, "two tiers, like [2, 3]")) {
+                    auto tier = [&](size_t i) { return (*tiers)[i].is_number_integer() && (*tiers)[i].get<int64_t>() >= 0 && (*tiers)[i].get<int64_t>() < 8; };
+                    if (tiers->size() == 2 && tier(0) && tier(1)) {
+                        ev.tier_a = int((*tiers)[0].get<int64_t>());
+                        ev.tier_b = int((*tiers)[1].get<int64_t>());
+                    } else {
+                        sel.error("tiers", "expected two tiers, like [2, 3] (0: hosts, 1: leaves or ToRs, 2: spines or aggregation, 3: cores), found " +
+                                               describe_json(*tiers));
+                    }
+                }
+                const bool has_index = sel.has("index"), has_random = sel.has("random");
+                if (has_index == has_random) {
+                    sel.raw("index");
+                    sel.raw("random");
+                    sel.error("", "give \"index\" (the n-th link between the tiers) or \"random\" (how many, with a \"seed\"), one of them");
+                } else if (has_index) {
+                    ev.tier_index = sel.integer("index", Need::required, 0, INT32_MAX).value_or(0);
+                } else {
+                    ev.random_count = sel.integer("random", Need::required, 1, INT32_MAX).value_or(1);
+                    ev.random_seed = uint64_t(sel.integer("seed", Need::required, 0, INT64_MAX).value_or(0));
+                }
+                sel.finish();
+                if (ev.tier_a < 0) ev.tier_a = ev.tier_b = 99;  // reported above; resolves to no link
+            } else if (!(l->is_array() && l->size() == 2 && end((*l)[0], ev.end_a) && end((*l)[1], ev.end_b))) {
+                e.error("link", "expected a link's index, its two ends or a tier selector, like 12, [\"leaf0\", \"spine2\"] or {\"tiers\": [2, 3], "
+                                "\"index\": 0}, found " + describe_json(*l));
+            }
         }
         const bool has_state = e.has("state"), has_rate = e.has("rate");
         if (has_state == has_rate) {

@@ -131,7 +131,7 @@ private:
     // An experiment timed without packets: its metrics, timeline and summary, as soon as it is done.
     // `streamed`: its timeline was written as it ran.
     void finish_without_packets(size_t i, const LlmOutcome& o, const std::string& mode, const std::string& note, Clock::time_point t0,
-                                std::vector<FlowRow> flows, bool streamed) {
+                                std::vector<FlowRow> flows, bool streamed, const std::vector<std::string>& events = {}) {
         const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
         Metrics metrics = llm_metrics(o);
         metrics.emplace_back("wall_time", wall, "s");
@@ -143,6 +143,7 @@ private:
         j["status"] = "ok";
         j["network_mode"] = mode;
         j["notes"] = note;
+        if (!events.empty()) j["fabric_events"] = events;
         j["wall_time_s"] = wall;
         report(i, j, wall);
     }
@@ -188,7 +189,8 @@ private:
         const LlmOutcome o = flow ? run_llm_flow(job, *fabric, *routes, wire_format(s), tables_, [&](const Executor& x) { timeline.write(x); }, timeline.pace(), net.split)
                                   : run_llm_analytic(job, *fabric, *routes, mtu);
         finish_without_packets(i, o, flow ? "flow" : "analytic", without_packets_note(w, job, flow), t0,
-                               s.output.record_fct ? transfer_rows(job, o, *fabric, *routes, mtu, w.collectives.priority) : std::vector<FlowRow>{}, flow);
+                               s.output.record_fct ? transfer_rows(job, o, *fabric, *routes, mtu, w.collectives.priority) : std::vector<FlowRow>{}, flow,
+                               net.events);
         jobs_[i].reset();  // its graph is done with: a sweep of large jobs holds one at a time
     }
 

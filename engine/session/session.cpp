@@ -75,6 +75,7 @@ SessionSummary summarize_experiment(const Batch& b, uint32_t e, const Experiment
     s.json = {{"experiment", r.id},
               {"status", r.cancelled ? "cancelled" : r.stalled ? "stalled" : "finished"}};
     for (const auto& [name, value, unit] : s.metrics) s.json[name] = {{"value", value}, {"unit", unit}};
+    if (!r.fabric_events.empty()) s.json["fabric_events"] = r.fabric_events;
     return s;
 }
 

@@ -29,6 +29,41 @@ NodeId find_node(const std::string& text, const Fabric& f, const std::vector<std
 
 bool is_host_link(const Fabric& f, LinkId l) { return f.is_host(f.link_a[l]) || f.is_host(f.link_b[l]); }
 
+bool is_nvlink(const Fabric& f, LinkId l) { return f.node_kind[f.link_a[l]] == NodeKind::nvswitch || f.node_kind[f.link_b[l]] == NodeKind::nvswitch; }
+
+// The links a tier selector names, in the fabric's link order: its index-th, or `random_count` drawn without
+// repetition by a counter-based hash of the seed (the same on every platform, unlike std::shuffle).
+std::vector<LinkId> links_between_tiers(const FabricEventSpec& s, const Fabric& f) {
+    std::vector<LinkId> tier;
+    for (LinkId l = 0; l < f.link_count(); ++l) {
+        if (is_nvlink(f, l)) continue;
+        const int a = f.node_tier[f.link_a[l]], b = f.node_tier[f.link_b[l]];
+        if ((a == s.tier_a && b == s.tier_b) || (a == s.tier_b && b == s.tier_a)) tier.push_back(l);
+    }
+    const std::string which = "tiers " + std::to_string(s.tier_a) + " and " + std::to_string(s.tier_b);
+    if (tier.empty()) throw InputError(s.where + ".link.tiers", "no network link joins " + which + " in this fabric (tier 0: hosts, 1: leaves/ToRs, …)");
+    if (s.tier_index >= 0) {
+        if (size_t(s.tier_index) >= tier.size())
+            throw InputError(s.where + ".link.index", "the fabric has " + std::to_string(tier.size()) + " links between " + which + " (0.." +
+                                                          std::to_string(tier.size() - 1) + "), found " + std::to_string(s.tier_index));
+        return {tier[size_t(s.tier_index)]};
+    }
+    if (size_t(s.random_count) > tier.size())
+        throw InputError(s.where + ".link.random", "the fabric has " + std::to_string(tier.size()) + " links between " + which + ", fewer than " +
+                                                       std::to_string(s.random_count));
+    std::vector<LinkId> picked;
+    for (int64_t i = 0; i < s.random_count; ++i) {
+        uint64_t x = s.random_seed + 0x9e3779b97f4a7c15ull * uint64_t(i + 1);  // splitmix64
+        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+        x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+        x ^= x >> 31;
+        const size_t j = size_t(i) + size_t(x % (tier.size() - size_t(i)));
+        std::swap(tier[size_t(i)], tier[j]);
+        picked.push_back(tier[size_t(i)]);
+    }
+    return picked;
+}
+
 }  // namespace
 
 std::string node_label(NodeId n, const std::vector<std::string>& names) {
@@ -48,6 +83,17 @@ std::vector<FabricEvent> resolve_fabric_events(const std::vector<FabricEventSpec
                 throw InputError(s.where + ".switch", "node " + node_label(n, names) + " is a " + node_kind_name(f.node_kind[n]) + ", not a network switch");
             for (uint32_t p = f.port_begin[n]; p < f.port_begin[n + 1]; ++p) e.links.push_back(f.port_link[p]);
             e.what = "switch " + node_label(n, names) + " " + event_name(s.kind, s.rate);
+        } else if (s.tier_a >= 0) {
+            e.links = links_between_tiers(s, f);
+            for (LinkId l : e.links) {
+                if (s.kind == FabricEventKind::rate && is_host_link(f, l))
+                    throw InputError(s.where + ".rate", "tiers " + std::to_string(s.tier_a) + " and " + std::to_string(s.tier_b) +
+                                                        " include a host: a host link's rate is its NIC's line rate, which congestion control starts from");
+                if (!e.what.empty()) e.what.append(", ");
+                e.what.append("link ").append(std::to_string(l)).append(" (").append(node_label(f.link_a[l], names)).append(" – ");
+                e.what.append(node_label(f.link_b[l], names)).append(")");
+            }
+            e.what.append(" ").append(event_name(s.kind, s.rate));
         } else {
             LinkId l = kNone;
             if (s.link_index >= 0) {
@@ -62,7 +108,7 @@ std::vector<FabricEvent> resolve_fabric_events(const std::vector<FabricEventSpec
                 if (l == kNone)
                     throw InputError(s.where + ".link", "no link joins " + node_label(a, names) + " and " + node_label(b, names));
             }
-            if (f.node_kind[f.link_a[l]] == NodeKind::nvswitch || f.node_kind[f.link_b[l]] == NodeKind::nvswitch)
+            if (is_nvlink(f, l))
                 throw InputError(s.where + ".link", "link " + std::to_string(l) + " is an NVLink inside a server: events change network links");
             if (s.kind == FabricEventKind::rate && is_host_link(f, l))
                 throw InputError(s.where + ".rate", "link " + std::to_string(l) + " joins a host: its rate is the NIC's line rate, which congestion "

@@ -20,6 +20,13 @@ struct FabricEventSpec {
     bool names_switch = false;   // "switch": every link of one switch; else "link"
     int64_t link_index = -1;     // "link": 12
     std::string end_a, end_b;    // "link": ["leaf0", "spine2"]: node names, or ids where the fabric has none
+    // "link": {"tiers": [2, 3], "index": 5} (the sixth link, in the fabric's order, joining those tiers) or
+    // {"tiers": [2, 3], "random": 2, "seed": 7} (two of them drawn with the seed): a sweep fails each link of a
+    // tier in turn, or random ones, without naming them.
+    int tier_a = -1, tier_b = -1;
+    int64_t tier_index = -1;
+    int64_t random_count = 0;
+    uint64_t random_seed = 0;
     std::string node;            // "switch": a name or id
     BitsPerSecond rate{0};       // FabricEventKind::rate: the link's rate from then on
     std::string where;           // "file: topology.events[2]": errors found against the fabric name it

@@ -12,6 +12,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -915,6 +916,47 @@ private slots:
             QVERIFY2(std::string(e.what()).find("network.routing.weights") != std::string::npos, e.what());
         }
     }
+    void a_sweep_fails_each_link_of_a_tier_in_turn() {
+        // One sweep parameter, the index of a tier selector: each experiment fails another aggregation-core link
+        // (from the start), names it in its results, and every flow ends. Random links of a tier come from
+        // the seed: the same seed, the same links.
+        FailureRun fr;
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1},
+                              {"topology", {{"generator", "fat-tree"}, {"k", 4}, {"events", {{{"at", "0us"}, {"link", {{"tiers", {2, 3}}, {"index", 0}}}, {"state", "down"}}}}}},
+                              {"workload", {{"kind", "flows"}, {"flows", fr.flows}}},
+                              {"sweep", {{"parameters", {{{"path", "topology.events[0].link.index"}, {"values", {0, 1, 2, 3, 4, 5, 6, 7}}}}}}}};
+        const LoadedScenario s = load_scenario_document(doc, "each.json", ".", PresetLibrary());
+        QCOMPARE(s.scenarios.size(), size_t(8));
+        std::vector<Fabric> fabrics;
+        fabrics.reserve(s.scenarios.size());
+        std::vector<ExperimentInput> inputs;
+        for (size_t i = 0; i < s.scenarios.size(); ++i) {
+            fabrics.push_back(build_fabric(s.scenarios[i].topology));
+            inputs.push_back({"e" + std::to_string(i), &s.scenarios[i], &fabrics[i], workload_flows(s.scenarios[i])});
+        }
+        Batch b = compile_batch(inputs);
+        const std::vector<ExperimentResult> results = run_cpu(b, RunOptions{});
+        std::set<std::string> named;
+        for (const ExperimentResult& r : results) {
+            QCOMPARE(r.fabric_events.size(), size_t(1));
+            named.insert(r.fabric_events[0]);
+            for (const FlowResult& x : r.flows) QVERIFY(x.finish != net::kNever);
+        }
+        qInfo("first: %s; last: %s", results.front().fabric_events[0].c_str(), results.back().fabric_events[0].c_str());
+        QCOMPARE(named.size(), size_t(8));
+        const Fabric f = build_fabric(s.scenarios[0].topology);
+        auto random_links = [&](uint64_t seed) {
+            FabricEventSpec spec;
+            spec.tier_a = 2, spec.tier_b = 3, spec.random_count = 3, spec.random_seed = seed;
+            return resolve_fabric_events({spec}, f, {})[0].links;
+        };
+        const std::vector<LinkId> a = random_links(7);
+        QCOMPARE(a.size(), size_t(3));
+        QCOMPARE(std::set<LinkId>(a.begin(), a.end()).size(), size_t(3));
+        QCOMPARE(random_links(7), a);
+        QVERIFY(random_links(8) != a);
+        for (LinkId l : a) QCOMPARE(int(f.node_tier[f.link_a[l]]) + int(f.node_tier[f.link_b[l]]), 5);
+    }
     void fabric_events_name_what_exists() {
         const FailureRun fr;
         auto one = [](const nlohmann::json& event) { return nlohmann::json::array({event}); };
@@ -925,6 +967,9 @@ private slots:
             {one({{"at", "5us"}, {"switch", "0"}, {"state", "down"}}), "topology.events[0].switch"},  // node 0 is a host
             {one({{"at", "5us"}, {"link", 3}}), "topology.events[0]"},
             {one({{"at", "-5us"}, {"link", 3}, {"state", "down"}}), "topology.events[0].at"},
+            {one({{"at", "5us"}, {"link", {{"tiers", {2, 3}}, {"index", 16}}}, {"state", "down"}}), "topology.events[0].link.index"},  // k = 4: 16 such links
+            {one({{"at", "5us"}, {"link", {{"tiers", {3, 3}}, {"index", 0}}}, {"state", "down"}}), "topology.events[0].link.tiers"},
+            {one({{"at", "5us"}, {"link", {{"tiers", {2, 3}}}}, {"state", "down"}}), "topology.events[0].link"},
         };
         for (const auto& [events, where] : bad) {
             try {
