@@ -70,7 +70,7 @@ const std::vector<ParameterField>& parameter_fields() {
             {"network.pfc.resume_offset", "PFC resume offset", F::size, size_text(n.pfc_resume_offset), "net"},
             {"network.error_rate_per_link", "Packet loss probability per link", F::number, num(n.error_rate_per_link), "net"},
             {"network.flowlet_gap", "Flowlet gap", F::time, time_text(n.flowlet_gap), "net"},
-            {"network.nic.retransmit_timeout", "Retransmission timeout (off: none)", F::time_or_off, time_text(n.retransmit_timeout), "net"},
+            {"network.nic.retransmit_timeout", "Retransmission timeout (off: none)", F::time_or_off, "NCCL's, 4.096us × 2^20", "net"},
             {"network.routing.convergence", "Routing convergence after a failure", F::time, time_text(n.routing_convergence), "net"},
             {"skipping.enabled", "Steady-state skipping", F::boolean, flag(k.enabled), "skip"},
             {"skipping.theta", "Steady when rate spread below θ", F::number, num(k.theta), "skip"},
