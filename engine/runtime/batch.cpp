@@ -142,6 +142,20 @@ void allocate_queue_monitor(Batch& b, uint32_t e) {
     b.qlen_ptr[e] = hist.data();
 }
 
+void empty_ring(Batch& b, uint32_t row, const BlockStore& store) {
+    RingHead& h = b.ring_head[row];
+    const RingTail& t = b.ring_tail[row];
+    int64_t& held = b.out[b.port[row].node].blocks_held;
+    while (h.head < t.tail) {
+        const uint32_t block = ring_head_block(h, t, store.next);
+        if (block != h.block) {
+            if (h.block != kNoBlock) block_give(*store.cache, held, h.block);
+            h.block = block;
+        }
+        ++h.head;
+    }
+}
+
 void release_experiment_storage(Batch& b, uint32_t e, BlockCache& cache) {
     const ExperimentSlice& x = b.experiments[e];
     const BlockStore store = b.arena->store(&cache);

@@ -101,6 +101,10 @@ void for_each_ring_packet(const Batch& b, uint32_t row, Visit visit) {
     net::chain_for_each(b.arena->store(nullptr), net::ring_head_block(h, t, b.arena->next()), h.head, t.tail, visit);
 }
 
+// Port `row`'s receive ring read to its end, as its reader would (the packets are dropped): each block it leaves
+// goes back to `store`'s cache, the last one is kept (the writer links the next block to it).
+void empty_ring(Batch& b, uint32_t row, const net::BlockStore& store);
+
 // The reference's standalone FCT of `size` payload bytes on a path: its base RTT plus the wire bytes (48 B of
 // header per packet, no INT) at the path's bottleneck rate, in integer ns.
 uint64_t standalone_fct_ns(const PathMetrics& m, uint64_t size, uint32_t mtu);

@@ -37,21 +37,10 @@ uint64_t drop_leaving(Batch& b, uint32_t row, const BlockStore& store) {
         fifo_for_each(store, b.nic[node].acks, count);
         fifo_release(store, held, b.nic[node].acks);
     }
-    // The wire: the peer's ring read to its end, each block it leaves given back (the last is kept: the writer
-    // links the next block to it).
+    // The wire: the peer's receive ring.
     const uint32_t to = b.port[row].peer_port;
-    RingHead& h = b.ring_head[to];
-    const RingTail& t = b.ring_tail[to];
-    int64_t& peer_held = b.out[b.port[to].node].blocks_held;
-    while (h.head < t.tail) {
-        const uint32_t block = ring_head_block(h, t, store.next);
-        if (block != h.block) {
-            if (h.block != kNoBlock) block_give(*store.cache, peer_held, h.block);
-            h.block = block;
-        }
-        count(packet_at(store, block, h.head));
-        ++h.head;
-    }
+    for_each_ring_packet(b, to, count);
+    empty_ring(b, to, store);
     b.times[to].next_arrival = kNever;
     tx.busy = 0;
     b.times[row].tx_done = kNever;

@@ -9,22 +9,6 @@ using namespace net;
 
 namespace {
 
-// A receive ring read to its end, as its reader would: each block it leaves goes back, the last one
-// is kept (the writer links the next block to it).
-void empty_ring(Batch& b, uint32_t row, const BlockStore& store) {
-    RingHead& h = b.ring_head[row];
-    const RingTail& t = b.ring_tail[row];
-    int64_t& held = b.out[b.port[row].node].blocks_held;
-    while (h.head < t.tail) {
-        const uint32_t block = ring_head_block(h, t, store.next);
-        if (block != h.block) {
-            if (h.block != kNoBlock) block_give(*store.cache, held, h.block);
-            h.block = block;
-        }
-        ++h.head;
-    }
-}
-
 void empty_switch_queues(Batch& b, uint32_t row, const BlockStore& store) {
     const uint32_t node = b.port[row].node;
     SwitchMmu& sw = b.sw[node];
