@@ -179,7 +179,8 @@ ORRERY_HD inline void placed_shift(RxState& rx, uint32_t n) {
 // Out-of-order delivery's receiver: the packet is placed wherever it belongs within the window; `expected`
 // moves past every packet placed in a row; an ACK as the in-order receiver sends it, or a selective NACK of
 // the hole at `expected` once a packet kReorderNackAfter MTUs past it has arrived (at most one per NACK
-// interval for the same hole). Duplicates and packets beyond the window are dropped unacknowledged.
+// interval for the same hole). Packets beyond the window, and duplicates, are dropped; a duplicate behind the
+// cumulative point is acknowledged when a retransmission timeout may have resent it.
 ORRERY_HD ORRERY_COLD_CALL inline void nic_receive_unordered(NetView& v, uint32_t node, const ExperimentParams& ep, const Packet& p, int64_t now) {
     RxState& rx = v.rx[p.flow];
     const uint64_t size = v.flow[p.flow].size;

@@ -415,14 +415,10 @@ Routes add_fabric_events(Batch& b, ExperimentSlice& slice, const Fabric& f, cons
     // Those at time 0 apply now, before the first step.
     for (; slice.next_change < slice.changes.size() && slice.changes[slice.next_change].at == 0; ++slice.next_change) {
         const FabricChange& c = slice.changes[slice.next_change];
+        if (c.kind == FabricChange::routing) continue;
         for (uint32_t row : c.rows) {
-            if (c.kind == FabricChange::link_rate) {
-                b.port[row].rate_bps = c.rate_bps;
-            } else if (c.kind != FabricChange::routing) {
-                const bool down = c.kind == FabricChange::link_down;
-                b.port[row].flags = uint16_t(down ? b.port[row].flags | kPortDown : b.port[row].flags & ~kPortDown);
-                if (b.node_role[b.port[row].node] == kRoleHost) b.tx[row].paused = down ? 0xff : 0;
-            }
+            if (c.kind == FabricChange::link_rate) set_port_rate(b, row, c.rate_bps);
+            else set_port_down(b, row, c.kind == FabricChange::link_down, 0);
         }
     }
     return start;

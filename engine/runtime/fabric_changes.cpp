@@ -47,7 +47,9 @@ uint64_t drop_leaving(Batch& b, uint32_t row, const BlockStore& store) {
     return lost;
 }
 
-void set_down(Batch& b, uint32_t row, bool down, int64_t now) {
+}  // namespace
+
+void set_port_down(Batch& b, uint32_t row, bool down, int64_t now) {
     PortInfo& port = b.port[row];
     port.flags = uint16_t(down ? port.flags | kPortDown : port.flags & ~kPortDown);
     // A switch forgets the pauses it sent and received on it; a NIC holds everything while its link is down,
@@ -62,7 +64,12 @@ void set_down(Batch& b, uint32_t row, bool down, int64_t now) {
     mark_host_wrote(b, port.node);
 }
 
-}  // namespace
+void set_port_rate(Batch& b, uint32_t row, uint64_t rate_bps) {
+    b.port[row].rate_bps = rate_bps;
+    b.tx[row].ser = SerializationCache{};
+    b.ring_head[b.port[row].peer_port].lead = SerializationCache{};
+    mark_host_wrote(b, b.port[row].node);
+}
 
 uint64_t apply_fabric_changes(Batch& b, uint32_t e, int64_t now, BlockCache& cache) {
     ExperimentSlice& x = b.experiments[e];
@@ -73,18 +80,13 @@ uint64_t apply_fabric_changes(Batch& b, uint32_t e, int64_t now, BlockCache& cac
         switch (c.kind) {
             case FabricChange::link_down:
                 for (uint32_t row : c.rows) lost += drop_leaving(b, row, store);
-                for (uint32_t row : c.rows) set_down(b, row, true, now);
+                for (uint32_t row : c.rows) set_port_down(b, row, true, now);
                 break;
             case FabricChange::link_up:
-                for (uint32_t row : c.rows) set_down(b, row, false, now);
+                for (uint32_t row : c.rows) set_port_down(b, row, false, now);
                 break;
             case FabricChange::link_rate:
-                for (uint32_t row : c.rows) {
-                    b.port[row].rate_bps = c.rate_bps;
-                    b.tx[row].ser = SerializationCache{};
-                    b.ring_head[b.port[row].peer_port].lead = SerializationCache{};
-                    mark_host_wrote(b, b.port[row].node);
-                }
+                for (uint32_t row : c.rows) set_port_rate(b, row, c.rate_bps);
                 break;
             case FabricChange::routing:
                 b.params[e].spray_table = c.table;

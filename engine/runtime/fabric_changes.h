@@ -24,6 +24,12 @@ struct FabricChange {
     uint32_t table = 0;       // routing: the experiment's spray_table from then on
 };
 
+// One end of a link marked down or up (PortInfo::flags): a switch forgets the pauses it sent and received on it,
+// a NIC holds everything while its link is down and looks at its queue pairs again at `now` when it returns.
+void set_port_down(Batch& b, uint32_t row, bool down, int64_t now);
+// One end of a link at a new rate, its serialization caches (its own and its peer's receive ring's) emptied.
+void set_port_rate(Batch& b, uint32_t row, uint64_t rate_bps);
+
 // Applies experiment e's changes due at or before `now` (a step's end) and returns the packets they lost.
 // The experiment's tables must be on the host, packets included.
 uint64_t apply_fabric_changes(Batch& b, uint32_t e, int64_t now, net::BlockCache& cache);

@@ -289,6 +289,66 @@ constexpr Generator kGenerators[] = {
     {"leaf-spine", read_leaf_spine},   {"single-switch", read_single_switch},
 };
 
+// A node as an event names it: a name, or a node id (fabrics without names); nullopt for anything else.
+std::optional<std::string> node_text(const nlohmann::json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer() && v.get<int64_t>() >= 0) return std::to_string(v.get<int64_t>());
+    return std::nullopt;
+}
+
+// Which of two exclusive keys the object gives: `a` (true), `b` (false), or neither or both (reported, nullopt).
+std::optional<bool> one_of(JsonReader& r, const char* a, const char* b, const std::string& both, const std::string& neither) {
+    const bool has_a = r.has(a), has_b = r.has(b);
+    if (has_a != has_b) return has_a;
+    r.raw(a);
+    r.raw(b);
+    r.error("", has_a ? both : neither);
+    return std::nullopt;
+}
+
+// "link": {"tiers": [2, 3], "index": 5} or {"tiers": [2, 3], "random": 2, "seed": 7}.
+void read_tier_selector(JsonReader& sel, FabricEventSpec& ev) {
+    if (const nlohmann::json* tiers = sel.array("tiers", Need::required, "two tiers, like [2, 3]")) {
+        auto tier = [&](size_t i) { return (*tiers)[i].is_number_integer() && (*tiers)[i].get<int64_t>() >= 0 && (*tiers)[i].get<int64_t>() < 8; };
+        if (tiers->size() == 2 && tier(0) && tier(1)) {
+            ev.tier_a = int((*tiers)[0].get<int64_t>());
+            ev.tier_b = int((*tiers)[1].get<int64_t>());
+        } else {
+            sel.error("tiers", "expected two tiers, like [2, 3] (0: hosts, 1: leaves or ToRs, 2: spines or aggregation, 3: cores), found " +
+                                   describe_json(*tiers));
+        }
+    }
+    const std::optional<bool> by_index = one_of(sel, "index", "random", "give \"index\" (the n-th link between the tiers) or \"random\" (how many, with a \"seed\"), one of them",
+                                                "give \"index\" (the n-th link between the tiers) or \"random\" (how many, with a \"seed\"), one of them");
+    if (by_index == true) {
+        ev.tier_index = sel.integer("index", Need::required, 0, INT32_MAX).value_or(0);
+    } else if (by_index == false) {
+        ev.random_count = sel.integer("random", Need::required, 1, INT32_MAX).value_or(1);
+        ev.random_seed = uint64_t(sel.integer("seed", Need::required, 0, INT64_MAX).value_or(0));
+    }
+    sel.finish();
+    if (ev.tier_a < 0) ev.tier_a = ev.tier_b = 99;  // reported above; resolves to no link
+}
+
+// An event's "link": an index, its two ends, or a tier selector.
+void read_event_link(JsonReader& e, const nlohmann::json& l, FabricEventSpec& ev) {
+    if (l.is_number_integer() && l.get<int64_t>() >= 0) {
+        ev.link_index = l.get<int64_t>();
+    } else if (l.is_object()) {
+        JsonReader sel(l, e.source(), e.path_of("link"), e.diagnostics());
+        read_tier_selector(sel, ev);
+    } else {
+        const auto a = l.is_array() && l.size() == 2 ? node_text(l[0]) : std::nullopt, b = l.is_array() && l.size() == 2 ? node_text(l[1]) : std::nullopt;
+        if (a && b) {
+            ev.end_a = *a;
+            ev.end_b = *b;
+        } else {
+            e.error("link", "expected a link's index, its two ends or a tier selector, like 12, [\"leaf0\", \"spine2\"] or {\"tiers\": [2, 3], "
+                            "\"index\": 0}, found " + describe_json(l));
+        }
+    }
+}
+
 // topology.events: failures, repairs and degradations at their times (topology/fabric_events.h).
 std::vector<FabricEventSpec> read_events(JsonReader& r) {
     std::vector<FabricEventSpec> out;
@@ -306,67 +366,24 @@ std::vector<FabricEventSpec> read_events(JsonReader& r) {
         const auto at = e.time("at", Need::required);
         if (at && at->count < 0) e.error("at", "expected a time from the start on, found " + format_time(*at));
         ev.at = at.value_or(Picoseconds(0));
-        const bool has_link = e.has("link"), has_switch = e.has("switch");
-        if (has_link == has_switch) {
-            e.raw("link");
-            e.raw("switch");
-            e.error("", has_link ? "an event names a link or a switch, not both" : "missing what the event changes: \"link\" (an index or two end names) or \"switch\" (a name)");
-        } else if (has_switch) {
+        const std::optional<bool> link = one_of(e, "link", "switch", "an event names a link or a switch, not both",
+                                                "missing what the event changes: \"link\" (an index or two end names) or \"switch\" (a name)");
+        if (link == false) {
             ev.names_switch = true;
             if (const nlohmann::json* n = e.raw("switch", Need::required)) {
-                if (n->is_string()) ev.node = n->get<std::string>();
-                else if (n->is_number_integer() && n->get<int64_t>() >= 0) ev.node = std::to_string(n->get<int64_t>());
+                if (auto text = node_text(*n)) ev.node = *text;
                 else e.error("switch", "expected a switch's name (or its node id), found " + describe_json(*n));
             }
-        } else if (const nlohmann::json* l = e.raw("link", Need::required)) {
-            auto end = [&](const nlohmann::json& v, std::string& into) {
-                if (v.is_string()) into = v.get<std::string>();
-                else if (v.is_number_integer() && v.get<int64_t>() >= 0) into = std::to_string(v.get<int64_t>());
-                else return false;
-                return true;
-            };
-            if (l->is_number_integer() && l->get<int64_t>() >= 0) {
-                ev.link_index = int64_t(std::min<uint64_t>(l->get<uint64_t>(), uint64_t(INT64_MAX)));
-            } else if (l->is_object()) {  // a tier selector: {"tiers": [2, 3], "index": 5} or {"tiers": …, "random": 2, "seed": 7}
-                JsonReader sel(*l, r.source(), e.path_of("link"), r.diagnostics());
-                if (const nlohmann::json* tiers = sel.array("tiers", Need::required, "two tiers, like [2, 3]")) {
-                    auto tier = [&](size_t i) { return (*tiers)[i].is_number_integer() && (*tiers)[i].get<int64_t>() >= 0 && (*tiers)[i].get<int64_t>() < 8; };
-                    if (tiers->size() == 2 && tier(0) && tier(1)) {
-                        ev.tier_a = int((*tiers)[0].get<int64_t>());
-                        ev.tier_b = int((*tiers)[1].get<int64_t>());
-                    } else {
-                        sel.error("tiers", "expected two tiers, like [2, 3] (0: hosts, 1: leaves or ToRs, 2: spines or aggregation, 3: cores), found " +
-                                               describe_json(*tiers));
-                    }
-                }
-                const bool has_index = sel.has("index"), has_random = sel.has("random");
-                if (has_index == has_random) {
-                    sel.raw("index");
-                    sel.raw("random");
-                    sel.error("", "give \"index\" (the n-th link between the tiers) or \"random\" (how many, with a \"seed\"), one of them");
-                } else if (has_index) {
-                    ev.tier_index = sel.integer("index", Need::required, 0, INT32_MAX).value_or(0);
-                } else {
-                    ev.random_count = sel.integer("random", Need::required, 1, INT32_MAX).value_or(1);
-                    ev.random_seed = uint64_t(sel.integer("seed", Need::required, 0, INT64_MAX).value_or(0));
-                }
-                sel.finish();
-                if (ev.tier_a < 0) ev.tier_a = ev.tier_b = 99;  // reported above; resolves to no link
-            } else if (!(l->is_array() && l->size() == 2 && end((*l)[0], ev.end_a) && end((*l)[1], ev.end_b))) {
-                e.error("link", "expected a link's index, its two ends or a tier selector, like 12, [\"leaf0\", \"spine2\"] or {\"tiers\": [2, 3], "
-                                "\"index\": 0}, found " + describe_json(*l));
-            }
+        } else if (link == true) {
+            if (const nlohmann::json* l = e.raw("link", Need::required)) read_event_link(e, *l, ev);
         }
-        const bool has_state = e.has("state"), has_rate = e.has("rate");
-        if (has_state == has_rate) {
-            e.raw("state");
-            e.raw("rate");
-            e.error("", has_state ? "an event sets a state or a rate, not both" : "missing what happens: \"state\" (\"down\" or \"up\") or \"rate\" (a link's new rate)");
-        } else if (has_state) {
+        const std::optional<bool> state = one_of(e, "state", "rate", "an event sets a state or a rate, not both",
+                                                 "missing what happens: \"state\" (\"down\" or \"up\") or \"rate\" (a link's new rate)");
+        if (state == true) {
             if (auto st = e.choice("state", Need::required, {"down", "up"})) ev.kind = *st == "down" ? FabricEventKind::down : FabricEventKind::up;
-        } else {
+        } else if (state == false) {
             ev.kind = FabricEventKind::rate;
-            if (has_switch) e.error("rate", "a rate applies to one link; to take a switch out give \"state\": \"down\"");
+            if (ev.names_switch) e.error("rate", "a rate applies to one link; to take a switch out give \"state\": \"down\"");
             if (auto rate = e.rate("rate", Need::required)) {
                 if (rate->count <= 0) e.error("rate", "expected a positive rate (a link at 0 is down: give \"state\": \"down\"), found " + format_rate(*rate));
                 ev.rate = *rate;

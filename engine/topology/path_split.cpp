@@ -17,13 +17,11 @@ void path_split(const Fabric& f, const Routes& r, NodeId src, NodeId dst, std::v
                 out.clear();
                 return;
             }
-            const uint32_t row = r.forwarder_row[node];
-            const uint32_t s = row == kNone || r.set_weights.empty() ? kNone : r.hop_set[size_t(row) * r.group_count + r.host_group[dst]];
-            const bool weighted = s != kNone && s != Routes::kDeliver;
+            const uint32_t* weights = next_hop_weights(r, node, dst);
             double total = 0;
-            for (size_t i = 0; i < candidates.size(); ++i) total += weighted ? r.set_weights[r.set_begin[s] + i] : 1.0;
+            for (size_t i = 0; i < candidates.size(); ++i) total += weights ? weights[i] : 1.0;
             for (size_t i = 0; i < candidates.size(); ++i) {
-                const double part = share * (weighted ? r.set_weights[r.set_begin[s] + i] : 1.0) / total;
+                const double part = share * (weights ? weights[i] : 1.0) / total;
                 const uint32_t port = f.port_begin[node] + candidates[i];
                 out.emplace_back(port, part);
                 next[f.port_peer[port]] += part;

@@ -274,9 +274,8 @@ bool flow_path(const Fabric& f, const Routes& r, NodeId src, NodeId dst, uint16_
         uint32_t port = c[0];
         if (c.size() > 1) {
             const uint32_t hash = ecmp_hash(sip, dip, sport, dport, at);
-            const uint32_t row = r.forwarder_row[at];
-            const uint32_t s = row == kNone || r.set_weights.empty() ? kNone : r.hop_set[size_t(row) * r.group_count + r.host_group[dst]];
-            port = s == kNone || s == Routes::kDeliver ? c[hash % c.size()] : c[weighted_index(&r.set_weights[r.set_begin[s]], uint32_t(c.size()), hash)];
+            const uint32_t* weights = next_hop_weights(r, at, dst);
+            port = weights ? c[weighted_index(weights, uint32_t(c.size()), hash)] : c[hash % c.size()];
         }
         path.push_back({at, port});
         at = f.port_peer[f.port_begin[at] + port];

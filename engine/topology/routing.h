@@ -43,6 +43,10 @@ size_t memory_bytes(const Routes& r);
 // again by ports and weights.
 void weight_by_capacity(const Fabric& f, Routes& r);
 
+// The weights of `node`'s next hops toward host `dst`, beside the ports next_hops lists; nullptr when they are
+// equal (routes not weighted, a host, or delivery to dst).
+const uint32_t* next_hop_weights(const Routes& r, NodeId node, NodeId dst);
+
 
 
 // The equal-cost egress ports of `node` toward host `dst`, in increasing port order (local indices).

@@ -12,6 +12,13 @@ namespace {
 constexpr int64_t kWeightLevels = 1024;  // a weight's resolution: 1024ths of its set's largest
 }  // namespace
 
+const uint32_t* next_hop_weights(const Routes& r, NodeId node, NodeId dst) {
+    const uint32_t row = r.forwarder_row[node];
+    if (r.set_weights.empty() || row == kNone) return nullptr;
+    const uint32_t s = r.hop_set[size_t(row) * r.group_count + r.host_group[dst]];
+    return s == kNone || s == Routes::kDeliver ? nullptr : &r.set_weights[r.set_begin[s]];
+}
+
 void weight_by_capacity(const Fabric& f, Routes& r) {
     const size_t G = r.group_count;
     std::vector<NodeId> node_of(r.forwarder_count);

@@ -239,22 +239,24 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
         if (lb != "flowlet" && !fields_["network.flowlet_gap"]->text().isEmpty()) emit_remove("network.flowlet_gap");
         emit_edit("network.load_balancing", lb.toStdString());
     });
-    delivery_ = new QComboBox(net_box);
-    delivery_->addItems({"in_order", "out_of_order"});
-    delivery_->setToolTip("in_order: go-back-N, the reference's RoCE NIC; out_of_order: the NIC places packets by sequence "
-                          "and resends only the holes it is told of (RoCE with out-of-order placement, Ultra Ethernet)");
-    net_form->addRow("NIC delivery", delivery_);
-    connect(delivery_, &QComboBox::activated, this, [this] {
-        if (!loading_) emit_edit("network.nic.delivery", delivery_->currentText().toStdString());
-    });
-    weights_ = new QComboBox(net_box);
-    weights_->addItems({"equal", "capacity"});
-    weights_->setToolTip("equal: every equal-cost next hop alike (the reference's ECMP); capacity: each weighted by the capacity it leads to "
-                         "(mixed-rate uplinks, a fabric with failed links), for ecmp and spray");
-    net_form->addRow("Routing weights", weights_);
-    connect(weights_, &QComboBox::activated, this, [this] {
-        if (!loading_) emit_edit("network.routing.weights", weights_->currentText().toStdString());
-    });
+    // A choice that writes its scenario key as picked (its first item is the key's default: load()).
+    auto key_choice = [&](const char* label, const char* path, const QStringList& items, const QString& tip) {
+        auto* c = new QComboBox(net_box);
+        c->addItems(items);
+        c->setToolTip(tip);
+        net_form->addRow(label, c);
+        connect(c, &QComboBox::activated, this, [this, c, path] {
+            if (!loading_) emit_edit(path, c->currentText().toStdString());
+        });
+        key_choices_.push_back({c, path});
+        return c;
+    };
+    delivery_ = key_choice("NIC delivery", "network.nic.delivery", {"in_order", "out_of_order"},
+                           "in_order: go-back-N, the reference's RoCE NIC; out_of_order: the NIC places packets by sequence "
+                           "and resends only the holes it is told of (RoCE with out-of-order placement, Ultra Ethernet)");
+    weights_ = key_choice("Routing weights", "network.routing.weights", {"equal", "capacity"},
+                          "equal: every equal-cost next hop alike (the reference's ECMP); capacity: each weighted by the capacity it leads to "
+                          "(mixed-rate uplinks, a fabric with failed links), for ecmp and spray");
     auto* skip_box = new QGroupBox("Steady-state skipping (Wormhole)", this);
     auto* skip_form = new QFormLayout(skip_box);
 
@@ -400,10 +402,10 @@ void NetworkEditor::load(const nlohmann::json& doc) {
     const nlohmann::json lb = json_at(resolved, "network.load_balancing");
     load_balancing_->setCurrentText(lb.is_string() ? QString::fromStdString(lb.get<std::string>()) : "ecmp");
     show_row(rows_["network.flowlet_gap"], load_balancing_->currentText() == "flowlet");
-    const nlohmann::json delivery = json_at(resolved, "network.nic.delivery");
-    delivery_->setCurrentText(delivery.is_string() ? QString::fromStdString(delivery.get<std::string>()) : "in_order");
-    const nlohmann::json weights = json_at(resolved, "network.routing.weights");
-    weights_->setCurrentText(weights.is_string() ? QString::fromStdString(weights.get<std::string>()) : "equal");
+    for (const auto& [choice, path] : key_choices_) {
+        const nlohmann::json v = json_at(resolved, path);
+        choice->setCurrentIndex(v.is_string() ? std::max(0, choice->findText(QString::fromStdString(v.get<std::string>()))) : 0);
+    }
     for (const ParameterField& f : parameter_fields()) {
         const nlohmann::json v = json_at(resolved, f.path);
         if (auto c = checks_.find(f.path); c != checks_.end()) {

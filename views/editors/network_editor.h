@@ -4,6 +4,9 @@
 // Values shown are the scenario's with presets resolved; an empty field means the default (its placeholder).
 #include <QWidget>
 
+#include <utility>
+#include <vector>
+
 #include "scenario/presets.h"
 #include "views/editors/scenario_form.h"
 
@@ -60,6 +63,7 @@ private:
     QComboBox* load_balancing_;
     QComboBox* delivery_;
     QComboBox* weights_;
+    std::vector<std::pair<QComboBox*, const char*>> key_choices_;  // the choices key_choice made, by scenario key
     std::map<std::string, QLineEdit*> fields_;
     std::map<std::string, QString> taken_text_;  // per field: the text the document holds (as loaded or last taken)
     std::map<std::string, QCheckBox*> checks_;
