@@ -141,6 +141,15 @@ std::string chart_svg(const LineChart& c, int width, int height) {
         }
         svg << "'/>";
     }
+    for (const auto& [x, name] : c.marks) {
+        if (x < x_lo || x > x_hi || (c.log_x && x <= 0)) continue;
+        std::string label = name;
+        if (label.size() > 48) label = label.substr(0, 47) + "…";
+        svg << "<line x1='" << fixed(px(x)) << "' x2='" << fixed(px(x)) << "' y1='" << kTop << "' y2='" << kTop + plot_h
+            << "' stroke='#b22222' stroke-width='1.2' stroke-dasharray='5,3'/>"
+            << "<text transform='translate(" << fixed(px(x) + 11) << "," << kTop + 4 << ") rotate(90)' font-size='9' fill='#b22222'>"
+            << markup_escape(label) << "</text>";
+    }
     svg << "<text x='" << kLeft + plot_w / 2 << "' y='" << kTop + plot_h + 32 << "' font-size='11' text-anchor='middle'>" << markup_escape(c.x_label) << "</text>"
         << "<text transform='translate(14," << kTop + plot_h / 2 << ") rotate(-90)' font-size='11' text-anchor='middle'>" << markup_escape(c.y_label) << "</text>";
     svg << body.str() << "</svg>";

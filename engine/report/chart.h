@@ -18,6 +18,9 @@ struct LineChart {
     bool log_x = false;
     bool step = false;                    // draw as a staircase (a CDF, a sampled maximum)
     std::vector<ChartSeries> series;
+    // Moments marked across the plot by a dashed line with their name (x in the chart's units): a fabric's
+    // failures, repairs and degradations on a time chart.
+    std::vector<std::pair<double, std::string>> marks;
     bool empty() const;
 };
 

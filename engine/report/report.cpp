@@ -11,8 +11,9 @@
 #include <sqlite3.h>
 
 #include "common/diagnostics.h"
-#include "report/store_query.h"
+#include "report/failure_cost.h"
 #include "report/report_text.h"
+#include "report/store_query.h"
 
 namespace orrery::report {
 namespace {
@@ -90,7 +91,7 @@ std::string charted_note(const Report& r, size_t shown) {
 }
 
 LineChart read_fct_cdf(sqlite3* db, const std::string& store, int64_t run, const Report& r) {
-    LineChart c{"Flow completion times, CDF per experiment", "", "fraction of flows", false, true, {}};
+    LineChart c{"Flow completion times, CDF per experiment", "", "fraction of flows", false, true, {}, {}};
     std::vector<std::vector<double>> fcts;
     double lo = INFINITY, hi = 0;
     for (const ResultRow& row : r.table.rows) {
@@ -158,7 +159,7 @@ std::vector<LineChart> read_queue_tiers(sqlite3* db, const std::string& store, i
         const auto [divisor, bytes] = byte_unit(peak_of[tier]);
         const std::vector<size_t> charted = charted_rows(r);
         LineChart c{"Largest port queue, " + name + " switches" + charted_note(r, charted.size()), "simulated time (" + unit + ")", "queue (" + bytes + ")", false,
-                    true, {}};
+                    true, {}, {}};
         for (size_t i : charted) {
             ChartSeries s{r.short_labels[i], {}};
             // The largest sample of each of kTimePoints slices: a queue's peaks must survive thinning.
@@ -172,6 +173,10 @@ std::vector<LineChart> read_queue_tiers(sqlite3* db, const std::string& store, i
                 s.points.push_back({t * factor, peak / divisor});
             }
             c.series.push_back(std::move(s));
+            for (const auto& [time_ps, what] : r.table.rows[i].fabric_events) {
+                const std::pair<double, std::string> mark{double(time_ps) * 1e-12 * factor, what};
+                if (time_ps > 0 && std::find(c.marks.begin(), c.marks.end(), mark) == c.marks.end()) c.marks.push_back(mark);
+            }
         }
         out.push_back(std::move(c));
     }
@@ -334,7 +339,7 @@ std::vector<std::string> replicated_summary(const Report& r) {
     for (size_t i = 0; i < t.rows.size(); ++i) {
         std::string key;
         for (size_t p = 0; p < t.parameter_paths.size(); ++p)
-            if (t.parameter_differs[p] && p != seed) key += (key.empty() ? "" : ", ") + t.rows[i].parameters[p];
+            if (t.parameter_differs[p] && p != seed) key += (key.empty() ? "" : ", ") + parameter_value_label(t.parameter_paths[p], t.rows[i].parameters[p]);
         if (key.empty()) key = "the design";
         if (!designs.count(key)) order.push_back(key);
         designs[key].push_back(i);
@@ -343,7 +348,7 @@ std::vector<std::string> replicated_summary(const Report& r) {
     means.metrics = t.metrics;
     std::map<std::string, double> spread;
     for (const std::string& key : order) {
-        ResultRow row{key, "ok", "", {}, {}};
+        ResultRow row{key, "ok", "", {}, {}, {}};
         for (size_t m = 0; m < t.metrics.size(); ++m) {
             double sum = 0, lo = INFINITY, hi = -INFINITY;
             size_t n = 0;
@@ -391,7 +396,8 @@ void compose_report(Report& r, int baseline) {
         std::string values;
         for (size_t p = 0; p < t.parameter_paths.size(); ++p)
             if (t.parameter_differs[p])
-                values += (values.empty() ? "" : ", ") + (t.parameter_paths[p] == "seed" ? "seed " + row.parameters[p] : row.parameters[p]);
+                values += (values.empty() ? "" : ", ") +
+                          (t.parameter_paths[p] == "seed" ? "seed " + row.parameters[p] : parameter_value_label(t.parameter_paths[p], row.parameters[p]));
         r.short_labels.push_back(values.empty() ? row.experiment : values);
         r.labels.push_back(values.empty() ? row.experiment : values + " (" + row.experiment + ")");
     }
@@ -410,6 +416,9 @@ void compose_report(Report& r, int baseline) {
             r.tie_reason += " Each design ran once (one seed): a difference smaller than the model's own seed-to-seed spread is no difference; "
                             "set sweep.replications (5, say) in the scenario to measure that spread and get 95 % intervals.";
     }
+    // A failure study's question comes first: what each failure cost its design.
+    const std::vector<std::string> failures = failure_sentences(t, r.tie);
+    r.summary.insert(r.summary.begin(), failures.begin(), failures.end());
 }
 
 Report read_report(const std::string& store, int64_t run_id, const std::string& baseline) {

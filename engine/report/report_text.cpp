@@ -131,6 +131,16 @@ std::string metric_label(const std::string& name) {
     return base + tail;
 }
 
+std::string parameter_value_label(const std::string& path, const std::string& text) {
+    if (text != "true" && text != "false") return text;
+    std::string name = path;
+    if (ends_with(name, ".enabled")) name.resize(name.size() - 8);
+    if (const size_t dot = name.rfind('.'); dot != std::string::npos) name = name.substr(dot + 1);
+    for (char& c : name)
+        if (c == '_') c = ' ';
+    return name + (text == "true" ? " on" : " off");
+}
+
 std::string metric_unit(const ResultsTable& t, const std::string& name) {
     for (const MetricColumn& m : t.metrics)
         if (m.name == name) return m.unit;

@@ -48,6 +48,10 @@ std::vector<std::string> summarize(const SummaryInput& in);
 // communication, mean per rank".
 std::string metric_label(const std::string& name);
 
+// A swept parameter's value as a legend or a sentence names it: "true" / "false" as "skipping on" / "pfc off"
+// (the path's last name, or the one before ".enabled"); anything else unchanged.
+std::string parameter_value_label(const std::string& path, const std::string& text);
+
 // A stored metric's unit ("" when the run has no such metric).
 std::string metric_unit(const ResultsTable& t, const std::string& name);
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/diagnostics.h"
+#include "report/fabric_text.h"
 #include "report/store_query.h"
 
 namespace orrery::report {
@@ -28,12 +29,24 @@ std::string number(double v) {
     return o.str();
 }
 
-// A swept value as a person reads it: a JSON string without its quotes (a preset name, a rate), anything
-// else as compact JSON.
-std::string parameter_text(const std::string& value_json) {
+// A swept value as a person reads it: a JSON string without its quotes (a preset name, a rate), a fabric's
+// events as a failure is named ("link 144 down"), anything else as compact JSON.
+std::string parameter_text(const std::string& path, const std::string& value_json) {
     const nlohmann::json v = nlohmann::json::parse(value_json, nullptr, false);
     if (v.is_discarded()) return value_json;
+    if (path == "topology.events") return events_label(v);
     return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+bool has_table(sqlite3* db, const char* name) {
+    sqlite3_stmt* q = nullptr;
+    bool found = false;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &q, nullptr) == SQLITE_OK) {
+        sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+        found = sqlite3_step(q) == SQLITE_ROW;
+    }
+    sqlite3_finalize(q);
+    return found;
 }
 
 std::string csv_field(const std::string& s) {
@@ -65,14 +78,14 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
         q.bind(1, run_id);
         while (q.next()) {
             row_of[q.text(0)] = t.rows.size();
-            t.rows.push_back({q.text(0), q.text(1), q.text(2), {}, {}});
+            t.rows.push_back({q.text(0), q.text(1), q.text(2), {}, {}, {}});
         }
     }
     std::map<std::string, std::map<std::string, std::string>> params;  // path → experiment → value
     {
         StoreQuery q(db.db, "SELECT experiment, path, value_json FROM parameters WHERE run_id = ?", store);
         q.bind(1, run_id);
-        while (q.next()) params[q.text(1)][q.text(0)] = parameter_text(q.text(2));
+        while (q.next()) params[q.text(1)][q.text(0)] = parameter_text(q.text(1), q.text(2));
     }
     for (const auto& [path, values] : params) {
         t.parameter_paths.push_back(path);
@@ -82,6 +95,17 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
         for (ResultRow& r : t.rows) {
             auto it = values.find(r.experiment);
             r.parameters.push_back(it == values.end() ? "" : it->second);
+        }
+    }
+    if (has_table(db.db, "fabric_events")) {  // stores written before it have none
+        StoreQuery q(db.db, "SELECT experiment, time_ps, what FROM fabric_events WHERE run_id = ? ORDER BY rowid", store);
+        q.bind(1, run_id);
+        while (q.next())
+            if (auto it = row_of.find(q.text(0)); it != row_of.end()) t.rows[it->second].fabric_events.emplace_back(q.integer(1), q.text(2));
+        for (const ResultRow& r : t.rows) {
+            std::string list;
+            for (const auto& [time_ps, what] : r.fabric_events) list += (list.empty() ? "" : "; ") + what;
+            if (!list.empty()) t.notes.push_back(r.experiment + "'s fabric events, as resolved: " + list + ".");
         }
     }
     std::map<std::string, std::string> units;

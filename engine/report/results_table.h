@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace orrery::report {
@@ -25,6 +26,7 @@ struct ResultRow {
     std::string experiment, status, message;
     std::vector<std::string> parameters;          // per parameter column, as text (a JSON string without its quotes)
     std::vector<std::optional<double>> metrics;   // per metric column
+    std::vector<std::pair<int64_t, std::string>> fabric_events;  // (ps, what): its topology.events as it resolved them
 };
 
 struct ResultsTable {

@@ -42,7 +42,7 @@ struct ExperimentSlice {
     std::vector<FabricChange> changes;  // topology.events after the start, in time order (runtime/fabric_changes.h)
     size_t next_change = 0;         // the first not yet applied
     uint64_t lost_to_failures = 0;  // packets lost when links went down (queued toward them, on their wires)
-    std::vector<std::string> fabric_events;  // what topology.events do, resolved ("link 12 (3 – 17) down at 100us")
+    std::vector<FabricEvent> fabric_events;  // its topology.events, resolved (what: "link 12 (3 – 17) down at 100us")
 };
 
 // The storage of a column of net/columns.h: a CC's flow state is a CcTable (only its own flows' rows written).

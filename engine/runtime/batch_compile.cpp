@@ -373,7 +373,7 @@ Routes add_fabric_events(Batch& b, ExperimentSlice& slice, const Fabric& f, cons
     by_table = false;
     const std::vector<FabricEvent> events = resolve_fabric_events(s.topology.events, f, topology_node_names(s.topology));
     if (events.empty()) return weighted_as_asked(s, f, healthy);
-    for (const FabricEvent& ev : events) slice.fabric_events.push_back(ev.what);
+    slice.fabric_events = events;
     std::vector<std::array<uint32_t, 2>> link_rows(f.link_count(), {kNone, kNone});
     for (uint32_t p = 0; p < f.port_begin[f.node_count()]; ++p) {
         auto& rows = link_rows[f.port_link[p]];

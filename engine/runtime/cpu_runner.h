@@ -48,7 +48,7 @@ struct ExperimentResult {
     uint64_t lost = 0;                        // packets lost on links (network.error_rate_per_link, a link's error_rate)
     uint64_t lost_to_failures = 0;            // packets lost to failed links: queued toward them or on them when they went down, sent into them after
     uint64_t sent_into_failures = 0;          // of those, what switches sent into a failed link (or had no route for) after it went down
-    std::vector<std::string> fabric_events;   // its topology.events as resolved ("link 12 (3 – 17) down at 100us")
+    std::vector<FabricEvent> fabric_events;   // its topology.events as resolved (what: "link 12 (3 – 17) down at 100us")
     uint64_t timeouts = 0;                    // retransmission timeouts, over its flows
     uint64_t retransmits = 0;                 // data packets sent again, over its flows
     bool stalled = false;                     // nothing left to do but flows unfinished

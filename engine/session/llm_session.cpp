@@ -131,7 +131,7 @@ private:
     // An experiment timed without packets: its metrics, timeline and summary, as soon as it is done.
     // `streamed`: its timeline was written as it ran.
     void finish_without_packets(size_t i, const LlmOutcome& o, const std::string& mode, const std::string& note, Clock::time_point t0,
-                                std::vector<FlowRow> flows, bool streamed, const std::vector<std::string>& events = {}) {
+                                std::vector<FlowRow> flows, bool streamed, const std::vector<FabricEvent>& events = {}) {
         const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
         Metrics metrics = llm_metrics(o);
         metrics.emplace_back("wall_time", wall, "s");
@@ -143,7 +143,8 @@ private:
         j["status"] = "ok";
         j["network_mode"] = mode;
         j["notes"] = note;
-        if (!events.empty()) j["fabric_events"] = events;
+        for (const FabricEvent& ev : events) j["fabric_events"].push_back(ev.what);
+        if (!events.empty()) store_.fabric_events(id(i), event_rows(events));
         j["wall_time_s"] = wall;
         report(i, j, wall);
     }

@@ -25,6 +25,12 @@ double percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
+std::vector<std::pair<int64_t, std::string>> event_rows(const std::vector<FabricEvent>& events) {
+    std::vector<std::pair<int64_t, std::string>> rows;
+    for (const FabricEvent& ev : events) rows.emplace_back(ev.at_ps, ev.what);
+    return rows;
+}
+
 SessionSummary summarize_experiment(const Batch& b, uint32_t e, const ExperimentResult& r, double wall) {
     std::vector<double> fct_us, slowdown;
     for (const FlowResult& f : r.flows) {
@@ -75,7 +81,7 @@ SessionSummary summarize_experiment(const Batch& b, uint32_t e, const Experiment
     s.json = {{"experiment", r.id},
               {"status", r.cancelled ? "cancelled" : r.stalled ? "stalled" : "finished"}};
     for (const auto& [name, value, unit] : s.metrics) s.json[name] = {{"value", value}, {"unit", unit}};
-    if (!r.fabric_events.empty()) s.json["fabric_events"] = r.fabric_events;
+    for (const FabricEvent& ev : r.fabric_events) s.json["fabric_events"].push_back(ev.what);
     return s;
 }
 
@@ -150,6 +156,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
             if (o.record_pfc)
                 for (const net::PfcEvent& p : r.pfc) pfc.emplace_back(p.time, p.node, p.node_type, p.ifindex, p.pause);
             if (batch.experiments[e].skipping.enabled) store->skipping(r.id, r.skipping);
+            if (!r.fabric_events.empty()) store->fabric_events(r.id, event_rows(r.fabric_events));
             // "done" is announced once the experiment's rows are on disk, so a program that reads the store
             // on that line finds them.
             std::function<void()> committed;

@@ -67,6 +67,9 @@ struct SessionSummary {
 };
 SessionSummary summarize_experiment(const Batch& b, uint32_t e, const ExperimentResult& r, double wall);
 
+// An experiment's resolved topology.events as the store keeps them: (time in ps, what happens).
+std::vector<std::pair<int64_t, std::string>> event_rows(const std::vector<FabricEvent>& events);
+
 // `store` may be null (nothing stored); its run must have been begun, and is ended here (`failed` when the run
 // throws). `cancel`: set from elsewhere (a signal, the workbench) to stop, keeping what finished.
 SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inputs, ResultsStore* store, const SessionBackend& backend,

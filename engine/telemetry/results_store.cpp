@@ -69,6 +69,8 @@ CREATE TABLE IF NOT EXISTS skips (
 CREATE TABLE IF NOT EXISTS memo_events (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, partition INTEGER NOT NULL, flows INTEGER NOT NULL,
   kind TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS fabric_events (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, what TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS flows_by_experiment ON flows (run_id, experiment);
 CREATE INDEX IF NOT EXISTS timeline_by_rank ON timeline (run_id, experiment, rank, start_ps);
 CREATE INDEX IF NOT EXISTS queue_samples_by_time ON queue_samples (run_id, experiment, time_ps);
@@ -463,6 +465,14 @@ void ResultsStore::timeline(const std::string& experiment, std::vector<TimelineR
         for (const TimelineRow& r : rows)
             t.bind(1, id).bind(2, experiment).bind(3, int64_t(r.rank)).bind(4, r.stream).bind(5, r.task).bind(6, r.kind).bind(7, r.start_ps)
                 .bind(8, r.end_ps).bind(9, r.bytes).bind(10, r.peers).bind(11, int64_t(r.iteration)).row();
+    });
+}
+
+void ResultsStore::fabric_events(const std::string& experiment, std::vector<std::pair<int64_t, std::string>> events) {
+    const int64_t id = run_id_;
+    post([=, events = std::move(events)](sqlite3* db) {
+        Statement t(db, "INSERT INTO fabric_events VALUES (?, ?, ?, ?)");
+        for (const auto& [time_ps, what] : events) t.bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, what).row();
     });
 }
 

@@ -88,6 +88,9 @@ public:
     void samples(const std::string& experiment, int64_t time_ps, std::vector<QueueSample> queues, std::vector<TierSample> tiers,
                  std::vector<RateSample> rates);
     void timeline(const std::string& experiment, std::vector<TimelineRow> rows);
+    // An experiment's topology.events as resolved: when each happens and what it does ("link 12 (3 – 17) down
+    // at 100us"), for the report to name an experiment's failed element and mark its charts.
+    void fabric_events(const std::string& experiment, std::vector<std::pair<int64_t, std::string>> events);
     // Steady-state skipping of an experiment: every skip and every memo lookup (tables skips, memo_events).
     void skipping(const std::string& experiment, const wormhole::SkipReport& report);
     // finished, cancelled or failed; experiments still pending or running take the run's status.

@@ -5,8 +5,8 @@ namespace orrery {
 FlowNetwork flow_network(const Scenario& s, const Fabric& built) {
     FlowNetwork n;
     n.split = s.network.load_balancing != LoadBalancing::ecmp;
-    const std::vector<FabricEvent> events = resolve_fabric_events(s.topology.events, built, topology_node_names(s.topology));
-    for (const FabricEvent& ev : events) n.events.push_back(ev.what);
+    n.events = resolve_fabric_events(s.topology.events, built, topology_node_names(s.topology));
+    const std::vector<FabricEvent>& events = n.events;
     if (events.empty() && !s.network.capacity_weights) return n;
     bool rates = false;
     for (const FabricEvent& ev : events) rates |= ev.kind == FabricEventKind::rate;

@@ -14,7 +14,7 @@ struct FlowNetwork {
     std::optional<Fabric> changed;  // the fabric with the rates its events set; unset: the fabric as built
     std::optional<Routes> routes;   // routes around what is down, or weighted; unset: the fabric's plain routes
     bool split = false;
-    std::vector<std::string> events;  // its topology.events as resolved ("link 12 (3 – 17) down at 0us")
+    std::vector<FabricEvent> events;  // its topology.events as resolved (what: "link 12 (3 – 17) down at 0us")
     const Fabric& fabric(const Fabric& built) const { return changed ? *changed : built; }
 };
 

@@ -939,10 +939,10 @@ private slots:
         std::set<std::string> named;
         for (const ExperimentResult& r : results) {
             QCOMPARE(r.fabric_events.size(), size_t(1));
-            named.insert(r.fabric_events[0]);
+            named.insert(r.fabric_events[0].what);
             for (const FlowResult& x : r.flows) QVERIFY(x.finish != net::kNever);
         }
-        qInfo("first: %s; last: %s", results.front().fabric_events[0].c_str(), results.back().fabric_events[0].c_str());
+        qInfo("first: %s; last: %s", results.front().fabric_events[0].what.c_str(), results.back().fabric_events[0].what.c_str());
         QCOMPARE(named.size(), size_t(8));
         const Fabric f = build_fabric(s.scenarios[0].topology);
         auto random_links = [&](uint64_t seed) {

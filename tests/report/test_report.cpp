@@ -41,7 +41,7 @@ ResultsTable three_designs(double a, double b, double c) {
     const double it[] = {a, b, c};
     const char* cc[] = {"dcqcn", "hpcc", "timely"};
     for (int i = 0; i < 3; ++i)
-        t.rows.push_back({"e000" + std::to_string(i), "ok", "", {cc[i]}, {it[i], it[i] - 0.5, 0.5}});  // the DP part carries the difference
+        t.rows.push_back({"e000" + std::to_string(i), "ok", "", {cc[i]}, {it[i], it[i] - 0.5, 0.5}, {}});  // the DP part carries the difference
     return t;
 }
 
@@ -144,8 +144,8 @@ private slots:
             t.parameter_paths = {"cc.algorithm", "seed"};
             t.parameter_differs = {true, true};
             t.metrics = {{"iteration_time", "s"}};
-            t.rows = {{"e0000", "ok", "", {"dcqcn", "1"}, {a1}}, {"e0001", "ok", "", {"dcqcn", "2"}, {a2}},
-                      {"e0002", "ok", "", {"hpcc", "1"}, {b1}},  {"e0003", "ok", "", {"hpcc", "2"}, {b2}}};
+            t.rows = {{"e0000", "ok", "", {"dcqcn", "1"}, {a1}, {}}, {"e0001", "ok", "", {"dcqcn", "2"}, {a2}, {}},
+                      {"e0002", "ok", "", {"hpcc", "1"}, {b1}, {}},  {"e0003", "ok", "", {"hpcc", "2"}, {b2}, {}}};
             return t;
         };
         Report r;
@@ -161,8 +161,8 @@ private slots:
         QVERIFY2(ci.find("overlaps another's") != std::string::npos, ci.c_str());
         {
             ResultsTable t = table(1.20, 1.22, 1.00, 1.02);
-            t.rows.push_back({"e0004", "ok", "", {"dcqcn", "3"}, {1.21}});
-            t.rows.push_back({"e0005", "ok", "", {"hpcc", "3"}, {1.01}});
+            t.rows.push_back({"e0004", "ok", "", {"dcqcn", "3"}, {1.21}, {}});
+            t.rows.push_back({"e0005", "ok", "", {"hpcc", "3"}, {1.01}, {}});
             Report four;
             four.table = t;
             compose_report(four, -1);
@@ -294,6 +294,56 @@ private slots:
         QVERIFY(drawn.count(r.short_labels[size_t(by_fct.front()[0])]) && drawn.count(r.short_labels[size_t(by_fct.back()[0])]));
         QVERIFY(report_html(r).find("Line charts overlay 12 of the 16 experiments") != std::string::npos);
         QCOMPARE(r.table.rows.size(), r.labels.size());  // the tables: every experiment
+    }
+
+    // A failure study: a pod's permutation on the k=4 fat-tree, healthy and with one aggregation–core link down
+    // at 50 µs, under ECMP and adaptive routing. The summary leads with what the failure cost each design (the
+    // change its store's metrics give), names the failure as the scenario does and the links as the run resolved
+    // them, and the queue charts mark the moment.
+    void a_failure_sweep_says_what_the_failure_cost_each_design() {
+        nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"name", "failure"}, {"seed", 1},
+                              {"topology", {{"preset", "fat-tree-k4"}}},
+                              {"network", {{"preset", "reference-100g"}, {"nic", {{"retransmit_timeout", "200us"}}}, {"routing", {{"convergence", "100us"}}}}},
+                              {"cc", {{"preset", "dcqcn-100g"}}},
+                              {"output", {{"sample_interval", "5us"}}}};
+        nlohmann::json flows = nlohmann::json::array();
+        for (int h = 0; h < 16; ++h) flows.push_back({{"src", h}, {"dst", (h + 4) % 16}, {"size", "1MB"}, {"start", "0us"}});
+        doc["workload"] = {{"kind", "flows"}, {"flows", flows}};
+        const nlohmann::json down = nlohmann::json::array({{{"at", "50us"}, {"link", {{"tiers", {2, 3}}, {"index", 0}}}, {"state", "down"}}});
+        doc["sweep"] = {{"mode", "zip"},
+                        {"parameters",
+                         {{{"path", "topology.events"}, {"values", {nlohmann::json::array(), down, nlohmann::json::array(), down}}},
+                          {{"path", "network.load_balancing"}, {"values", {"ecmp", "ecmp", "adaptive", "adaptive"}}},
+                          {{"path", "network.nic.delivery"}, {"values", {"in_order", "in_order", "out_of_order", "out_of_order"}}}}}};
+        std::ofstream(tmp_.filePath("failure.json").toStdString()) << doc.dump(1);
+        const Result run = cli({"run", "failure.json", "--out", "failure.sqlite"}, tmp_.path());
+        QVERIFY2(run.code == 0, qPrintable(run.err));
+        const Report r = read_report(tmp_.filePath("failure.sqlite").toStdString(), 0);
+        QCOMPARE(r.table.rows.size(), size_t(4));
+        QVERIFY2(r.short_labels[0].find("healthy fabric") != std::string::npos, r.short_labels[0].c_str());
+        QVERIFY2(r.short_labels[1].find("link 0 between tiers 2 and 3 down from 50us") != std::string::npos, r.short_labels[1].c_str());
+        // The first sentence: the failure's cost in mean and p99 FCT under each design, from the stored metrics.
+        const std::string& first = r.summary.at(0);
+        QVERIFY2(first.rfind("Link 0 between tiers 2 and 3 down from 50us: ", 0) == 0, first.c_str());
+        const auto fct = query_doubles(tmp_.filePath("failure.sqlite"), "SELECT value FROM metrics WHERE name = 'fct_mean' ORDER BY experiment");
+        QCOMPARE(fct.size(), size_t(4));
+        for (const auto& [healthy, failed, design] : {std::tuple{0, 1, "ecmp"}, std::tuple{2, 3, "adaptive"}}) {
+            const double d = (fct[size_t(failed)][0] - fct[size_t(healthy)][0]) / fct[size_t(healthy)][0];
+            const std::string said = std::fabs(d) < r.tie ? "the same within" : format_percent(d, true);
+            QVERIFY2(first.find("mean FCT " + said) != std::string::npos && first.find(std::string("with ") + design) != std::string::npos, first.c_str());
+        }
+        // The links the failure took down, as the run resolved them, and the moment marked on the queue charts.
+        const bool named = std::any_of(r.table.notes.begin(), r.table.notes.end(), [](const std::string& n) {
+            return n.rfind("e0001's fabric events, as resolved: link ", 0) == 0 && n.find(" down at 50us") != std::string::npos;
+        });
+        QVERIFY(named);
+        QVERIFY(!r.queue_tiers.empty());
+        for (const LineChart& c : r.queue_tiers) {
+            QCOMPARE(c.marks.size(), size_t(1));
+            const double unit = c.x_label.find("(µs)") != std::string::npos ? 1e-6 : c.x_label.find("(ms)") != std::string::npos ? 1e-3 : 1;
+            QVERIFY2(std::fabs(c.marks[0].first * unit - 50e-6) < 1e-12, c.x_label.c_str());
+            QVERIFY(chart_svg(c, 600, 300).find("stroke-dasharray") != std::string::npos);
+        }
     }
 
     void the_pdf_shows_every_experiment_and_keeps_headings_with_their_tables() {
