@@ -21,10 +21,12 @@ ORRERY_HD inline uint32_t packet_payload(const Packet& p, const ExperimentParams
 // retry_cnt at its largest, 7, as NCCL sets it): its flow is left unfinished.
 inline constexpr uint32_t kRetryLimit = 7;
 
-// Out-of-order delivery: a hole is reported once a packet this many MTUs past it has arrived (reordering by
-// per-packet load balancing stays well within it on a fabric whose queues are balanced; a false report costs
-// one packet sent twice).
-inline constexpr uint32_t kReorderNackAfter = 32;
+// Out-of-order delivery: a hole is reported once a packet this many MTUs past it has arrived, 7/8 of the reorder
+// bitmap. On a lossless fabric a hole is far more often a packet still queued on a longer path than a lost one,
+// and a report of a late packet resends its whole range (the hole's packets, up to 255) for nothing; a real
+// loss is reported as soon as the sender, which keeps sending up to the bitmap's width past its cumulative
+// point, has sent this many more (docs/history/fabric-features.md has what smaller thresholds cost).
+inline constexpr uint32_t kReorderNackAfter = 224;
 
 // The sender's range to resend (out-of-order delivery), less what was acknowledged since it was reported.
 ORRERY_HD inline bool retx_pending(RetxRange& r, const QpState& q) {
