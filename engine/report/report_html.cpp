@@ -1,6 +1,7 @@
 // The report as one HTML page: summary, what differs, the key metrics, the charts, every metric, and how to
 // reproduce the run. It fits a 1,280-px window and prints on A4 (print CSS); the PDF writer lays out the same
 // page with the charts as images.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -114,8 +115,11 @@ bool is_key(const std::string& metric) {
 void metrics_table(std::ostringstream& h, const Report& r, bool keys_only, int page_px) {
     const ResultsTable& t = r.table;
     std::vector<size_t> shown;
+    auto any_above_zero = [&](size_t m) {
+        return std::any_of(t.rows.begin(), t.rows.end(), [&](const ResultRow& row) { return row.metrics[m] && *row.metrics[m] > 0; });
+    };
     for (size_t m = 0; m < t.metrics.size(); ++m)
-        if (!keys_only || is_key(t.metrics[m].name)) shown.push_back(m);
+        if (!keys_only || is_key(t.metrics[m].name) || (is_fabric_metric(t.metrics[m].name) && any_above_zero(m))) shown.push_back(m);
     if (shown.empty()) return;
     CellTable c;
     // Printed, a metric's name may wrap (long ones would leave the experiments no room); on screen it stays whole.
@@ -218,8 +222,7 @@ std::string report_html(const Report& r, bool inline_svg) {
 
     const std::vector<RenderedChart> charts = report_charts(r);
     if (!charts.empty()) {
-        // The PDF starts the charts on a page of their own rather than leave the heading alone at a page's foot.
-        h << "<h2" << (inline_svg ? "" : " style='page-break-before:always'") << ">Charts</h2><div class='charts'>";
+        h << "<h2>Charts</h2><div class='charts'>";
         for (size_t i = 0; i < charts.size(); ++i) {
             h << "<div class='chart'>";
             if (inline_svg) h << charts[i].svg;

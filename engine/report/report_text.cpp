@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace orrery::report {
 namespace {
@@ -112,7 +113,17 @@ const std::vector<KeyMetric>& key_metrics() {
     return keys;
 }
 
+bool is_fabric_metric(const std::string& name) {
+    return name.rfind("uplink_imbalance_tier", 0) == 0 || name == "drops" || name == "lost_to_failures" || name == "retransmits" ||
+           name == "timeouts";
+}
+
 std::string metric_label(const std::string& name) {
+    if (const std::string prefix = "uplink_imbalance_tier"; name.rfind(prefix, 0) == 0) {
+        const std::string tier = name.substr(prefix.size());
+        const int below = std::atoi(tier.c_str());
+        return "uplink imbalance, tier " + tier + " to " + std::to_string(below + 1) + " (busiest / mean)";
+    }
     static const std::vector<std::pair<std::string, std::string>> known = {
         {"iteration_time", "iteration time"}, {"fct_mean", "mean FCT"},          {"fct_p50", "median FCT"},   {"fct_p99", "p99 FCT"},
         {"fct_max", "max FCT"},               {"slowdown_mean", "mean slowdown"}, {"slowdown_p99", "p99 slowdown"}, {"peak_queue", "peak switch queue"},

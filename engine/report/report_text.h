@@ -44,6 +44,11 @@ struct SummaryInput {
 };
 std::vector<std::string> summarize(const SummaryInput& in);
 
+// What the fabric went through, shown beside the key metrics where any experiment has it (above zero): each
+// switch tier's uplink imbalance (busiest over mean, by capacity), drops, packets lost to failed links,
+// packets resent and retransmission timeouts.
+bool is_fabric_metric(const std::string& name);
+
 // How a person reads a stored metric's name: "fct_p99" → "p99 FCT", "exposed_dp_mean_per_rank" → "exposed DP
 // communication, mean per rank".
 std::string metric_label(const std::string& name);

@@ -8,6 +8,7 @@
 #include "common/diagnostics.h"
 #include "runtime/device/device_runner.h"
 #include "telemetry/samples.h"
+#include "telemetry/uplink_load.h"
 #include "wormhole/memo.h"
 
 namespace orrery {
@@ -65,6 +66,8 @@ SessionSummary summarize_experiment(const Batch& b, uint32_t e, const Experiment
                  {"packet_hops", double(r.packet_hops), "packets"},
                  {"engine_memory", double(b.experiment_memory_bytes(e)) / double(1 << 20), "MiB"},
                  {"wall_time", wall, "s"}};
+    for (const TierImbalance& t : uplink_imbalance(b, e))
+        s.metrics.push_back({"uplink_imbalance_tier" + std::to_string(t.tier), t.max_over_mean, "ratio"});
     if (b.experiments[e].skipping.enabled) {
         const wormhole::SkipReport& k = r.skipping;
         const double saved = double(k.events_saved);

@@ -26,6 +26,7 @@
 #include "scenario/build.h"
 #include "scenario/load.h"
 #include "telemetry/hpcc_files.h"
+#include "telemetry/uplink_load.h"
 #include "topology/generators.h"
 #include "topology/routing.h"
 
@@ -1039,6 +1040,66 @@ private slots:
                   modes[i].htsim, mean(ours), mean(ref), mean_error * 100, p99(ours), p99(ref), p99_error * 100);
             QVERIFY(std::abs(mean_error) < 0.10);
             QVERIFY(std::abs(p99_error) < 0.10);
+        }
+    }
+
+    // Uplink imbalance per tier (telemetry/uplink_load.h): under ECMP, what each uplink sent follows the flows'
+    // compiled paths (data bytes; ACKs, which climb the tree too, add a few per cent), so the busiest-over-mean
+    // ratio is the paths'; spraying the same flows splits each switch's bytes evenly over its uplinks.
+    void uplink_imbalance_follows_the_paths() {
+        nlohmann::json flows = nlohmann::json::array();
+        for (int h = 0; h < 16; ++h) flows.push_back({{"src", h}, {"dst", (h * 5 + 3) % 16}, {"size", "200000B"}});
+        auto run = [&](const char* balancing, std::vector<TierImbalance>& out, const Fabric** fabric, std::vector<FlowSpec>* specs) {
+            nlohmann::json doc = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", {{"generator", "fat-tree"}, {"k", 4}}},
+                                  {"network", {{"load_balancing", balancing}, {"nic", {{"delivery", "out_of_order"}}}}},
+                                  {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+            static std::vector<LoadedScenario> keep;
+            static std::vector<std::unique_ptr<Fabric>> fabrics;
+            keep.push_back(load_scenario_document(doc, "uplinks.json", ".", PresetLibrary()));
+            fabrics.push_back(std::make_unique<Fabric>(build_fabric(keep.back().scenarios[0].topology)));
+            if (fabric) *fabric = fabrics.back().get();
+            if (specs) *specs = workload_flows(keep.back().scenarios[0]);
+            Batch b = compile_batch({{"e0000", &keep.back().scenarios[0], fabrics.back().get(), workload_flows(keep.back().scenarios[0])}});
+            const std::vector<ExperimentResult> r = run_cpu(b, RunOptions{});
+            for (const FlowResult& x : r[0].flows) QVERIFY(x.finish != net::kNever);
+            out = uplink_imbalance(b, 0);
+        };
+        std::vector<TierImbalance> ecmp, spray;
+        const Fabric* f = nullptr;
+        std::vector<FlowSpec> specs;
+        run("ecmp", ecmp, &f, &specs);
+        run("spray", spray, nullptr, nullptr);
+        QCOMPARE(ecmp.size(), size_t(2));
+        QCOMPARE(spray.size(), size_t(2));
+        // Data bytes per uplink from the compiled paths.
+        const Routes routes = build_routes(*f);
+        std::map<uint32_t, std::pair<int, double>> bytes;  // uplink port → (its switch's tier, data bytes)
+        for (NodeId n = 0; n < f->node_count(); ++n)
+            for (uint32_t p = f->port_begin[n]; p < f->port_begin[n + 1]; ++p)
+                if (f->node_kind[n] == NodeKind::network_switch && f->node_tier[f->port_peer[p]] == f->node_tier[n] + 1) bytes[p] = {f->node_tier[n], 0.0};
+        for (const FlowSpec& s : specs)
+            for (const Hop& hop : flow_path(*f, routes, s.src, s.dst, s.sport, s.dport))
+                if (auto it = bytes.find(f->port_begin[hop.node] + hop.port); it != bytes.end()) it->second.second += double(s.size.count);
+        // Spraying evens out each switch's uplinks: each carries its switch's share.
+        std::map<NodeId, std::pair<double, int>> per_switch;  // switch → (uplink bytes, uplinks)
+        for (NodeId n = 0; n < f->node_count(); ++n)
+            for (uint32_t p = f->port_begin[n]; p < f->port_begin[n + 1]; ++p)
+                if (auto it = bytes.find(p); it != bytes.end()) per_switch[n].first += it->second.second, ++per_switch[n].second;
+        for (const TierImbalance& t : ecmp) {
+            double max = 0, sum = 0, n = 0, even_max = 0, even_sum = 0;
+            for (const auto& [p, tb] : bytes)
+                if (tb.first == t.tier) max = std::max(max, tb.second), sum += tb.second, ++n;
+            for (const auto& [sw, load] : per_switch)
+                if (f->node_tier[sw] == t.tier) even_max = std::max(even_max, load.first / load.second), even_sum += load.first;
+            const double expected = max / (sum / n), even = even_max / (even_sum / n);
+            const double sprayed = spray[size_t(t.tier - 1)].max_over_mean;
+            qInfo("tier %d: %u uplinks, ECMP %.3f (paths say %.3f), spray %.3f (an even split per switch %.3f)", t.tier, t.uplinks, t.max_over_mean, expected, sprayed, even);
+            QCOMPARE(t.uplinks, uint32_t(n));
+            QVERIFY(std::abs(t.max_over_mean / expected - 1) < 0.1);
+            // A ToR's sprayed packets split evenly over its uplinks; above, what each aggregation switch gets
+            // depends on the ToRs' split, not on ECMP's paths.
+            if (t.tier == 1) QVERIFY(std::abs(sprayed / even - 1) < 0.1);
+            QVERIFY(sprayed < t.max_over_mean);
         }
     }
 

@@ -337,6 +337,15 @@ private slots:
             return n.rfind("e0001's fabric events, as resolved: link ", 0) == 0 && n.find(" down at 50us") != std::string::npos;
         });
         QVERIFY(named);
+        // The key metrics add what the fabric went through: each tier's uplink imbalance, the packets lost.
+        const std::string page = report_html(r);
+        const std::string keys = page.substr(page.find("<h2>Key metrics</h2>"), page.find("<h2>Every metric</h2>") - page.find("<h2>Key metrics</h2>"));
+        QVERIFY(keys.find("uplink imbalance, tier 1 to 2 (busiest / mean)") != std::string::npos);
+        QVERIFY(keys.find("uplink imbalance, tier 2 to 3 (busiest / mean)") != std::string::npos);
+        const auto lost = query_doubles(tmp_.filePath("failure.sqlite"), "SELECT value FROM metrics WHERE name = 'lost_to_failures' ORDER BY experiment");
+        QCOMPARE(lost.size(), size_t(4));
+        QVERIFY(lost[1][0] > 0);
+        QVERIFY(keys.find("lost to failed links") != std::string::npos);
         QVERIFY(!r.queue_tiers.empty());
         for (const LineChart& c : r.queue_tiers) {
             QCOMPARE(c.marks.size(), size_t(1));
