@@ -98,6 +98,23 @@ private slots:
             qInfo("screenshot: %s", qPrintable(out + "/problems.png"));
             w.undo_stack()->undo();
         }
+        {   // Failures on the canvas: a link between switches fails, another is degraded; drawn apart, listed.
+            w.tabs()->setCurrentIndex(0);
+            const TopoDoc& d = w.topology()->doc();
+            std::vector<uint64_t> between_switches;
+            for (const TopoLink& l : d.links)
+                if (d.box(l.a)->kind == BoxKind::network_switch && d.box(l.b)->kind == BoxKind::network_switch) between_switches.push_back(l.id);
+            QVERIFY(between_switches.size() >= 2);
+            QString event_why;
+            QVERIFY2(w.topology()->add_fabric_event(0, between_switches[0], EventAction::fail, "200us", "", &event_why), qPrintable(event_why));
+            QVERIFY2(w.topology()->add_fabric_event(0, between_switches[3], EventAction::degrade, "0us", "50Gbps", &event_why), qPrintable(event_why));
+            testing::wait_for([] { return false; }, 300);
+            const QImage shot = w.screen()->grabWindow(w.winId()).toImage();
+            QVERIFY(shot.save(out + "/failures.png"));
+            qInfo("screenshot: %s", qPrintable(out + "/failures.png"));
+            w.undo_stack()->undo();
+            w.undo_stack()->undo();
+        }
         QVERIFY(w.inspector()->canvas()->gl_ready());
         qInfo("inspector: %llu frames, worst %.2f ms", (unsigned long long)w.inspector()->canvas()->frames(), w.inspector()->canvas()->worst_frame_ms());
     }

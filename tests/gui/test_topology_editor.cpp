@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QGraphicsSceneDragDropEvent>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMimeData>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "gui_fixtures.h"
 #include "scenario/build.h"
@@ -94,6 +96,75 @@ private slots:
         nlohmann::json other = drawn;
         other["nodes"][0]["rate"] = "100Gbps";
         QVERIFY(!doc_from_drawn(other));
+    }
+
+    // Failures and degradations from the canvas: a link between switches fails at a time, another is degraded,
+    // a switch fails; each is one undoable edit of topology.events naming what the engine resolves to the same
+    // link or switch, drawn apart on the canvas and listed in the events panel. A canvas edit keeps them.
+    void links_and_switches_fail_and_degrade_from_the_canvas() {
+        TopologyEditor editor(presets);
+        editor.set_doc(doc_from_topology({{"generator", "leaf-spine"}, {"leaves", 2}, {"spines", 2}, {"hosts_per_leaf", 2}}, {}, presets));
+        const TopoDoc& d = editor.doc();
+        std::vector<TopoLink> fabric_links;
+        for (const TopoLink& l : d.links)
+            if (d.box(l.a)->kind == BoxKind::network_switch && d.box(l.b)->kind == BoxKind::network_switch) fabric_links.push_back(l);
+        QCOMPARE(fabric_links.size(), size_t(4));
+        const TopoLink failed = fabric_links[0], slowed = fabric_links[1];
+        QString why;
+        QVERIFY2(editor.add_fabric_event(0, failed.id, EventAction::fail, "200us", "", &why), qPrintable(why));
+        QVERIFY2(editor.add_fabric_event(0, slowed.id, EventAction::degrade, "1ms", "200Gbps", &why), qPrintable(why));
+        uint64_t spine = 0, server = 0;
+        for (const TopoBox& b : d.boxes) {
+            if (b.kind == BoxKind::network_switch && b.tier == 2) spine = b.id;
+            if (b.kind == BoxKind::server) server = b.id;
+        }
+        QVERIFY2(editor.add_fabric_event(spine, 0, EventAction::fail, "0us", "", &why), qPrintable(why));
+        // What events cannot name, and what does not read, is refused with the reason.
+        QVERIFY(!editor.add_fabric_event(server, 0, EventAction::fail, "0us", "", &why));
+        QVERIFY(!editor.add_fabric_event(0, failed.id, EventAction::fail, "soon", "", &why));
+        QVERIFY(why.contains("soon"));
+        QVERIFY(!editor.add_fabric_event(0, failed.id, EventAction::degrade, "0us", "fast", &why));
+
+        const nlohmann::json scenario = editor.document()->scenario();
+        const nlohmann::json& events = scenario["topology"]["events"];
+        QCOMPARE(events.size(), size_t(3));
+        QCOMPARE(events[0]["state"].get<std::string>(), std::string("down"));
+        QCOMPARE(events[1]["rate"].get<std::string>(), std::string("200Gbps"));
+        // The engine resolves each to the item the canvas showed.
+        const nlohmann::json full = {{"format", "orrery-scenario"}, {"version", 1}, {"topology", scenario["topology"]}};
+        const LoadedScenario loaded = load_scenario_document(full, "events", {}, presets, LoadOptions{false});
+        const Fabric f = build_fabric(loaded.base.topology);
+        const std::vector<FabricEvent> resolved = resolve_fabric_events(loaded.base.topology.events, f, {});
+        QCOMPARE(resolved.size(), size_t(3));
+        auto ends = [&](const TopoLink& l) { return std::set<int64_t>{d.box(l.a)->fabric_node, d.box(l.b)->fabric_node}; };
+        for (const FabricEvent& ev : resolved) {
+            if (ev.at_ps == 200'000'000) QCOMPARE((std::set<int64_t>{f.link_a[ev.links[0]], f.link_b[ev.links[0]]}), ends(failed));
+            if (ev.at_ps == 1'000'000'000) QCOMPARE((std::set<int64_t>{f.link_a[ev.links[0]], f.link_b[ev.links[0]]}), ends(slowed));
+            if (ev.at_ps == 0) QCOMPARE(ev.links.size(), size_t(2));  // the spine's two links
+        }
+        // Drawn apart, and listed.
+        QCOMPARE(editor.scene()->link_item(failed.id)->mark(), LinkItem::Mark::failed);
+        QCOMPARE(editor.scene()->link_item(slowed.id)->mark(), LinkItem::Mark::degraded);
+        QCOMPARE(editor.scene()->link_item(fabric_links[2].id)->mark(), LinkItem::Mark::none);
+        QVERIFY(editor.scene()->box_item(spine)->failed());
+        QCOMPARE(editor.events_list()->count(), 3);
+        QVERIFY(editor.events_list()->item(0)->text().endsWith("down at 200us"));
+        // Undo takes the last one back; redo returns it.
+        editor.undo_stack()->undo();
+        QCOMPARE(editor.document()->scenario()["topology"]["events"].size(), size_t(2));
+        QVERIFY(!editor.scene()->box_item(spine)->failed());
+        editor.undo_stack()->redo();
+        QCOMPARE(editor.events_list()->count(), 3);
+        // Moving a box keeps them; so does an edit that changes the fabric.
+        editor.edit("Add switch", [](TopoDoc& doc) { add_box(doc, BoxKind::network_switch, 1, 1, {900, 100}); });
+        QCOMPARE(editor.document()->scenario()["topology"]["events"].size(), size_t(3));
+        editor.undo_stack()->undo();
+        // The panel removes one, undoably.
+        editor.remove_fabric_event(0);
+        QCOMPARE(editor.document()->scenario()["topology"]["events"].size(), size_t(2));
+        QCOMPARE(editor.scene()->link_item(failed.id)->mark(), LinkItem::Mark::none);
+        editor.undo_stack()->undo();
+        QCOMPARE(editor.scene()->link_item(failed.id)->mark(), LinkItem::Mark::failed);
     }
 
     void palette_drop_link_drag_delete_undo_redo() {

@@ -136,6 +136,7 @@ TopoDoc doc_from_fabric(const Fabric& f, const std::vector<std::string>& names, 
         b.tier = std::clamp<int>(f.node_tier[node], 1, 3);
         b.name = name_of(node, tier_prefix(b.tier) + QString::number(tier_count[b.tier]++));
         b.group = f.node_group[node];
+        b.fabric_node = node;
         box_of[node] = b.id;
         doc.boxes.push_back(b);
     }
@@ -154,6 +155,7 @@ TopoDoc doc_from_fabric(const Fabric& f, const std::vector<std::string>& names, 
         link.port_b = port_of[b];
         link.rate = QString::fromStdString(format_rate(f.link_rate[l]));
         link.delay = QString::fromStdString(format_time(f.link_delay[l]));
+        link.fabric_link = l;
         doc.links.push_back(link);
     }
     tiered_layout(doc);

@@ -30,6 +30,7 @@ struct TopoBox {
     int gpus = 1;              // servers: GPUs, one NIC each (1 = a plain host, no NVSwitch)
     int group = -1;            // pod or rail the generator put it in (levels of detail); -1 none
     QPointF pos;               // scene coordinates of the top-left corner
+    int64_t fabric_node = -1;  // switches: the node's id in the fabric it was read from (events name it so); -1 drawn
 };
 
 // What a link drawn by hand (the first of a fabric; later ones copy the last) and the Generate dialog start
@@ -41,6 +42,7 @@ struct TopoLink {
     uint64_t a = 0, b = 0;     // box ids
     int port_a = -1, port_b = -1;  // NIC index on a server; -1 on a switch (ports follow link order)
     QString rate = kNewLinkRate, delay = kNewLinkDelay;
+    int64_t fabric_link = -1;  // the link's index in the fabric it was read from (events name it so); -1 drawn
 };
 
 struct TopoDoc {

@@ -4,6 +4,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
+#include <QInputDialog>
+#include <QMenu>
 #include <QDialogButtonBox>
 #include <QDrag>
 #include <QFormLayout>
@@ -132,6 +134,18 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
     sl->addWidget(selection_label_);
     sl->addWidget(link_panel_);
     sl->addWidget(box_panel_);
+    auto* events_panel = new QGroupBox("Failures and degradations", side);
+    auto* el = new QVBoxLayout(events_panel);
+    events_list_ = new QListWidget(events_panel);
+    events_list_->setToolTip("The scenario's topology.events. Right-click a link between switches or a switch on the canvas: "
+                             "Fail at…, Restore at…, Degrade to…");
+    events_list_->setMaximumHeight(120);
+    remove_event_ = new QPushButton("Remove event", events_panel);
+    connect(remove_event_, &QPushButton::clicked, this, [this] { remove_fabric_event(events_list_->currentRow()); });
+    connect(events_list_, &QListWidget::currentRowChanged, this, [this](int row) { remove_event_->setEnabled(row >= 0 && !locked_); });
+    el->addWidget(events_list_);
+    el->addWidget(remove_event_);
+    sl->addWidget(events_panel);
     sl->addStretch();
     sl->addWidget(summary_);
     summary_->setWordWrap(true);
@@ -146,6 +160,12 @@ TopologyEditor::TopologyEditor(const PresetLibrary& presets, QWidget* parent) : 
 
     connect(scene_, &QGraphicsScene::selectionChanged, this, &TopologyEditor::update_properties);
     connect(scene_, &TopologyScene::addRequested, this, &TopologyEditor::add_from_palette);
+    connect(scene_, &TopologyScene::contextRequested, this, &TopologyEditor::show_context_menu);
+    ask_text = [this](const QString& title, const QString& label, const QString& initial) -> std::optional<QString> {
+        bool ok = false;
+        const QString text = QInputDialog::getText(this, title, label, QLineEdit::Normal, initial, &ok);
+        return ok ? std::optional<QString>(text) : std::nullopt;
+    };
     connect(scene_, &TopologyScene::linkRequested, this, [this](uint64_t a, int pa, uint64_t b, int pb) {
         QString why;
         TopoDoc next = doc_;
@@ -191,7 +211,11 @@ void TopologyEditor::show_document(ScenarioDocument::Change how) {
     if (pending_ && how != ScenarioDocument::Change::history && topology == pending_topology_) next = std::move(*pending_);  // this editor's own
     pending_.reset();
     const std::map<QString, QPointF> places = layout_positions(document_->layout());
-    if (!next && !loaded && topology == shown_topology_) {  // the same fabric: boxes to their places
+    auto fabric_of = [](nlohmann::json t) {  // events change what happens on the fabric, not the fabric drawn
+        if (t.is_object()) t.erase("events");
+        return t;
+    };
+    if (!next && !loaded && fabric_of(topology) == fabric_of(shown_topology_)) {  // the same fabric: boxes to their places
         next = doc_;
         place_boxes(*next, places);
     }
@@ -225,6 +249,9 @@ void TopologyEditor::commit(const QString& what, TopoDoc next) {
         topology = doc_to_topology(next);
         // The same fabric (a move): the section stays as it was written.
         if (scenario.contains("topology") && topology == doc_to_topology(doc_)) topology = scenario["topology"];
+        // Failures and degradations stay with the fabric they were written for (the engine says which no
+        // longer name a link or switch of it).
+        else if (scenario.contains("topology") && scenario["topology"].contains("events")) topology["events"] = scenario["topology"]["events"];
     }
     if (topology.is_null()) scenario.erase("topology");
     else scenario["topology"] = topology;
@@ -248,7 +275,91 @@ void TopologyEditor::apply(const TopoDoc& doc) {
                           .arg(scene_->collapsed() ? QString("; shown as groups (over %1 hosts): tick \"Show every box\" to edit boxes").arg(kCollapseHosts)
                                                    : doc_.generator.is_null() ? "" : "; as generated"));
     update_properties();
+    show_events();
     emit changed();
+}
+
+bool TopologyEditor::listed_fabric() const {
+    const nlohmann::json& s = document_->scenario();
+    return s.contains("topology") && s["topology"].contains("nodes");
+}
+
+void TopologyEditor::show_events() {
+    const nlohmann::json& s = document_->scenario();
+    const nlohmann::json events = s.contains("topology") && s["topology"].contains("events") ? s["topology"]["events"] : nlohmann::json::array();
+    scene_->set_event_marks(event_marks(doc_, events, listed_fabric()));
+    events_list_->clear();
+    if (events.is_array())
+        for (const nlohmann::json& e : events) events_list_->addItem(event_text(e, &doc_));
+    remove_event_->setEnabled(false);
+}
+
+bool TopologyEditor::add_fabric_event(uint64_t box, uint64_t link, EventAction action, const QString& at, const QString& rate, QString* why) {
+    if (locked_) return *why = "a run is using the scenario", false;
+    std::string problem;
+    if (!parse_time(at.trimmed().toStdString(), false, &problem)) return *why = "the time " + at + " does not read: " + QString::fromStdString(problem), false;
+    if (action == EventAction::degrade) {
+        const auto r = parse_rate(rate.trimmed().toStdString(), &problem);
+        if (!r) return *why = "the rate " + rate + " does not read: " + QString::fromStdString(problem), false;
+        if (r->count <= 0) return *why = "a link at 0 is down: use Fail at…", false;
+    }
+    std::optional<nlohmann::json> target;
+    QString name;
+    if (const TopoBox* b = box ? doc_.box(box) : nullptr) {
+        target = event_switch(doc_, *b, listed_fabric());
+        name = "switch " + b->name;
+    } else {
+        for (const TopoLink& l : doc_.links)
+            if (l.id == link) {
+                target = event_link(doc_, l, listed_fabric());
+                const TopoBox *a = doc_.box(l.a), *z = doc_.box(l.b);
+                name = "link " + (a ? a->name : "?") + " – " + (z ? z->name : "?");
+            }
+    }
+    if (!target) return *why = "events change links between switches and switches, as the fabric was read (save the drawing first)", false;
+    nlohmann::json scenario = document_->scenario();
+    scenario["topology"]["events"].push_back(fabric_event(box != 0, *target, at.trimmed(), action, rate.trimmed()));
+    const QString verb = action == EventAction::fail ? "Fail " : action == EventAction::restore ? "Restore " : "Degrade ";
+    document_->edit(verb + name + (action == EventAction::degrade ? " to " + rate.trimmed() : QString()) + " at " + at.trimmed(), std::move(scenario),
+                    document_->layout(), this);
+    return true;
+}
+
+void TopologyEditor::remove_fabric_event(int index) {
+    nlohmann::json scenario = document_->scenario();
+    if (locked_ || index < 0 || !scenario.contains("topology") || !scenario["topology"].contains("events")) return;
+    nlohmann::json& events = scenario["topology"]["events"];
+    if (!events.is_array() || size_t(index) >= events.size()) return;
+    const QString text = event_text(events[size_t(index)]);
+    events.erase(events.begin() + index);
+    if (events.empty()) scenario["topology"].erase("events");
+    document_->edit("Remove event: " + text, std::move(scenario), document_->layout(), this);
+}
+
+void TopologyEditor::show_context_menu(uint64_t box, uint64_t link, QPoint screen_pos) {
+    if (locked_) return;
+    bool nameable = false;
+    if (const TopoBox* b = box ? doc_.box(box) : nullptr) nameable = event_switch(doc_, *b, listed_fabric()).has_value();
+    for (const TopoLink& l : doc_.links)
+        if (l.id == link) nameable = event_link(doc_, l, listed_fabric()).has_value();
+    if (!nameable) return;  // servers and host links: events change what is between switches
+    QMenu menu;
+    const QAction* fail = menu.addAction("Fail at…");
+    const QAction* restore = menu.addAction("Restore at…");
+    const QAction* degrade = link ? menu.addAction("Degrade to…") : nullptr;
+    const QAction* chosen = menu.exec(screen_pos);
+    if (!chosen) return;
+    const EventAction action = chosen == fail ? EventAction::fail : chosen == restore ? EventAction::restore : EventAction::degrade;
+    QString rate;
+    if (chosen == degrade) {
+        const auto r = ask_text("Degrade link", "The link's rate from then on (e.g. 200Gbps):", "200Gbps");
+        if (!r) return;
+        rate = *r;
+    }
+    const auto at = ask_text(chosen->text().chopped(1), "When, from the start of the run (e.g. 0us for the whole run, 200us, 1ms):", "0us");
+    if (!at) return;
+    QString why;
+    if (!add_fabric_event(box, link, action, *at, rate, &why)) emit message("Event not added: " + why);
 }
 
 void TopologyEditor::set_doc(const TopoDoc& doc) {
@@ -275,6 +386,8 @@ void TopologyEditor::set_locked(bool locked) {
     palette_->setEnabled(!locked);
     link_panel_->setEnabled(!locked);
     box_panel_->setEnabled(!locked);
+    events_list_->setEnabled(!locked);
+    remove_event_->setEnabled(!locked && events_list_->currentRow() >= 0);
 }
 
 void TopologyEditor::edit(const QString& what, const std::function<void(TopoDoc&)>& change) {

@@ -16,6 +16,7 @@ class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
+class QPushButton;
 class QSpinBox;
 class QComboBox;
 class QFormLayout;
@@ -55,6 +56,15 @@ public:
     // Asked before deleting more than 10 items; replaceable (tests answer without a dialog).
     std::function<bool(int items)> confirm_delete;
 
+    // Failures and degradations (the scenario's topology.events), from a link's or switch's context menu:
+    // `box` or `link` (the other 0) fails, comes back or (a link) runs at `rate` from `at` on, as one undoable
+    // edit. False, with `why`, when the time or rate does not read or events cannot name the item.
+    bool add_fabric_event(uint64_t box, uint64_t link, EventAction action, const QString& at, const QString& rate, QString* why);
+    void remove_fabric_event(int index);
+    QListWidget* events_list() { return events_list_; }
+    // The context menu's questions (a time, a rate); replaceable (tests answer without a dialog). nullopt: cancelled.
+    std::function<std::optional<QString>(const QString& title, const QString& label, const QString& initial)> ask_text;
+
 signals:
     void changed();                    // the canvas shows the document anew (edit, undo, redo, load)
     void message(QString text);        // for the log
@@ -66,6 +76,9 @@ private:
     void update_properties();
     void apply_link_properties();
     void apply_box_properties();
+    void show_context_menu(uint64_t box, uint64_t link, QPoint screen_pos);
+    void show_events();
+    bool listed_fabric() const;
 
     const PresetLibrary& presets_;
     ScenarioDocument own_document_;
@@ -89,6 +102,8 @@ private:
     QLineEdit* switch_buffer_;
     QLabel* selection_label_;
     QCheckBox* every_box_;
+    QListWidget* events_list_;
+    QPushButton* remove_event_;
     bool locked_ = false;
     int paste_count_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <QApplication>
+#include <QGraphicsSceneContextMenuEvent>
 #include <QGraphicsSceneMouseEvent>
 #include <QGraphicsView>
 #include <QPainterPathStroker>
@@ -96,6 +97,13 @@ void BoxItem::paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget*) {
         p->setFont(f);
         p->drawText(QRectF(0, s.height() * 0.35, s.width(), s.height() * 0.65), Qt::AlignCenter, box_.name);
     }
+    if (failed_) {
+        QPen red(QColor(200, 30, 30), 2.5, Qt::DashLine);
+        red.setCosmetic(true);
+        p->setPen(red);
+        p->setBrush(Qt::NoBrush);
+        p->drawRoundedRect(QRectF(QPointF(-2, -2), s + QSizeF(4, 4)), 5, 5);
+    }
     p->setPen(Qt::NoPen);
     p->setBrush(QColor(250, 220, 90));
     if (box_.kind == BoxKind::server) {
@@ -128,6 +136,12 @@ QVariant BoxItem::itemChange(GraphicsItemChange change, const QVariant& value) {
     return QGraphicsItem::itemChange(change, value);
 }
 
+void BoxItem::set_failed(bool failed, const QString& events) {
+    failed_ = failed;
+    setToolTip(events);
+    update();
+}
+
 // ---- LinkItem -----------------------------------------------------------------------------------------
 LinkItem::LinkItem(const TopoLink& link) : link_(link) {
     setFlags(ItemIsSelectable);
@@ -137,10 +151,16 @@ LinkItem::LinkItem(const TopoLink& link) : link_(link) {
 
 void LinkItem::set_link(const TopoLink& link) {
     link_ = link;
-    QPen pen(link_color(link.rate), 1.5);
+    set_mark(mark_, {});
+}
+
+void LinkItem::set_mark(Mark mark, const QString& events) {
+    mark_ = mark;
+    QPen pen(mark == Mark::failed ? QColor(200, 30, 30) : mark == Mark::degraded ? QColor(235, 140, 20) : link_color(link_.rate), mark == Mark::none ? 1.5 : 2.5);
+    if (mark != Mark::none) pen.setStyle(Qt::DashLine);
     pen.setCosmetic(true);
     setPen(pen);
-    setToolTip(link.rate + ", " + link.delay);
+    setToolTip(link_.rate + ", " + link_.delay + (events.isEmpty() ? QString() : "\n" + events));
 }
 
 double LinkItem::scene_per_pixel() const {
@@ -312,6 +332,37 @@ void TopologyScene::select(const std::set<uint64_t>& boxes, const std::set<uint6
         if (BoxItem* b = box_item(id)) b->setSelected(true);
     for (uint64_t id : links)
         if (LinkItem* l = link_item(id)) l->setSelected(true);
+}
+
+void TopologyScene::set_event_marks(const EventMarks& marks) {
+    marks_ = marks;
+    for (auto& [id, item] : links_) {
+        auto down = marks.failed_links.find(id), slow = marks.degraded_links.find(id);
+        if (down != marks.failed_links.end()) item->set_mark(LinkItem::Mark::failed, down->second + (slow != marks.degraded_links.end() ? "; " + slow->second : ""));
+        else if (slow != marks.degraded_links.end()) item->set_mark(LinkItem::Mark::degraded, slow->second);
+        else if (item->mark() != LinkItem::Mark::none) item->set_mark(LinkItem::Mark::none, {});
+    }
+    for (auto& [id, item] : boxes_) {
+        auto down = marks.failed_boxes.find(id);
+        if (down != marks.failed_boxes.end()) item->set_failed(true, down->second);
+        else if (item->failed()) item->set_failed(false, {});
+    }
+}
+
+void TopologyScene::contextMenuEvent(QGraphicsSceneContextMenuEvent* e) {
+    if (collapsed_) return;
+    for (QGraphicsItem* i : items(e->scenePos())) {
+        if (auto* b = dynamic_cast<BoxItem*>(i)) {
+            emit contextRequested(b->id(), 0, e->screenPos());
+            e->accept();
+            return;
+        }
+        if (auto* l = dynamic_cast<LinkItem*>(i)) {
+            emit contextRequested(0, l->id(), e->screenPos());
+            e->accept();
+            return;
+        }
+    }
 }
 
 void TopologyScene::mousePressEvent(QGraphicsSceneMouseEvent* e) {

@@ -11,6 +11,7 @@
 #include <QGraphicsScene>
 #include <QGraphicsView>
 
+#include "views/topology/fabric_event_edit.h"
 #include "views/topology/topology_doc.h"
 
 namespace orrery::views {
@@ -29,6 +30,9 @@ public:
     void paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget* w) override;
     // The NIC (server) under `scene_point`, -1 for a switch's connector, -2 when not on a port.
     int port_at(QPointF scene_point) const;
+    // A switch the fabric's events take down: a red, dashed outline; `events` in its tooltip.
+    void set_failed(bool failed, const QString& events);
+    bool failed() const { return failed_; }
 
 protected:
     QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
@@ -36,6 +40,7 @@ protected:
 private:
     TopologyScene* owner_;
     TopoBox box_;
+    bool failed_ = false;
 };
 
 class LinkItem : public QGraphicsLineItem {
@@ -44,6 +49,11 @@ public:
     uint64_t id() const { return link_.id; }
     const TopoLink& link() const { return link_; }
     void set_link(const TopoLink& link);
+    // Drawn apart when the fabric's events take it down (red, dashed) or slow it (orange, dashed); `events`
+    // says which, in its tooltip.
+    enum class Mark { none, failed, degraded };
+    void set_mark(Mark mark, const QString& events);
+    Mark mark() const { return mark_; }
     // A selected link is drawn highlighted along its whole length, not with Qt's dashed bounding box.
     void paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget* w) override;
     QRectF boundingRect() const override;
@@ -55,6 +65,7 @@ private:
     // Scene units per screen pixel in the scene's first view (1 without a view).
     double scene_per_pixel() const;
     TopoLink link_;
+    Mark mark_ = Mark::none;
 };
 
 class TopologyScene : public QGraphicsScene {
@@ -76,8 +87,12 @@ public:
     LinkItem* link_item(uint64_t id) const;
     void box_moved(uint64_t id);  // called by BoxItem while it moves: its links follow
     const TopoDoc& doc() const { return doc_; }
+    // The fabric's events drawn on the links and switches they touch (fabric_event_edit.h).
+    void set_event_marks(const EventMarks& marks);
 
 signals:
+    // A right click on a box or a link (0: none), at `screen_pos`.
+    void contextRequested(uint64_t box, uint64_t link, QPoint screen_pos);
     void linkRequested(uint64_t a, int port_a, uint64_t b, int port_b);
     // Shift held at the drop: every free NIC of the server to that switch; Ctrl+Shift: each NIC to its rail's switch.
     void linkEveryNicRequested(uint64_t server, uint64_t target, bool rails);
@@ -88,6 +103,7 @@ protected:
     void mousePressEvent(QGraphicsSceneMouseEvent* e) override;
     void mouseMoveEvent(QGraphicsSceneMouseEvent* e) override;
     void mouseReleaseEvent(QGraphicsSceneMouseEvent* e) override;
+    void contextMenuEvent(QGraphicsSceneContextMenuEvent* e) override;
     void dragEnterEvent(QGraphicsSceneDragDropEvent* e) override;
     void dragMoveEvent(QGraphicsSceneDragDropEvent* e) override;
     void dropEvent(QGraphicsSceneDragDropEvent* e) override;
@@ -106,6 +122,7 @@ private:
     QGraphicsLineItem* drag_line_ = nullptr;
     uint64_t drag_box_ = 0;
     int drag_port_ = -2;
+    EventMarks marks_;
 };
 
 // Wheel zooms at the cursor, the middle button or Space + drag pans, a left drag on empty canvas selects
