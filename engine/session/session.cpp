@@ -130,6 +130,8 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
         };
     // Every rank of a partitioned run sets the same hooks (a hook that reads rows gathers them from all
     // ranks), though only rank 0 stores.
+    // Each experiment's uplinks as the last sample found them (its own slot: experiments sample on their workers).
+    std::vector<std::pair<int64_t, std::vector<UplinkBusy>>> last_busy(inputs.size());
     if (store || backend.partition)
         options.on_sample = [&](uint32_t e, int64_t time) {
             if (!store) return;
@@ -137,6 +139,21 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
             if (!o.record_queues && !o.record_flow_rates) return;  // nothing to take: no empty write every sample
             SampleSet s = take_samples(batch, e, o.record_queues, o.record_flow_rates);
             store->samples(inputs[e].id, time, std::move(s.queues), std::move(s.tiers), std::move(s.rates));
+            if (!o.record_queues) return;
+            // The uplinks' utilization since the last sample, and what was lost and resent so far.
+            auto& [before_ps, before] = last_busy[e];
+            std::vector<UplinkBusy> now = uplink_busy(batch, e);
+            const int64_t from = before.empty() ? 0 : before_ps;  // the run starts at 0
+            std::vector<UplinkUtilization> uplinks;
+            for (const UplinkBusy& u : now) {
+                const UplinkBusy* prev = nullptr;
+                for (const UplinkBusy& p : before)
+                    if (p.tier == u.tier) prev = &p;
+                uplinks.push_back({u.tier, utilization_permille(prev ? prev->busy_ns : std::vector<uint64_t>{}, u.busy_ns, time - from)});
+            }
+            store->fabric_samples(inputs[e].id, time, std::move(uplinks), fabric_counters(batch, e));
+            before_ps = time;
+            before = std::move(now);
         };
     options.on_experiment_done = [&](uint32_t e, const ExperimentResult& r) {
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started[e]).count();

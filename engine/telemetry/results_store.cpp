@@ -69,6 +69,12 @@ CREATE TABLE IF NOT EXISTS skips (
 CREATE TABLE IF NOT EXISTS memo_events (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, partition INTEGER NOT NULL, flows INTEGER NOT NULL,
   kind TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS uplink_tiers (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, tier INTEGER NOT NULL, uplinks INTEGER NOT NULL,
+  busiest_permille INTEGER NOT NULL, mean_permille INTEGER NOT NULL, packed BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS fabric_counters (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, drops INTEGER NOT NULL, lost_to_failures INTEGER NOT NULL,
+  retransmits INTEGER NOT NULL, timeouts INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS fabric_events (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, what TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS flows_by_experiment ON flows (run_id, experiment);
@@ -465,6 +471,36 @@ void ResultsStore::timeline(const std::string& experiment, std::vector<TimelineR
         for (const TimelineRow& r : rows)
             t.bind(1, id).bind(2, experiment).bind(3, int64_t(r.rank)).bind(4, r.stream).bind(5, r.task).bind(6, r.kind).bind(7, r.start_ps)
                 .bind(8, r.end_ps).bind(9, r.bytes).bind(10, r.peers).bind(11, int64_t(r.iteration)).row();
+    });
+}
+
+void ResultsStore::fabric_samples(const std::string& experiment, int64_t time_ps, std::vector<UplinkUtilization> uplinks, FabricCounters counters) {
+    const int64_t id = run_id_;
+    struct Packed {
+        int tier;
+        size_t uplinks;
+        int64_t busiest, mean;
+        std::string blob;
+    };
+    std::vector<Packed> packed;
+    for (const UplinkUtilization& u : uplinks) {
+        if (u.permille.empty()) continue;
+        std::vector<RateSample> entries;  // (uplink index, utilization): the flow-rate packing's varints
+        int64_t busiest = 0, sum = 0;
+        for (size_t i = 0; i < u.permille.size(); ++i) {
+            entries.push_back({uint32_t(i), u.permille[i]});
+            busiest = std::max<int64_t>(busiest, u.permille[i]), sum += u.permille[i];
+        }
+        packed.push_back({u.tier, u.permille.size(), busiest, (sum + int64_t(u.permille.size()) / 2) / int64_t(u.permille.size()), pack_rate_samples(std::move(entries))});
+    }
+    post([=, packed = std::move(packed)](sqlite3* db) {
+        Statement t(db, "INSERT INTO uplink_tiers VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        for (const Packed& p : packed)
+            t.bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, int64_t(p.tier)).bind(5, int64_t(p.uplinks)).bind(6, p.busiest).bind(7, p.mean)
+                .blob(8, p.blob).row();
+        Statement(db, "INSERT INTO fabric_counters VALUES (?, ?, ?, ?, ?, ?, ?)")
+            .bind(1, id).bind(2, experiment).bind(3, time_ps).bind(4, int64_t(counters.drops)).bind(5, int64_t(counters.lost_to_failures))
+            .bind(6, int64_t(counters.retransmits)).bind(7, int64_t(counters.timeouts)).row();
     });
 }
 

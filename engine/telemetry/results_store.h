@@ -61,6 +61,14 @@ struct RateSample {
     uint64_t rate_bps;
 };
 
+struct UplinkUtilization {      // each uplink of a switch tier over the last sample interval (uplink_load.h)
+    int tier = 0;
+    std::vector<uint16_t> permille;
+};
+struct FabricCounters {         // so far in a run: packets switches dropped, lost to failed links, sent again; timeouts
+    uint64_t drops = 0, lost_to_failures = 0, retransmits = 0, timeouts = 0;
+};
+
 struct TimelineRow {             // one span of a rank's stream (LLM workloads)
     uint32_t rank;
     int iteration;
@@ -88,6 +96,9 @@ public:
     void samples(const std::string& experiment, int64_t time_ps, std::vector<QueueSample> queues, std::vector<TierSample> tiers,
                  std::vector<RateSample> rates);
     void timeline(const std::string& experiment, std::vector<TimelineRow> rows);
+    // At a sample time: each tier's uplink utilization (tables uplink_tiers) and what was lost and resent so far
+    // (fabric_counters), for the live inspector.
+    void fabric_samples(const std::string& experiment, int64_t time_ps, std::vector<UplinkUtilization> uplinks, FabricCounters counters);
     // An experiment's topology.events as resolved: when each happens and what it does ("link 12 (3 – 17) down
     // at 100us"), for the report to name an experiment's failed element and mark its charts.
     void fabric_events(const std::string& experiment, std::vector<std::pair<int64_t, std::string>> events);

@@ -1,5 +1,6 @@
 #include "telemetry/store_tail.h"
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 
@@ -63,6 +64,36 @@ std::vector<PortSampleRow> StoreTail::new_port_samples(const std::set<int>& node
                      }
                      for (const QueueSample& p : ports)
                          if (nodes.count(int(p.node))) out.push_back({q.text(1), q.integer(2), p.node, p.ifindex, p.bytes});
+                 });
+    return out;
+}
+
+std::vector<UplinkSampleRow> StoreTail::new_uplink_samples() {
+    std::vector<UplinkSampleRow> out;
+    each_new_row(db_, run_, last_rowid_["uplink_tiers"], "SELECT rowid, experiment, time_ps, tier, packed FROM uplink_tiers WHERE run_id = ? AND rowid > ? ORDER BY rowid",
+                 [&](const SqlQuery& q) {
+                     UplinkSampleRow r{q.text(1), q.integer(2), int(q.integer(3)), {}};
+                     std::vector<RateSample> entries;
+                     try {
+                         entries = unpack_rate_samples(q.blob(4));
+                     } catch (const std::runtime_error&) {
+                         return;  // a damaged set gives nothing
+                     }
+                     for (const RateSample& s : entries) {
+                         if (r.permille.size() <= s.flow) r.permille.resize(s.flow + 1, 0);
+                         r.permille[s.flow] = uint16_t(std::min<uint64_t>(s.rate_bps, 1000));
+                     }
+                     out.push_back(std::move(r));
+                 });
+    return out;
+}
+
+std::vector<CounterRow> StoreTail::new_fabric_counters() {
+    std::vector<CounterRow> out;
+    each_new_row(db_, run_, last_rowid_["fabric_counters"],
+                 "SELECT rowid, experiment, time_ps, drops, lost_to_failures, retransmits, timeouts FROM fabric_counters WHERE run_id = ? AND rowid > ? ORDER BY rowid",
+                 [&](const SqlQuery& q) {
+                     out.push_back({q.text(1), q.integer(2), {uint64_t(q.integer(3)), uint64_t(q.integer(4)), uint64_t(q.integer(5)), uint64_t(q.integer(6))}});
                  });
     return out;
 }

@@ -32,6 +32,17 @@ struct RateTotalRow {  // the flows' sending rates summed at a sample time, and 
     int64_t time_ps = 0;
     double total_bps = 0, flows = 0;
 };
+struct UplinkSampleRow {  // a switch tier's uplinks over the interval ending at a sample time
+    std::string experiment;
+    int64_t time_ps = 0;
+    int tier = 0;
+    std::vector<uint16_t> permille;  // each uplink's utilization, thousandths
+};
+struct CounterRow {  // what the fabric had lost and resent by a sample time
+    std::string experiment;
+    int64_t time_ps = 0;
+    FabricCounters counters;
+};
 struct TimelineTailRow {
     std::string experiment;
     TimelineRow span;
@@ -55,6 +66,8 @@ public:
     // Ports of the switch nodes given; `from_start`: their whole history (newly picked switches).
     std::vector<PortSampleRow> new_port_samples(const std::set<int>& nodes, bool from_start);
     std::vector<RateTotalRow> new_rate_totals();
+    std::vector<UplinkSampleRow> new_uplink_samples();
+    std::vector<CounterRow> new_fabric_counters();
     std::vector<TimelineTailRow> new_timeline();
     std::vector<SkipRow> new_skips();
     std::map<std::string, std::string> statuses() const;  // experiment → status, as it stands

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/batch.h"
+#include "telemetry/results_store.h"
 
 namespace orrery {
 
@@ -18,5 +19,20 @@ struct TierImbalance {
 // Tiers whose uplinks carried anything, lowest first. Bytes are what each switch port sent (PortTx::tx_bytes):
 // with steady-state skipping, the stepped spans only (skipped spans credit flows, not ports).
 std::vector<TierImbalance> uplink_imbalance(const Batch& b, uint32_t e);
+
+// Each tier's uplinks (in port order) and the time each has spent sending so far, ns: what the live inspector
+// turns into each uplink's utilization between two samples.
+struct UplinkBusy {
+    int tier = 0;
+    std::vector<uint64_t> busy_ns;
+};
+std::vector<UplinkBusy> uplink_busy(const Batch& b, uint32_t e);
+
+// Utilization of each uplink between two samples `dt_ps` apart, in thousandths (capped at 1000); the uplinks
+// of `before` and `now` in the same order (an empty `before`: since the start, dt_ps from it).
+std::vector<uint16_t> utilization_permille(const std::vector<uint64_t>& before, const std::vector<uint64_t>& now, int64_t dt_ps);
+
+// What the fabric has lost and resent so far in experiment e (results_store.h: FabricCounters).
+FabricCounters fabric_counters(const Batch& b, uint32_t e);
 
 }  // namespace orrery

@@ -86,6 +86,16 @@ private slots:
             QVERIFY2(colours(shot) > 40, qPrintable(file + ": too few colours"));
             qInfo("screenshot: %s", qPrintable(file));
         }
+        {   // The inspector's Uplinks tab: each tier's uplinks at the last sample, their busiest and mean over time, losses.
+            w.tabs()->setCurrentIndex(0);
+            w.inspector()->state().show("e0001");
+            w.inspector()->state().whole_run();
+            w.inspector()->state().tab_request = 3;
+            testing::wait_for([] { return false; }, 700);
+            const QImage shot = w.screen()->grabWindow(w.winId()).toImage();
+            QVERIFY(shot.save(out + "/uplinks.png"));
+            qInfo("screenshot: %s", qPrintable(out + "/uplinks.png"));
+        }
         {   // The engine's checks as the user edits: TP 3 over 32 heads is an error in the Problems tab, and Run is off.
             w.tabs()->setCurrentIndex(1);
             emit w.strategy()->edited("workload.parallel.tp", "3");

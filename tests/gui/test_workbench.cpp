@@ -1042,6 +1042,35 @@ private slots:
         }
     }
 
+    void the_feed_reads_uplinks_and_losses() {
+        // Each tier's uplink utilization at a sample time (the Uplinks tab's bars: the latest sample's) and the
+        // losses so far, as series over time.
+        QTemporaryDir tmp;
+        const QString file = tmp.filePath("uplinks.sqlite");
+        ResultsStore store(file.toStdString());
+        RunRecord record;
+        record.scenario_name = "uplinks";
+        const int64_t run = store.begin_run(record, {{"e0000", 0, 1, "abc", nlohmann::json::array()}});
+        store.experiment_started("e0000");
+        store.fabric_samples("e0000", 10'000'000, {{1, {1000, 0, 500, 500}}, {2, {250, 250}}}, {0, 3, 4, 0});
+        store.fabric_samples("e0000", 20'000'000, {{1, {900, 100, 0, 600}}}, {1, 10, 12, 1});
+        store.flush();
+        TelemetryReader reader(file, run);
+        const TelemetryChunk chunk = reader.poll({});
+        const ExperimentTelemetry& e = chunk.at("e0000");
+        QCOMPARE(e.uplinks_now[0], std::vector<float>({0.9f, 0.1f, 0.0f, 0.6f}));  // the latest sample's
+        QVERIFY(e.uplinks_now[1].empty());                                     // tier 2 had none at 20 us
+        QCOMPARE(e.uplinks_at, 20'000'000 * 1e-12);
+        QCOMPARE(e.uplink_busiest[0].v, std::vector<double>({1.0, 0.9}));
+        QCOMPARE(e.uplink_mean[0].v, std::vector<double>({0.5, 0.4}));
+        QCOMPARE(e.uplink_mean[1].v, std::vector<double>({0.25}));
+        QCOMPARE(e.lost_to_failures.v, std::vector<double>({3, 10}));
+        QCOMPARE(e.retransmits.v, std::vector<double>({4, 12}));
+        QCOMPARE(e.timeouts.v, std::vector<double>({0, 1}));
+        QCOMPARE(e.drops.v, std::vector<double>({0, 1}));
+        store.end_run("finished", 0);
+    }
+
     void the_timeline_has_a_ruler_and_names_the_span_under_the_cursor() {
         // The ruler: round times inside the window, labelled in the step's unit with the digits that tell them apart.
         const std::vector<double> ticks = ruler_ticks(0.0123, 0.0187, 8);

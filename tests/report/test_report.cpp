@@ -346,6 +346,15 @@ private slots:
         QCOMPARE(lost.size(), size_t(4));
         QVERIFY(lost[1][0] > 0);
         QVERIFY(keys.find("lost to failed links") != std::string::npos);
+        // What the live inspector reads: uplink utilization per sample (thousandths, some at line rate) and the
+        // losses so far, which by the last sample are at most what the run ended with.
+        const auto permille = query_doubles(tmp_.filePath("failure.sqlite"), "SELECT max(busiest_permille), min(mean_permille) FROM uplink_tiers");
+        QVERIFY(permille[0][0] <= 1000 && permille[0][0] >= 900 && permille[0][1] >= 0);
+        const auto counted = query_doubles(tmp_.filePath("failure.sqlite"),
+                                           "SELECT lost_to_failures, retransmits FROM fabric_counters WHERE experiment = 'e0001' ORDER BY time_ps DESC LIMIT 1");
+        const auto resent = query_doubles(tmp_.filePath("failure.sqlite"), "SELECT value FROM metrics WHERE name = 'retransmits' AND experiment = 'e0001'");
+        QVERIFY(counted[0][0] > 0 && counted[0][0] <= lost[1][0]);
+        QVERIFY(counted[0][1] > 0 && counted[0][1] <= resent[0][0]);
         QVERIFY(!r.queue_tiers.empty());
         for (const LineChart& c : r.queue_tiers) {
             QCOMPARE(c.marks.size(), size_t(1));

@@ -19,6 +19,38 @@ struct Line {
     const char* name;
 };
 
+void plot(InspectorState& st, const char* id, const std::vector<Line>& lines, const char* unit, float height, const std::vector<SkipBand>& bands);
+
+// Each switch tier's uplinks: a bar per uplink for the latest sample interval (imbalance at a glance), the
+// busiest and the mean over time; then what the fabric lost and resent so far.
+void uplinks(InspectorState& st, const ExperimentTelemetry& e, const std::vector<SkipBand>& bands) {
+    int tiers = 0;
+    for (const auto& now : e.uplinks_now) tiers += !now.empty();
+    if (tiers == 0) {
+        ImGui::TextWrapped("No uplink samples: they are taken with the queue samples (output.record: queues), at packet level.");
+        return;
+    }
+    const float h = std::max(70.0f, (ImGui::GetContentRegionAvail().y - 40 * float(tiers) - 30) / float(2 * tiers + 1));
+    for (size_t t = 0; t < e.uplinks_now.size(); ++t) {
+        const std::vector<float>& now = e.uplinks_now[t];
+        if (now.empty()) continue;
+        float busiest = 0, sum = 0;
+        for (float u : now) busiest = std::max(busiest, u), sum += u;
+        ImGui::Text("Tier %zu to %zu uplinks (%zu): busiest %.0f %%, mean %.0f %% over the interval to %s", t + 1, t + 2, now.size(), busiest * 100,
+                    sum / float(now.size()) * 100, time_label(e.uplinks_at).c_str());
+        const std::string id = "##uplinks" + std::to_string(t);
+        ImGui::PlotHistogram(id.c_str(), now.data(), int(now.size()), 0, nullptr, 0.0f, 1.0f, ImVec2(ImGui::GetContentRegionAvail().x, h));
+        plot(st, ("uplink-time" + std::to_string(t)).c_str(),
+             {{&e.uplink_busiest[t], IM_COL32(240, 90, 90, 255), "busiest"}, {&e.uplink_mean[t], IM_COL32(90, 200, 120, 255), "mean"}}, "", h, bands);
+    }
+    const double timeouts = e.timeouts.v.empty() ? 0 : e.timeouts.v.back();
+    ImGui::Text("Lost and resent so far, packets (retransmission timeouts: %.0f)", timeouts);
+    plot(st, "losses",
+         {{&e.drops, IM_COL32(240, 190, 70, 255), "dropped"}, {&e.lost_to_failures, IM_COL32(240, 90, 90, 255), "lost to failures"},
+          {&e.retransmits, IM_COL32(90, 160, 240, 255), "resent"}},
+         "", h, bands);
+}
+
 // One plot: every line downsampled to min/max per pixel column, skips shaded, wheel zooms at the cursor,
 // dragging pans. Returns nothing: interaction changes the state's window.
 void plot(InspectorState& st, const char* id, const std::vector<Line>& lines, const char* unit, float height, const std::vector<SkipBand>& bands) {
@@ -300,6 +332,10 @@ void InspectorView::draw() {
         }
         if (ImGui::BeginTabItem("Timeline", nullptr, st.tab_request == 2 ? ImGuiTabItemFlags_SetSelected : 0)) {
             timeline(st, *e, bands);
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Uplinks", nullptr, st.tab_request == 3 ? ImGuiTabItemFlags_SetSelected : 0)) {
+            uplinks(st, *e, bands);
             ImGui::EndTabItem();
         }
         ImGui::EndTabBar();

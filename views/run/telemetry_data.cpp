@@ -28,6 +28,15 @@ void ExperimentTelemetry::append(const ExperimentTelemetry& more) {
         append_series(tier_median[i], more.tier_median[i]);
     }
     for (const auto& [port, s] : more.ports) append_series(ports[port], s);
+    for (int i = 0; i < 3; ++i) {
+        append_series(uplink_busiest[i], more.uplink_busiest[i]);
+        append_series(uplink_mean[i], more.uplink_mean[i]);
+    }
+    if (more.uplinks_at >= uplinks_at) uplinks_now = more.uplinks_now, uplinks_at = more.uplinks_at;
+    append_series(drops, more.drops);
+    append_series(lost_to_failures, more.lost_to_failures);
+    append_series(retransmits, more.retransmits);
+    append_series(timeouts, more.timeouts);
     append_series(total_rate, more.total_rate);
     append_series(active_flows, more.active_flows);
     spans.insert(spans.end(), more.spans.begin(), more.spans.end());

@@ -36,6 +36,12 @@ struct SkipBand {
 struct ExperimentTelemetry {
     std::array<Series, 3> tier_max, tier_p99, tier_median;  // bytes, tiers 1–3
     std::map<std::pair<int, int>, Series> ports;            // (node, ifindex) → bytes
+    // Each switch tier's uplinks: utilization (0–1) of each over the latest sample interval, and the busiest and
+    // the mean over time (tiers 1–2; uplinks go one tier up).
+    std::array<std::vector<float>, 3> uplinks_now;
+    double uplinks_at = -1;                                  // s: the sample uplinks_now is from
+    std::array<Series, 3> uplink_busiest, uplink_mean;
+    Series drops, lost_to_failures, retransmits, timeouts;  // so far, packets (timeouts: count)
     Series total_rate;                                      // b/s summed over active flows
     Series active_flows;
     std::vector<Span> spans;

@@ -1,5 +1,6 @@
 #include "views/run/telemetry_feed.h"
 
+#include <algorithm>
 #include <functional>
 #include <mutex>
 #include <stdexcept>
@@ -36,6 +37,31 @@ TelemetryChunk TelemetryReader::poll(const std::set<int>& port_nodes) {
     known_port_nodes_ = port_nodes;
     for (const PortSampleRow& r : tail_->new_port_samples(port_nodes, picked_anew))
         out[r.experiment].ports[{int(r.node), int(r.ifindex)}].add(seconds(r.time_ps), double(r.bytes));
+    for (const UplinkSampleRow& r : tail_->new_uplink_samples()) {
+        if (r.tier < 1 || r.tier > 3 || r.permille.empty()) continue;
+        ExperimentTelemetry& e = out[r.experiment];
+        const double t = seconds(r.time_ps);
+        const size_t i = size_t(r.tier - 1);
+        double busiest = 0, sum = 0;
+        std::vector<float> now;
+        for (uint16_t p : r.permille) now.push_back(float(p) / 1000.0f), busiest = std::max(busiest, p / 1000.0), sum += p / 1000.0;
+        e.uplink_busiest[i].add(t, busiest);
+        e.uplink_mean[i].add(t, sum / double(r.permille.size()));
+        if (t >= e.uplinks_at) {
+            if (t > e.uplinks_at)
+                for (auto& tier : e.uplinks_now) tier.clear();  // a later sample: every tier's bars from it
+            e.uplinks_now[i] = std::move(now);
+            e.uplinks_at = t;
+        }
+    }
+    for (const CounterRow& r : tail_->new_fabric_counters()) {
+        ExperimentTelemetry& e = out[r.experiment];
+        const double t = seconds(r.time_ps);
+        e.drops.add(t, double(r.counters.drops));
+        e.lost_to_failures.add(t, double(r.counters.lost_to_failures));
+        e.retransmits.add(t, double(r.counters.retransmits));
+        e.timeouts.add(t, double(r.counters.timeouts));
+    }
     for (const RateTotalRow& r : tail_->new_rate_totals()) {
         ExperimentTelemetry& e = out[r.experiment];
         e.total_rate.add(seconds(r.time_ps), r.total_bps);
