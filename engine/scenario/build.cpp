@@ -85,18 +85,21 @@ void check_against_fabric(const Scenario& s, const Fabric& f, Diagnostics& diags
     try {  // the links and switches the events name; the levels without packets take the fabric as it starts
         const std::vector<FabricEvent> events = resolve_fabric_events(s.topology.events, f, topology_node_names(s.topology));
         const TimingMode mode = timing_mode(s);
-        for (size_t i = 0; i < s.topology.events.size() && (mode == TimingMode::flow || mode == TimingMode::analytic); ++i) {
+        for (size_t i = 0; i < s.topology.events.size() && mode == TimingMode::analytic; ++i) {
             const FabricEventSpec& ev = s.topology.events[i];
             if (ev.at.count > 0)
-                diags.error(ev.where + ".at", std::string("the flow and analytic levels take the fabric as it starts (events at \"0us\": links down routed "
-                                                          "around, rates set); a failure during the run is simulated ") + timing_mode_phrase(TimingMode::packet));
+                diags.error(ev.where + ".at", std::string("the analytic level times each transfer alone on the fabric as it starts (events at \"0us\": "
+                                                          "links down routed around, rates set); a failure during the run is simulated ") +
+                                                  timing_mode_phrase(TimingMode::flow) + " or " + timing_mode_phrase(TimingMode::packet));
         }
         if (mode == TimingMode::flow || mode == TimingMode::analytic) {
-            const std::vector<uint8_t> down = links_down_after(events, f.link_count(), 0);
+            // Without packets there is no timeout to give up on: a host's link left down holds its transfers forever.
+            const std::vector<uint8_t> down = links_down_after(events, f.link_count(), mode == TimingMode::flow ? INT64_MAX : 0);
             for (LinkId l = 0; l < f.link_count(); ++l)
                 if (down[l] && (f.is_host(f.link_a[l]) || f.is_host(f.link_b[l])))
-                    diags.error(s.source + ": topology.events", "link " + std::to_string(l) + " joins a host and is down from the start: its host's "
-                                                                "transfers could never run");
+                    diags.error(s.source + ": topology.events", "link " + std::to_string(l) + " joins a host and stays down: its host's transfers could "
+                                                                "never finish at " + timing_mode_name(mode) + " level (bring it back with a later "
+                                                                "\"state\": \"up\", or simulate it at the packet level, where its flows time out)");
         }
     } catch (const InputError& e) {
         diags.append(e.diagnostics());

@@ -187,7 +187,8 @@ private:
         const bool flow = w.network_mode != NetworkMode::analytic;
         TimelineWriter timeline(store_, id(i), job.graph, s.output.sample_interval.count);
         const uint32_t mtu = uint32_t(s.network.packet_payload.count);
-        const LlmOutcome o = flow ? run_llm_flow(job, *fabric, *routes, wire_format(s), tables_, [&](const Executor& x) { timeline.write(x); }, timeline.pace(), net.split)
+        const LlmOutcome o = flow ? run_llm_flow(job, *fabric, *routes, wire_format(s), tables_, [&](const Executor& x) { timeline.write(x); }, timeline.pace(), net.split,
+                                                 net.changes)
                                   : run_llm_analytic(job, *fabric, *routes, mtu);
         finish_without_packets(i, o, flow ? "flow" : "analytic", without_packets_note(w, job, flow), t0,
                                s.output.record_fct ? transfer_rows(job, o, *fabric, *routes, mtu, w.collectives.priority) : std::vector<FlowRow>{}, flow,

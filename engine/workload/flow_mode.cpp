@@ -112,6 +112,12 @@ void FlowTimer::start_lockstep(uint32_t id, int64_t t) {
     const Op& op = job_.graph.ops[id];
     if (set_uses_.size() < job_.graph.pair_sets.size()) set_uses_.resize(job_.graph.pair_sets.size(), 0);
     const uint32_t variant = op.steps > 1 ? kPortVariants : set_uses_[op.pairs]++ % kPortVariants;
+    if (!changes_.empty()) lockstep_variant_[id] = variant;
+    net_.start(id, lockstep_uses(id, variant), uses_, t);
+}
+
+double FlowTimer::lockstep_uses(uint32_t id, uint32_t variant) {
+    const Op& op = job_.graph.ops[id];
     PairLoad& load = pair_load(op.pairs, variant);
     const double payload = double(op.bytes);
     const double step = payload / op.steps;
@@ -129,13 +135,18 @@ void FlowTimer::start_lockstep(uint32_t id, int64_t t) {
     auto tail = load.tail_of_steps.find(path);
     if (tail == load.tail_of_steps.end()) tail = load.tail_of_steps.emplace(path, lockstep_cost(set, load.tail, path)).first;
     tail_[id] = tail->second;
-    net_.start(id, payload, uses_, t);
+    return payload;
 }
 
 void FlowTimer::start_transfer(uint32_t id, int64_t t) {
     if (!routes_) throw std::logic_error("FlowTimer: a transfer on a timer built for NVLink only (the packet engine times transfers)");
     const Op& op = job_.graph.ops[id];
     if (op.pairs != UINT32_MAX) return start_lockstep(id, t);
+    net_.start(id, transfer_uses(id), uses_, t);
+}
+
+double FlowTimer::transfer_uses(uint32_t id) {
+    const Op& op = job_.graph.ops[id];
     const NodeId src = job_.place.host[op.rank], dst = job_.place.host[op.peer];
     const uint16_t sport = job_.source_port[job_.flow_of_op[id]], dport = kLlmDestinationPort;
     tail_[id] = path_latency(src, dst);
@@ -153,7 +164,35 @@ void FlowTimer::start_transfer(uint32_t id, int64_t t) {
         for (const Hop& h : flow_path(fabric_, *routes_, src, dst, sport, dport)) uses_.push_back({fabric_.port_begin[h.node] + h.port, data_weight});
         for (const Hop& h : flow_path(fabric_, *routes_, dst, src, dport, sport)) uses_.push_back({fabric_.port_begin[h.node] + h.port, ack_weight});
     }
-    net_.start(id, payload, uses_, t);
+    return payload;
+}
+
+// Capacities change at once; new routes move every transfer that crosses a link down onto its new path, and
+// later transfers take them (the per-pair caches are of the old routes).
+void FlowTimer::apply_change(const FlowFabricChange& c, int64_t t) {
+    for (const auto& [link, bytes_per_s] : c.link_bytes_per_s)
+        for (size_t p = 0; p < fabric_.port_link.size(); ++p) {
+            if (fabric_.port_link[p] != link) continue;
+            net_.set_capacity(uint32_t(p), bytes_per_s);
+            auto at = std::find(zero_ports_.begin(), zero_ports_.end(), uint32_t(p));
+            if (bytes_per_s <= 0 && at == zero_ports_.end()) zero_ports_.push_back(uint32_t(p));
+            if (bytes_per_s > 0 && at != zero_ports_.end()) zero_ports_.erase(at);
+        }
+    if (!c.routes) return;
+    routes_ = c.routes.get();
+    pair_loads_.clear();
+    base_latency_.clear();
+    std::vector<uint32_t> stalled;
+    for (uint32_t p : zero_ports_)
+        for (uint32_t op : net_.tags_on(p)) stalled.push_back(op);
+    std::sort(stalled.begin(), stalled.end());
+    stalled.erase(std::unique(stalled.begin(), stalled.end()), stalled.end());
+    for (uint32_t id : stalled) {
+        const Op& op = job_.graph.ops[id];
+        if (op.pairs != UINT32_MAX) lockstep_uses(id, lockstep_variant_.at(id));
+        else transfer_uses(id);
+        net_.reroute(id, uses_, t);
+    }
 }
 
 void FlowTimer::start_local(uint32_t id, int64_t t) {
@@ -183,8 +222,10 @@ void FlowTimer::start_local(uint32_t id, int64_t t) {
 }
 
 int64_t FlowTimer::next_time() {
-    const int64_t t = net_.next_finish();
-    return t == FluidNetwork::kNoFinish ? kNoTime : t;
+    const int64_t f = net_.next_finish();
+    const int64_t t = f == FluidNetwork::kNoFinish ? kNoTime : f;
+    // A transfer stalled on a failed link waits for the next change.
+    return next_change_ < changes_.size() && net_.active() > 0 ? std::min(t, changes_[next_change_].at) : t;
 }
 
 void FlowTimer::complete_next(Executor& x) {
@@ -196,8 +237,17 @@ void FlowTimer::complete_next(Executor& x) {
 
 void FlowTimer::run(Executor& x, int64_t until) {
     for (;;) {
-        const int64_t tf = next_time(), t = std::min(tf, x.next_time());
+        const int64_t finish = net_.next_finish();
+        const int64_t tf = finish == FluidNetwork::kNoFinish ? kNoTime : finish, tx = x.next_time();
+        // A change matters while something is left to happen: after the job's last op the run is over.
+        const int64_t tc = next_change_ < changes_.size() && (net_.active() > 0 || tx != kNoTime) ? changes_[next_change_].at : kNoTime;
+        const int64_t t = std::min({tf, tx, tc});
         if (t == kNoTime || (until != kNoTime && t > until)) return;
+        if (tc == t) {
+            apply_change(changes_[next_change_++], t);
+            settle(t);
+            continue;
+        }
         if (tf == t) complete_next(x);
         x.advance(t);
         settle(t);
@@ -205,8 +255,10 @@ void FlowTimer::run(Executor& x, int64_t until) {
 }
 
 LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables,
-                        const std::function<void(const Executor&)>& watch, int64_t watch_pace_ps, bool split) {
+                        const std::function<void(const Executor&)>& watch, int64_t watch_pace_ps, bool split,
+                        std::vector<FlowFabricChange> changes) {
     FlowTimer timer(job, fabric, &routes, wire, tables, true, split);
+    timer.set_changes(std::move(changes));
     Executor x(job.graph, job.workload->compute.overlap_slowdown, [&](uint32_t op, int64_t t) {
         timer.start_transfer(op, t);
         return t;
@@ -226,6 +278,9 @@ LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& r
         timer.run(x, kNoTime);
         if (watch) watch(x);
     }
+    if (!x.finished() && timer.network().active() > 0)
+        throw InputError("topology.events", std::to_string(timer.network().active()) + " transfers were left on links that stayed down (a host's own link, "
+                                            "or no other path to their destination): the job cannot finish on this fabric");
     if (!x.finished()) throw std::logic_error("workload task graph has a cycle: " + std::to_string(x.unfinished()) + " ops never became ready");
     return summarize_llm(job, x);
 }

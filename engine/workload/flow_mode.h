@@ -20,12 +20,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "topology/fabric.h"
 #include "topology/path_split.h"
 #include "topology/routing.h"
 #include "workload/execute.h"
+#include "workload/flow_network.h"
 #include "workload/fluid.h"
 #include "workload/llm_job.h"
 
@@ -58,6 +60,8 @@ public:
     void complete_next(Executor& x);
     // Rates follow the flows started and finished so far; call after the executor has run up to `now`.
     void settle(int64_t now) { net_.settle(now); }
+    // The fabric's changes during the run, in time order.
+    void set_changes(std::vector<FlowFabricChange> changes) { changes_ = std::move(changes); }
     // Runs the executor's events and this timer's drains in time order up to `until` (inclusive): a drained
     // op hands its successors on, which may start flows here. kNoTime: until neither has anything left.
     void run(Executor& x, int64_t until);
@@ -78,6 +82,13 @@ private:
     std::map<std::pair<uint32_t, uint32_t>, int64_t> base_latency_;  // per host pair (ps)
     std::vector<FluidUse> uses_;
     std::vector<uint32_t> done_;
+    std::vector<FlowFabricChange> changes_;
+    size_t next_change_ = 0;
+    std::vector<uint32_t> zero_ports_;              // port resources of no capacity now (links down)
+    std::map<uint32_t, uint32_t> lockstep_variant_; // per lockstep op started: its source-port variant
+    void apply_change(const FlowFabricChange& c, int64_t t);
+    double transfer_uses(uint32_t op);             // fills uses_ and tail_[op]; returns the payload
+    double lockstep_uses(uint32_t op, uint32_t variant);
 
     // Lockstep transfers: per pair set and source-port choice, how many of its pairs cross each port — data,
     // ACK (network pairs) and NVLink (pairs inside one server) — and each pair's latency after it drains.
@@ -107,6 +118,7 @@ private:
 // timeline as it goes). It changes nothing the run computes.
 // `split`: transfers spread over their equal-cost paths (FlowTimer).
 LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables,
-                        const std::function<void(const Executor&)>& watch = {}, int64_t watch_pace_ps = 0, bool split = false);
+                        const std::function<void(const Executor&)>& watch = {}, int64_t watch_pace_ps = 0, bool split = false,
+                        std::vector<FlowFabricChange> changes = {});
 
 }  // namespace orrery

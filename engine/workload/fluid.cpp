@@ -32,6 +32,25 @@ void FluidNetwork::start(uint32_t tag, double bytes, const std::vector<FluidUse>
     }
     Flow& f = flows_[slot];
     f.tag = tag;
+    set_uses(f, uses);
+    f.remaining = std::max(0.0, bytes);
+    f.rate = 0;
+    f.since = now;
+    f.finish = kNoFinish;
+    ++f.version;
+    f.live = true;
+    ++active_;
+    for (const FluidUse& u : f.uses) {
+        on_[u.resource].push_back(slot);
+        touch(u.resource);
+    }
+    if (f.uses.empty()) {  // nothing to cross: done as it starts
+        f.finish = now;
+        finishes_.push({now, slot, f.version});
+    }
+}
+
+void FluidNetwork::set_uses(Flow& f, const std::vector<FluidUse>& uses) {
     // One entry per resource (weights of repeats add up), none of zero weight: each must be able to freeze the flow.
     f.uses.clear();
     if (uses.size() <= 32) {
@@ -52,22 +71,47 @@ void FluidNetwork::start(uint32_t tag, double bytes, const std::vector<FluidUse>
         }
         f.uses.resize(kept);
     }
-    f.remaining = std::max(0.0, bytes);
-    f.rate = 0;
-    f.since = now;
-    f.finish = kNoFinish;
-    ++f.version;
-    f.live = true;
-    ++active_;
-    for (const FluidUse& u : f.uses) {
+    for (const FluidUse& u : f.uses)
         if (u.resource >= capacity_.size()) throw std::out_of_range("FluidNetwork: a flow uses resource " + std::to_string(u.resource) + " that does not exist");
-        on_[u.resource].push_back(slot);
-        touch(u.resource);
+}
+
+void FluidNetwork::set_capacity(uint32_t resource, double bytes_per_s) {
+    if (resource >= capacity_.size() || !(bytes_per_s >= 0)) throw std::invalid_argument("FluidNetwork: no such resource, or a negative capacity");
+    capacity_[resource] = bytes_per_s * 1e-12;
+    touch(resource);
+}
+
+void FluidNetwork::reroute(uint32_t tag, const std::vector<FluidUse>& uses, int64_t now) {
+    for (uint32_t slot = 0; slot < flows_.size(); ++slot) {
+        Flow& f = flows_[slot];
+        if (!f.live || f.tag != tag) continue;
+        // Drained at its rate so far; the next settle gives it a rate on its new resources.
+        f.remaining = std::max(0.0, f.remaining - f.rate * double(now - f.since));
+        f.since = now;
+        for (const FluidUse& u : f.uses) {
+            auto& list = on_[u.resource];
+            auto it = std::find(list.begin(), list.end(), slot);
+            if (it != list.end()) *it = list.back(), list.pop_back();
+            touch(u.resource);
+        }
+        set_uses(f, uses);
+        f.rate = 0;
+        f.finish = kNoFinish;
+        ++f.version;
+        for (const FluidUse& u : f.uses) {
+            on_[u.resource].push_back(slot);
+            touch(u.resource);
+        }
+        if (f.uses.empty()) f.finish = now, finishes_.push({now, slot, f.version});
+        return;
     }
-    if (f.uses.empty()) {  // nothing to cross: done as it starts
-        f.finish = now;
-        finishes_.push({now, slot, f.version});
-    }
+}
+
+std::vector<uint32_t> FluidNetwork::tags_on(uint32_t resource) const {
+    std::vector<uint32_t> tags;
+    if (resource < on_.size())
+        for (uint32_t slot : on_[resource]) tags.push_back(flows_[slot].tag);
+    return tags;
 }
 
 void FluidNetwork::settle(int64_t now) {
@@ -131,7 +175,7 @@ void FluidNetwork::recompute(int64_t now) {
         for (uint32_t slot : on_[r]) {
             Flow& f = flows_[slot];
             if (f.rate >= 0) continue;
-            f.rate = std::max(level, 1e-18);
+            f.rate = level > 0 ? std::max(level, 1e-18) : 0;  // 0: it crosses a resource of no capacity (a failed link)
             --unfrozen;
             for (const FluidUse& u : f.uses) {
                 left_[u.resource] = std::max(0.0, left_[u.resource] - u.weight * level);
@@ -148,6 +192,10 @@ void FluidNetwork::recompute(int64_t now) {
             continue;
         }
         ++f.version;
+        if (f.remaining > 1e-6 && f.rate <= 0) {  // stalled: no finish until its capacity or route changes
+            f.finish = kNoFinish;
+            continue;
+        }
         f.finish = f.remaining <= 1e-6 ? now : now + int64_t(std::ceil(f.remaining / f.rate));
         finishes_.push({f.finish, slot, f.version});
     }

@@ -36,6 +36,15 @@ public:
     // Removes every flow that drains at next_finish() and appends their tags; settle() afterwards.
     void pop_finished(std::vector<uint32_t>& tags);
 
+    // A resource's capacity from `now` on (a link degraded, failed: 0, or restored); rates follow at the next
+    // settle. A flow crossing a resource of no capacity stalls (rate 0, no finish) until it is rerouted or the
+    // capacity comes back.
+    void set_capacity(uint32_t resource, double bytes_per_s);
+    // The live flow `tag` crosses `uses` from `now` on, with the bytes it has left (a route changed under it).
+    void reroute(uint32_t tag, const std::vector<FluidUse>& uses, int64_t now);
+    // The tags of the live flows crossing `resource`.
+    std::vector<uint32_t> tags_on(uint32_t resource) const;
+
     size_t active() const { return active_; }
     // The rate of the active flow with this tag in bytes per second (for tests and telemetry; linear scan).
     double rate_of(uint32_t tag) const;
@@ -54,6 +63,7 @@ private:
     };
     void touch(uint32_t resource);
     void recompute(int64_t now);
+    void set_uses(Flow& f, const std::vector<FluidUse>& uses);  // merged: one entry per resource, none of zero weight
 
     std::vector<double> capacity_;                // bytes per ps
     std::vector<std::vector<uint32_t>> on_;       // per resource: slots of the flows crossing it

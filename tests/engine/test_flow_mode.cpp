@@ -88,6 +88,37 @@ private slots:
         QVERIFY(std::abs(net.rate_of(2) - 1e9) < 1);  // still held by b
     }
 
+    // A failed link (capacity 0) stalls what crosses it, a degraded one slows it; a rerouted flow carries on
+    // with the bytes it has left, and a capacity restored sets a stalled flow going again.
+    void capacities_change_and_flows_move_during_the_run() {
+        FluidNetwork net;
+        const uint32_t a = net.add_resource(10e9), b = net.add_resource(10e9);
+        net.start(0, 1e9, {{a, 1}}, 0);
+        net.start(1, 1e9, {{a, 1}}, 0);
+        net.settle(0);
+        const int64_t t1 = 50'000'000;  // 50 us: 250 KB of each drained at 5 GB/s
+        const double left = 1e9 - 5e9 * 50e-6;
+        net.set_capacity(a, 0);
+        net.settle(t1);
+        QCOMPARE(net.rate_of(0), 0.0);
+        QCOMPARE(net.next_finish(), FluidNetwork::kNoFinish);
+        QCOMPARE(net.tags_on(a).size(), size_t(2));
+        const int64_t t2 = 100'000'000;  // flow 0 moves to b at 100 us with what it had left at 50 us
+        net.reroute(0, {{b, 1}}, t2);
+        net.settle(t2);
+        QCOMPARE(net.rate_of(0), 10e9);
+        QCOMPARE(net.tags_on(a), std::vector<uint32_t>{1});
+        QCOMPARE(net.next_finish(), t2 + int64_t(std::ceil(left / 10e9 * 1e12)));
+        net.set_capacity(a, 2.5e9);  // flow 1 comes back on a degraded link
+        net.settle(t2);
+        QVERIFY(std::abs(net.rate_of(1) - 2.5e9) < 1);
+        std::vector<uint32_t> done;
+        net.pop_finished(done);
+        QCOMPARE(done, std::vector<uint32_t>{0});
+        net.settle(t2 + int64_t(std::ceil(left / 10e9 * 1e12)));
+        QCOMPARE(net.next_finish(), t2 + int64_t(std::ceil(left / 2.5e9 * 1e12)));
+    }
+
     void two_transfers_on_one_uplink_take_twice_as_long() {
         const LoadedScenario sc = load(rail_fabric(2, 1));
         const Fabric f = build_fabric(sc.scenarios[0].topology);

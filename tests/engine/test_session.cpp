@@ -107,8 +107,8 @@ private slots:
 
     void the_flow_level_takes_the_fabric_as_it_starts() {
         // TP 2 DP 8 on two servers: data-parallel rings cross rails, so through the spines. Every leaf-spine
-        // link at a quarter of its rate from the start slows the flow level's iteration; a failure later in
-        // the run is refused there, naming the event's time.
+        // link at a quarter of its rate from the start slows the flow level's iteration; so, less, does the same
+        // later in the run, and a failure costs what its routing convergence holds transfers on it.
         nlohmann::json doc = three_levels();
         doc["workload"]["parallel"] = {{"tp", 2}, {"dp", 8}};
         doc["workload"]["network_mode"] = "flow";
@@ -145,12 +145,44 @@ private slots:
         qInfo("flow level, TP2 DP8: %.3f ms with ECMP, %.3f ms sprayed", ecmp_s * 1e3, spray_s * 1e3);
         QVERIFY(spray_s <= ecmp_s * (1 + 1e-9));
         QVERIFY(spray_s != ecmp_s);
+        // Later events at the flow level: capacities change at their times, routes after the convergence. The
+        // same slowdown from 1 us costs more than none and no more than from the start; every leaf-spine link of
+        // one spine down at 5 us costs more the longer routing takes to move its transfers off them.
         nlohmann::json later = doc;
         later.erase("sweep");
-        later["topology"]["events"] = {{{"at", "5us"}, {"link", slow[0]["link"]}, {"state", "down"}}};
+        nlohmann::json slow_later = slow;
+        for (auto& ev : slow_later) ev["at"] = "1us";
+        const LinkId first = slow[0]["link"].get<LinkId>();
+        const NodeId spine = f.node_tier[f.link_a[first]] == 2 ? f.link_a[first] : f.link_b[first];
+        nlohmann::json down = nlohmann::json::array();
+        for (const auto& ev : slow)
+            if (f.link_a[ev["link"].get<LinkId>()] == spine || f.link_b[ev["link"].get<LinkId>()] == spine)
+                down.push_back({{"at", "5us"}, {"link", ev["link"]}, {"state", "down"}});
+        QVERIFY(down.size() >= 2);
+        later["sweep"] = {{"mode", "zip"},
+                          {"parameters",
+                           {{{"path", "topology.events"}, {"values", {slow_later, down, down}}},
+                            {{"path", "network.routing.convergence"}, {"values", {"1ms", "100us", "20ms"}}}}}};
+        const Setup during(later);
+        ResultsStore store3(tmp.filePath("l.sqlite").toStdString());
+        during.begin(store3);
+        Heard heard3;
+        const LlmSessionResult rl = run_llm_session(during.loaded, during.pointers, kPresets, store3, SessionBackend{}, listen(heard3), cancel);
+        const double slowed_later = rl.summaries[0]["iteration_time_s"].get<double>(), quick = rl.summaries[1]["iteration_time_s"].get<double>(),
+                     slow_converging = rl.summaries[2]["iteration_time_s"].get<double>();
+        qInfo("flow level, TP2 DP8: %.3f ms with every leaf-spine link at a quarter rate from 1 us; %zu links down at 5 us: %.3f ms converging in 100 us, "
+              "%.3f ms in 20 ms", slowed_later * 1e3, down.size(), quick * 1e3, slow_converging * 1e3);
+        QVERIFY(slowed_later > healthy && slowed_later <= degraded * (1 + 1e-9));
+        QVERIFY(slow_converging > quick);
+        QVERIFY(slow_converging > 0.020);  // a transfer on the failed links waits out the convergence
+        // The analytic level times each transfer alone on the fabric as it starts: later events are refused there.
+        nlohmann::json analytic = doc;
+        analytic.erase("sweep");
+        analytic["workload"]["network_mode"] = "analytic";
+        analytic["topology"]["events"] = down;
         try {
-            load_scenario_document(later, "levels.json", ".", kPresets);
-            QFAIL("the flow level accepted a failure during the run");
+            load_scenario_document(analytic, "levels.json", ".", kPresets);
+            QFAIL("the analytic level accepted a failure during the run");
         } catch (const InputError& e) {
             QVERIFY2(std::string(e.what()).find("topology.events[0].at") != std::string::npos, e.what());
         }
