@@ -84,7 +84,7 @@ const std::vector<KeyApplicability>& key_applicability() {
         {"network", {H, H, H, M}, kBusbwBandwidths},
         {"skipping", {H, M, M, M}, "steady-state skipping fast-forwards the packet level; the other levels have no packet steps to skip"},
         {"topology.events", {H, H, H, R}, "SimAI's busbw formula takes no fabric: time the job on a network to see what a failure costs"},
-        {"network.routing.convergence", {H, M, M, M}, "routing convergence applies to failures during the run, which only the packet level simulates"},
+        {"network.routing.convergence", {H, H, M, M}, "routing convergence applies to failures during the run, which the packet and flow levels simulate (the analytic level refuses them)"},
         {"network.routing.weights", {H, H, H, M}, kBusbwBandwidths},
         {"topology.link_defaults", {H, H, H, M}, kBusbwBandwidths},
         {"topology.links.rate", {H, H, H, M}, kBusbwBandwidths},
