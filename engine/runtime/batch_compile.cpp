@@ -331,12 +331,6 @@ uint32_t append_routing_table(Batch& b, const Routes& routes) {
     return first;
 }
 
-// The routing an experiment forwards by: with routing.weights "capacity", its next hops weighted.
-Routes weighted_as_asked(const Scenario& s, const Fabric& f, Routes r) {
-    if (s.network.capacity_weights) weight_by_capacity(f, r);
-    return r;
-}
-
 // The routing tables of an experiment that balances other than by ECMP, or whose routing changes during the
 // run (it then forwards ECMP by table), go into the batch (every experiment's forwarder rows and destination
 // groups do), and a flowlet table for its switches.
@@ -372,7 +366,7 @@ void add_routing_tables(Batch& b, const Fabric& f, const Scenario& s, const Rout
 Routes add_fabric_events(Batch& b, ExperimentSlice& slice, const Fabric& f, const Scenario& s, const Routes& healthy, uint32_t port0, bool& by_table) {
     by_table = false;
     const std::vector<FabricEvent> events = resolve_fabric_events(s.topology.events, f, topology_node_names(s.topology));
-    if (events.empty()) return weighted_as_asked(s, f, healthy);
+    if (events.empty()) return routes_around(f, nullptr, s.network.capacity_weights, &healthy);
     slice.fabric_events = events;
     std::vector<std::array<uint32_t, 2>> link_rows(f.link_count(), {kNone, kNone});
     for (uint32_t p = 0; p < f.port_begin[f.node_count()]; ++p) {
@@ -380,8 +374,7 @@ Routes add_fabric_events(Batch& b, ExperimentSlice& slice, const Fabric& f, cons
         (rows[0] == kNone ? rows[0] : rows[1]) = port0 + p;
     }
     const std::vector<uint8_t> down_at_start = links_down_after(events, f.link_count(), 0);
-    const bool routed_around = std::any_of(down_at_start.begin(), down_at_start.end(), [](uint8_t d) { return d != 0; });
-    const Routes start = weighted_as_asked(s, f, routed_around ? build_routes(f, 0, &down_at_start) : healthy);
+    const Routes start = routes_around(f, &down_at_start, s.network.capacity_weights, &healthy);
     for (const FabricEvent& ev : events) {
         for (LinkId l : ev.links) {
             FabricChange c;
@@ -402,7 +395,7 @@ Routes add_fabric_events(Batch& b, ExperimentSlice& slice, const Fabric& f, cons
         c.kind = FabricChange::routing;
         c.at = ev.at_ps + s.network.routing_convergence.count;
         if (!routing.empty() && routing.back().at == c.at) routing.pop_back();  // the later table wins
-        const Routes r = weighted_as_asked(s, f, build_routes(f, 0, &down));
+        const Routes r = routes_around(f, &down, s.network.capacity_weights);
         c.table = append_routing_table(b, r);
         routing.push_back(c);
     }

@@ -43,6 +43,11 @@ size_t memory_bytes(const Routes& r);
 // again by ports and weights.
 void weight_by_capacity(const Fabric& f, Routes& r);
 
+// The routing a run forwards by while the links `down` marks (1 each) are down: around them (none marked, or
+// null: `healthy` when given, else the fabric's own routes), weighted by capacity when asked. The packet level's
+// compile and the levels without packets both take it, at the start and after each failure or repair.
+Routes routes_around(const Fabric& f, const std::vector<uint8_t>* down, bool capacity_weights, const Routes* healthy = nullptr);
+
 // The weights of `node`'s next hops toward host `dst`, beside the ports next_hops lists; nullptr when they are
 // equal (routes not weighted, a host, or delivery to dst).
 const uint32_t* next_hop_weights(const Routes& r, NodeId node, NodeId dst);

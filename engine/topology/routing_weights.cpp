@@ -95,4 +95,11 @@ void weight_by_capacity(const Fabric& f, Routes& r) {
     r.set_weights = std::move(weights);
 }
 
+Routes routes_around(const Fabric& f, const std::vector<uint8_t>* down, bool capacity_weights, const Routes* healthy) {
+    const bool any_down = down && std::any_of(down->begin(), down->end(), [](uint8_t d) { return d != 0; });
+    Routes r = any_down || !healthy ? build_routes(f, 0, any_down ? down : nullptr) : *healthy;
+    if (capacity_weights) weight_by_capacity(f, r);
+    return r;
+}
+
 }  // namespace orrery

@@ -21,9 +21,7 @@ FlowNetwork flow_network(const Scenario& s, const Fabric& built) {
     const Fabric& f = n.fabric(built);
     auto routes_after = [&](int64_t t) {
         const std::vector<uint8_t> down = links_down_after(events, f.link_count(), t);
-        Routes r = build_routes(f, 0, &down);
-        if (s.network.capacity_weights) weight_by_capacity(f, r);
-        return r;
+        return routes_around(f, &down, s.network.capacity_weights);
     };
     n.routes = routes_after(0);
     // Later events: capacities at once, routes after the convergence delay.
