@@ -15,15 +15,14 @@ std::string when(const nlohmann::json& at) {
     return t->count == 0 ? std::string() : std::string(" from ").append(format_time(*t));
 }
 
-std::string what(const nlohmann::json& e, bool& plural) {
-    plural = false;
+std::string what(const nlohmann::json& e) {
     if (e.contains("switch")) return "switch " + text_of(e["switch"]);
     const nlohmann::json& l = e.value("link", nlohmann::json());
     if (l.is_array() && l.size() == 2) return "link " + text_of(l[0]) + " – " + text_of(l[1]);
     if (l.is_object() && l.contains("tiers") && l["tiers"].is_array() && l["tiers"].size() == 2) {
         const std::string tiers = "tiers " + text_of(l["tiers"][0]) + " and " + text_of(l["tiers"][1]);
         if (l.contains("index")) return "link " + text_of(l["index"]) + " between " + tiers;
-        plural = l.value("random", 1) != 1;
+        const bool plural = l.value("random", 1) != 1;
         return text_of(l.value("random", nlohmann::json(1))) + " random link" + (plural ? "s" : "") + " between " + tiers;
     }
     return "link " + text_of(l);
@@ -37,8 +36,7 @@ std::string events_label(const nlohmann::json& events) {
     std::string out;
     for (const nlohmann::json& e : events) {
         if (!e.is_object()) return events.dump();
-        bool plural = false;
-        std::string s = what(e, plural);
+        std::string s = what(e);
         if (e.contains("rate")) s.append(" at ").append(text_of(e["rate"]));
         else s.append(" ").append(text_of(e.value("state", nlohmann::json("down"))));
         s.append(when(e.value("at", nlohmann::json())));

@@ -39,11 +39,7 @@ std::vector<std::string> failure_sentences(const ResultsTable& t, double tie) {
     if (events == t.parameter_paths.size()) return {};
     std::vector<Group> groups;
     for (size_t i = 0; i < t.rows.size(); ++i) {
-        std::vector<std::string> values;
-        for (size_t p = 0; p < t.parameter_paths.size(); ++p)
-            if (t.parameter_differs[p] && p != events && t.parameter_paths[p] != "seed")
-                values.push_back(parameter_value_label(t.parameter_paths[p], t.rows[i].parameters[p]));
-        Group g{join_with(values, ", "), t.rows[i].parameters[events], {i}};
+        Group g{differing_values(t, i, {"topology.events", "seed"}), t.rows[i].parameters[events], {i}};
         bool found = false;
         for (Group& h : groups)
             if (h.design == g.design && h.events == g.events) h.rows.push_back(i), found = true;
@@ -83,8 +79,8 @@ std::vector<std::string> failure_sentences(const ResultsTable& t, double tie) {
         cost[failed.events].push_back(s);
     }
     std::vector<std::string> out;
+    const std::string what = metrics.front() == "iteration_time" ? metric_label("iteration_time") + " " : "";
     for (const std::string& failure : order) {
-        const std::string what = metrics.front() == "iteration_time" ? metric_label("iteration_time") + " " : "";
         std::string s = failure + ": " + what + join_with(cost[failure], "; ") + ", against the same design" + (cost[failure].size() > 1 ? "s" : "") +
                         " on the healthy fabric.";
         s[0] = char(std::toupper(static_cast<unsigned char>(s[0])));

@@ -337,9 +337,7 @@ std::vector<std::string> replicated_summary(const Report& r) {
     std::map<std::string, std::vector<size_t>> designs;  // design label → its rows
     std::vector<std::string> order;
     for (size_t i = 0; i < t.rows.size(); ++i) {
-        std::string key;
-        for (size_t p = 0; p < t.parameter_paths.size(); ++p)
-            if (t.parameter_differs[p] && p != seed) key += (key.empty() ? "" : ", ") + parameter_value_label(t.parameter_paths[p], t.rows[i].parameters[p]);
+        std::string key = differing_values(t, i, {"seed"});
         if (key.empty()) key = "the design";
         if (!designs.count(key)) order.push_back(key);
         designs[key].push_back(i);

@@ -152,6 +152,16 @@ std::string parameter_value_label(const std::string& path, const std::string& te
     return name + (text == "true" ? " on" : " off");
 }
 
+std::string differing_values(const ResultsTable& t, size_t row, const std::vector<std::string>& except) {
+    std::string out;
+    for (size_t p = 0; p < t.parameter_paths.size(); ++p) {
+        if (!t.parameter_differs[p] || std::find(except.begin(), except.end(), t.parameter_paths[p]) != except.end()) continue;
+        if (!out.empty()) out.append(", ");
+        out.append(parameter_value_label(t.parameter_paths[p], t.rows[row].parameters[p]));
+    }
+    return out;
+}
+
 std::string metric_unit(const ResultsTable& t, const std::string& name) {
     for (const MetricColumn& m : t.metrics)
         if (m.name == name) return m.unit;

@@ -57,6 +57,10 @@ std::string metric_label(const std::string& name);
 // (the path's last name, or the one before ".enabled"); anything else unchanged.
 std::string parameter_value_label(const std::string& path, const std::string& text);
 
+// What sets row `row` apart, as legends and sentences name it: the values of the parameters the run sweeps (those
+// that differ), but those at `except`, joined by ", " ("" when none is left).
+std::string differing_values(const ResultsTable& t, size_t row, const std::vector<std::string>& except);
+
 // A stored metric's unit ("" when the run has no such metric).
 std::string metric_unit(const ResultsTable& t, const std::string& name);
 
