@@ -12,6 +12,7 @@
 #include "cli/mpi_sweep.h"
 #endif
 #include "runtime/batch.h"
+#include "scenario/applicability.h"
 #include "scenario/build.h"
 #include "scenario/load.h"
 #include "telemetry/hpcc_files.h"
@@ -48,10 +49,13 @@ LoadedScenario experiment_alone(const LoadedScenario& loaded, size_t i) {
 // What an experiment is expected to cost, to hand out the longest first: an LLM job's GPUs × layers ×
 // micro-batches, a flow workload's bytes.
 double expected_cost(const Scenario& s) {
-    if (s.workload.kind == "llm") {
-        const LlmWorkload& w = *s.workload.llm;
-        const ParallelSpec& p = w.parallel;
-        return double(p.tp) * p.pp * p.dp * std::max(1, w.model.layers) * p.micro_batches;
+    if (s.workload.trains()) {
+        double cost = 0;
+        for (const LlmWorkload* w : s.workload.llm_workloads()) {
+            const ParallelSpec& p = w->parallel;
+            cost += double(p.tp) * p.pp * p.dp * std::max(1, w->model.layers) * p.micro_batches;
+        }
+        return cost;
     }
     double bytes = 0;
     for (const FlowSpec& f : workload_flows(s)) bytes += double(f.size.count);
@@ -163,7 +167,7 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
                 const LoadedScenario one = experiment_alone(loaded, i);
                 const Experiment& x = one.experiments[0];
                 store.begin_run(cli_run_record(base.name, path, x.sha256, o->backend, loaded.written), {{x.id, x.index, x.seed, x.sha256, x.parameters}});
-                if (base.workload.kind == "llm") return run_llm_session(one, {fabric_of[i]}, presets, store, o->backend, &quiet).summaries.at(0);
+                if (base.workload.trains()) return run_llm_session(one, {fabric_of[i]}, presets, store, o->backend, &quiet).summaries.at(0);
                 const std::vector<ExperimentInput> inputs = flow_inputs(one, {fabric_of[i]});
                 Batch batch = compile_batch(inputs, std::move(spare_arena));
                 nlohmann::json summary = run_session(batch, inputs, &store, o->backend, {}, &quiet).summaries.at(0);
@@ -173,13 +177,13 @@ Runner add_run(CLI::App& app, const PresetLibrary& presets) {
             return run_sweep_over_ranks(sweep);
         }
 #endif
-        if (base.workload.kind == "llm") {
+        if (base.workload.trains()) {
             if (o->backend.device) {
                 // The device backend steps packets: experiments on the analytic or flow network, or timed by
                 // SimAI's busbw formula, run on the CPU whatever the backend.
                 size_t packet_level = 0;
                 for (const Scenario& s : loaded.scenarios)
-                    packet_level += s.workload.llm->network_mode == NetworkMode::packet && s.workload.llm->collectives.model != CollectiveModel::busbw;
+                    packet_level += timing_mode(s) == TimingMode::packet;
                 if (packet_level == 0)
                     throw InputError("--backend", "device steps the packet level, and no experiment of " + path.string() +
                                                       " runs there (workload.network_mode analytic or flow, or collectives.model busbw): run it without --backend device");

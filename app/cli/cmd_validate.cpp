@@ -14,7 +14,9 @@
 #include "io/hpcc_config.h"
 #include "runtime/hpcc_job.h"
 #include "io/hpcc_flows.h"
+#include "scenario/applicability.h"
 #include "scenario/build.h"
+#include "session/mix_prepare.h"
 #include "runtime/batch.h"
 #include "scenario/load.h"
 #include "scenario/sweep.h"
@@ -51,7 +53,15 @@ void check_runnable(const LoadedScenario& s, const PresetLibrary& presets, Diagn
         const std::string id = s.experiments[i].id;
         try {
             const Fabric f = build_fabric(x.topology);
-            if (x.workload.llm) {
+            if (x.workload.jobs) {  // a mix: placed, every job built, the merged job compiled for the packet level
+                if (!tables) tables = load_workload_tables(presets);
+                Diagnostics job_warnings;
+                const PreparedMix m = prepare_job_mix(x, f, *tables, job_warnings);
+                warnings.append(job_warnings);
+                if (!m.oom_message.empty()) warnings.warning(x.source + ": workload.jobs", "experiment " + id + " does not fit: " + m.oom_message);
+                else if (timing_mode(x) == TimingMode::packet && !m.mix.merged.transfers.empty())
+                    compile_batch({{id, &x, &f, llm_flows(m.mix.merged, m.workloads[0]->collectives.priority)}});
+            } else if (x.workload.llm) {
                 if (!tables) tables = load_workload_tables(presets);
                 LlmWorkload w = *x.workload.llm;
                 Diagnostics job_warnings;
@@ -89,7 +99,7 @@ void check_runnable(const LoadedScenario& s, const PresetLibrary& presets, Diagn
 int validate_loaded(const std::filesystem::path& file, const LoadedScenario& s, const PresetLibrary& presets, Diagnostics warnings,
                     const std::vector<std::filesystem::path>& outputs, const std::optional<std::filesystem::path>& store) {
     warnings.append(s.warnings);
-    if (s.base.workload.llm) check_workload_files(*s.base.workload.llm, warnings);  // imported traces, custom algorithms
+    for (const LlmWorkload* w : s.base.workload.llm_workloads()) check_workload_files(*w, warnings);  // imported traces, custom algorithms
     Diagnostics problems;
     // What `run` writes, checked as run checks it before its first step (an existing file is run's to
     // refuse or, with --force, to replace; a folder that is missing or an input named as output is not).

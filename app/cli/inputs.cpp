@@ -203,7 +203,7 @@ std::vector<std::filesystem::path> scenario_inputs(const std::filesystem::path& 
         if (const ImportedTopology* t = std::get_if<ImportedTopology>(&s.topology.source)) files.push_back(t->path);
         if (!s.workload.flow_file.empty()) files.push_back(s.workload.flow_file);
         if (s.skipping.enabled && !s.skipping.memo_file.empty()) files.push_back(s.skipping.memo_file);
-        if (const std::optional<LlmWorkload>& w = s.workload.llm) {
+        for (const LlmWorkload* w : s.workload.llm_workloads()) {
             if (w->trace && w->trace->format == "simai") files.push_back(w->trace->path);
             for (const std::filesystem::path& f : w->collectives.custom_files) files.push_back(f);
             if (!w->compute.operator_table.empty()) files.push_back(w->compute.operator_table);

@@ -64,7 +64,7 @@ void refuse_what_partitions_cannot_do(const LoadedScenario& loaded, const Backen
         throw InputError("--threads", "--partition steps each rank's share on one thread: start more ranks (mpirun -n) instead of --threads " +
                                           std::to_string(backend.threads));
     for (const Scenario& s : loaded.scenarios) {
-        if (s.workload.kind == "llm")
+        if (s.workload.trains())
             throw InputError(s.source + ": workload.kind",
                              "--partition splits flow workloads; an LLM job's driver reads every node's flows after each step, so it runs in one "
                              "process: drop --partition (mpirun without it runs the sweep's experiments over ranks)");

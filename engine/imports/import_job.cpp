@@ -1,10 +1,13 @@
 #include "imports/import_job.h"
 
+#include <algorithm>
+
 #include "common/dag.h"
 #include "imports/chakra_trace.h"
 #include "imports/msccl.h"
 #include "imports/simai_workload.h"
 #include "scenario/load.h"
+#include "workload/placement.h"
 
 namespace orrery {
 namespace {
@@ -66,16 +69,16 @@ void check_workload_files(const LlmWorkload& w, Diagnostics& warnings) {
     else read_chakra_traces(w.trace->path, warnings);
 }
 
-LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t, Diagnostics& warnings) {
+LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t, Diagnostics& warnings, const std::vector<NodeId>* job_hosts) {
     read_custom(w, warnings);
     if (!w.trace) {
-        LlmJob job = prepare_llm_job(w, fabric, t);
+        LlmJob job = prepare_llm_job(w, fabric, t, job_hosts);
         if (job.graph.lockstep() && w.granularity == Granularity::automatic)
             warnings.warning("workload.granularity", lockstep_warning(uint32_t(w.parallel.world())));
         return job;
     }
     workload_gpu(w, t);  // names an unknown GPU before any file is read
-    const uint32_t hosts = uint32_t(fabric.count(NodeKind::host));
+    const uint32_t hosts = job_hosts ? uint32_t(job_hosts->size()) : uint32_t(fabric.count(NodeKind::host));
     LlmJob job;
     job.workload = &w;
     SimaiWorkload s;
@@ -86,7 +89,8 @@ LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadT
     }
     ParallelSpec one_dim;  // rank r on the r-th host
     one_dim.dp = int(world);
-    job.place = place_ranks(one_dim, fabric);
+    job.place = job_hosts ? place_on_hosts(fabric, std::vector<NodeId>(job_hosts->begin(), job_hosts->begin() + std::min<size_t>(world, job_hosts->size())))
+                          : place_ranks(one_dim, fabric);
     const CollectiveContext ctx{job.place, t, w.gpu, w.collectives};
     if (w.trace->format == "simai") {
         const bool lockstep = lockstep_lanes(w, world);

@@ -10,7 +10,9 @@ namespace orrery {
 
 // `w` gains its custom algorithms (read from w.collectives.custom_files) and must outlive the job.
 // Throws InputError naming the file at fault; warnings collects what real files get wrong.
-LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t, Diagnostics& warnings);
+// `hosts`: the job's hosts when it is one of several (prepare_llm_job).
+LlmJob prepare_any_llm_job(LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t, Diagnostics& warnings,
+                           const std::vector<NodeId>* hosts = nullptr);
 
 struct SimaiWorkload;
 // A SimAI file's parallelism as the scenario completes it: workload.import's `parallel` keys fill what a

@@ -12,6 +12,7 @@
 
 #include "common/diagnostics.h"
 #include "report/failure_cost.h"
+#include "report/job_text.h"
 #include "report/report_text.h"
 #include "report/store_query.h"
 
@@ -346,7 +347,7 @@ std::vector<std::string> replicated_summary(const Report& r) {
     means.metrics = t.metrics;
     std::map<std::string, double> spread;
     for (const std::string& key : order) {
-        ResultRow row{key, "ok", "", {}, {}, {}};
+        ResultRow row{key, "ok", "", {}, {}, {}, {}};
         for (size_t m = 0; m < t.metrics.size(); ++m) {
             double sum = 0, lo = INFINITY, hi = -INFINITY;
             size_t n = 0;
@@ -417,6 +418,9 @@ void compose_report(Report& r, int baseline) {
     // A failure study's question comes first: what each failure cost its design.
     const std::vector<std::string> failures = failure_sentences(t, r.tie);
     r.summary.insert(r.summary.begin(), failures.begin(), failures.end());
+    // Several jobs on one fabric: how much each slowed the others, right after what failures cost.
+    const std::vector<std::string> jobs = job_sentences(t, r.labels);
+    r.summary.insert(r.summary.begin() + std::ptrdiff_t(failures.size()), jobs.begin(), jobs.end());
 }
 
 Report read_report(const std::string& store, int64_t run_id, const std::string& baseline) {

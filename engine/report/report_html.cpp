@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "report/job_text.h"
 #include "report/report.h"
 #include "report/report_text.h"
 
@@ -107,7 +108,29 @@ void write_table(std::ostringstream& h, const CellTable& t, size_t keep, int pag
 bool is_key(const std::string& metric) {
     for (const KeyMetric& k : key_metrics())
         if (metric == k.name) return true;
-    return false;
+    return is_job_metric(metric);
+}
+
+// A run of several jobs: per experiment, each job's hosts, start, iteration time with the others and alone, slowdown.
+void jobs_table(std::ostringstream& h, const Report& r, int page_px) {
+    const ResultsTable& t = r.table;
+    CellTable c;
+    for (const char* title : {"Experiment", "Job", "Hosts", "Start", "Iteration time", "Alone", "Slowdown"})
+        c.header.push_back("<th>" + std::string(title) + "</th>");
+    for (size_t i = 0; i < t.rows.size(); ++i)
+        for (const JobRow& j : t.rows[i].jobs) {
+            const bool alone = j.alone_iteration_time_s > 0;
+            c.rows.push_back({"<td class='l'>" + escape(r.labels[i]) + "</td>", "<td class='l'>" + escape(j.name) + "</td>",
+                              "<td class='l'>" + escape(j.hosts) + "</td>", "<td>" + escape(format_value(double(j.start_ps) * 1e-12, "s")) + "</td>",
+                              "<td>" + escape(format_value(j.iteration_time_s, "s")) + "</td>",
+                              "<td>" + (alone ? escape(format_value(j.alone_iteration_time_s, "s")) : std::string("—")) + "</td>",
+                              "<td>" + (alone ? escape(format_value(j.slowdown, "ratio")) : std::string("—")) + "</td>"});
+            c.row_class.emplace_back();
+        }
+    if (c.rows.empty()) return;
+    h << "<h2>Jobs</h2><p>Hosts are GPU indices in fabric order; a job's slowdown is its iteration time with the others over its time alone on "
+         "the same hosts (workload.isolation).</p>";
+    write_table(h, c, 2, page_px);
 }
 
 // Up to kTransposeUpTo experiments: a column each (split over several tables where the page is too narrow);
@@ -219,6 +242,7 @@ std::string report_html(const Report& r, bool inline_svg) {
         h << "<p>Differences are against the baseline, " << escape(r.labels[size_t(r.baseline)])
           << ": <span class='better'>green</span> is better, <span class='worse'>red</span> worse, (=) a tie.</p>";
     metrics_table(h, r, true, page_px);
+    jobs_table(h, r, page_px);
 
     const std::vector<RenderedChart> charts = report_charts(r);
     if (!charts.empty()) {

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "report/job_text.h"
+
 namespace orrery::report {
 namespace {
 
@@ -119,6 +121,7 @@ bool is_fabric_metric(const std::string& name) {
 }
 
 std::string metric_label(const std::string& name) {
+    if (std::string job = job_metric_label(name); !job.empty()) return job;
     if (const std::string prefix = "uplink_imbalance_tier"; name.rfind(prefix, 0) == 0) {
         const std::string tier = name.substr(prefix.size());
         const int below = std::atoi(tier.c_str());

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "telemetry/results_store.h"
+
 namespace orrery::report {
 
 struct RunInfo {
@@ -27,6 +29,7 @@ struct ResultRow {
     std::vector<std::string> parameters;          // per parameter column, as text (a JSON string without its quotes)
     std::vector<std::optional<double>> metrics;   // per metric column
     std::vector<std::pair<int64_t, std::string>> fabric_events;  // (ps, what): its topology.events as it resolved them
+    std::vector<JobRow> jobs;                     // a mix of jobs: each job's hosts, iteration times, slowdown
 };
 
 struct ResultsTable {

@@ -111,11 +111,12 @@ const KeyApplicability* applicability_of(std::string_view key) {
     return nullptr;
 }
 
-bool is_llm(const Scenario& s) { return s.workload.llm.has_value(); }
+bool is_llm(const Scenario& s) { return s.workload.trains(); }
 
 TimingMode timing_mode(const Scenario& s) {
-    if (!s.workload.llm) return TimingMode::packet;
-    const LlmWorkload& w = *s.workload.llm;
+    const std::vector<const LlmWorkload*> jobs = s.workload.llm_workloads();
+    if (jobs.empty()) return TimingMode::packet;
+    const LlmWorkload& w = *jobs[0];  // a mix's jobs share the experiment's network mode
     if (w.collectives.model == CollectiveModel::busbw) return TimingMode::busbw;
     return w.network_mode == NetworkMode::flow ? TimingMode::flow : w.network_mode == NetworkMode::analytic ? TimingMode::analytic : TimingMode::packet;
 }
@@ -123,7 +124,7 @@ TimingMode timing_mode(const Scenario& s) {
 std::optional<TimingMode> timing_mode_of(const nlohmann::json& doc) {
     if (!doc.is_object() || !doc.contains("workload") || !doc["workload"].is_object()) return std::nullopt;
     const nlohmann::json& w = doc["workload"];
-    if (!w.contains("kind") || w["kind"] != "llm") return std::nullopt;
+    if (!w.contains("kind") || (w["kind"] != "llm" && w["kind"] != "jobs")) return std::nullopt;
     if (w.contains("collectives") && w["collectives"].is_object() && w["collectives"].contains("model") && w["collectives"]["model"] == "busbw")
         return TimingMode::busbw;
     const nlohmann::json mode = w.contains("network_mode") ? w["network_mode"] : nlohmann::json("packet");

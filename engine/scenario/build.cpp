@@ -8,8 +8,9 @@
 #include "io/hpcc_flows.h"
 #include "scenario/applicability.h"
 #include "scenario/sweep.h"
-#include "workload/build.h"
 #include "topology/routing.h"
+#include "workload/build.h"
+#include "workload/placement.h"
 
 namespace orrery {
 
@@ -37,6 +38,13 @@ std::vector<FlowSpec> workload_flows(const Scenario& s) {
 }
 
 void check_llm_against_fabric(const Scenario& s, const Fabric& f, Diagnostics& diags) {
+    if (s.workload.jobs) {  // a mix: each job's rules and where it sits, as a run checks them
+        for (const std::string& p : check_jobs(*s.workload.jobs, f, topology_node_names(s.topology))) {
+            const size_t colon = p.find(": ");
+            diags.error(s.source + ": " + p.substr(0, colon), p.substr(colon + 2));
+        }
+        return;
+    }
     if (!s.workload.llm || s.workload.llm->trace || s.workload.llm->collectives.model == CollectiveModel::busbw) return;
     const LlmWorkload& w = *s.workload.llm;
     // The job's own rules (layers over stages, heads over TP, EP, the world against the hosts), as a run

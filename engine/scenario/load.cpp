@@ -144,7 +144,8 @@ void tag_experiment(Diagnostics& into, const Diagnostics& from, const Experiment
 void nvlink_rate_from_gpu(nlohmann::json& resolved, const PresetLibrary& presets, std::optional<nlohmann::json>& gpu_table) {
     if (!resolved.is_object() || !resolved.contains("workload") || !resolved["workload"].is_object()) return;
     const nlohmann::json& w = resolved["workload"];
-    if (string_field(w, "kind") != "llm" || !resolved.contains("topology") || !resolved["topology"].is_object()) return;
+    const std::string kind = string_field(w, "kind");
+    if ((kind != "llm" && kind != "jobs") || !resolved.contains("topology") || !resolved["topology"].is_object()) return;
     // SimAI's busbw formula takes its bandwidths from workload.collectives.busbw (scenario/applicability.h).
     if (w.contains("collectives") && string_field(w["collectives"], "model") == "busbw") return;
     nlohmann::json& t = resolved["topology"];
@@ -152,7 +153,10 @@ void nvlink_rate_from_gpu(nlohmann::json& resolved, const PresetLibrary& presets
     if (t.contains("link_defaults") && t["link_defaults"].is_object() && t["link_defaults"].contains("nvlink") &&
         t["link_defaults"]["nvlink"].is_object() && t["link_defaults"]["nvlink"].contains("rate"))
         return;
-    const std::string gpu = w.contains("gpu") && w["gpu"].is_string() ? w["gpu"].get<std::string>() : LlmWorkload{}.gpu;
+    // A mix's jobs share the fabric's GPUs (workload/placement.h refuses two kinds): the first job's.
+    const nlohmann::json* first = kind == "jobs" && w.contains("jobs") && w["jobs"].is_array() && !w["jobs"].empty() && w["jobs"][0].is_object()
+                                      ? &w["jobs"][0] : &w;
+    const std::string gpu = first->contains("gpu") && (*first)["gpu"].is_string() ? (*first)["gpu"].get<std::string>() : LlmWorkload{}.gpu;
     if (!gpu_table) {
         try {
             gpu_table = read_data_table(presets, "gpus.json", "orrery-gpu-specs");

@@ -105,6 +105,9 @@ nlohmann::json resolve_presets(const nlohmann::json& document, const PresetLibra
     // (section, where it sits in the document): the model of an LLM workload is one level down.
     const std::pair<const char*, std::vector<const char*>> places[] = {
         {"topology", {"topology"}}, {"network", {"network"}}, {"cc", {"cc"}}, {"model", {"workload", "model"}}};
+    // Each job of a mix (workload.jobs[i].model) too.
+    std::vector<std::pair<const char*, nlohmann::json*>> found;
+    std::vector<std::string> dotted_of;
     for (const auto& [section, keys] : places) {
         nlohmann::json* at = &out;
         std::string dotted;
@@ -113,6 +116,19 @@ nlohmann::json resolve_presets(const nlohmann::json& document, const PresetLibra
             if (!dotted.empty()) dotted += '.';
             dotted += key;
         }
+        found.emplace_back(section, at);
+        dotted_of.push_back(dotted);
+    }
+    if (out.contains("workload") && out["workload"].is_object() && out["workload"].contains("jobs") && out["workload"]["jobs"].is_array())
+        for (size_t i = 0; i < out["workload"]["jobs"].size(); ++i) {
+            nlohmann::json& job = out["workload"]["jobs"][i];
+            found.emplace_back("model", job.is_object() && job.contains("model") ? &job["model"] : nullptr);
+            dotted_of.push_back("workload.jobs[" + std::to_string(i) + "].model");
+        }
+    for (size_t k = 0; k < found.size(); ++k) {
+        const char* section = found[k].first;
+        nlohmann::json* at = found[k].second;
+        const std::string& dotted = dotted_of[k];
         if (!at || !at->is_object() || !at->contains("preset")) continue;
         nlohmann::json& part = *at;
         const std::string where = source + ": " + dotted + ".preset";

@@ -2,6 +2,7 @@
 // read_cc() → read_workload() → read_output() → read_sweep(). Each reader asks for its keys through
 // JsonReader, then finish() reports the keys nobody asked for.
 #include "scenario/read.h"
+#include "workload/read_jobs.h"
 #include "workload/read_llm.h"
 
 #include <algorithm>
@@ -179,10 +180,11 @@ CcSpec read_cc(JsonReader& r) {
 // ---- workload -------------------------------------------------------------------------------------------
 WorkloadSpec read_workload(JsonReader& r, const std::filesystem::path& base_dir) {
     WorkloadSpec w;
-    w.kind = r.choice("kind", Need::required, {"flows", "llm"}).value_or("flows");
+    w.kind = r.choice("kind", Need::required, {"flows", "llm", "jobs"}).value_or("flows");
     w.stop_time = r.time("stop_time", Need::optional);
-    if (w.kind == "llm") {
-        w.llm = read_llm_workload(r, base_dir);
+    if (w.kind == "llm" || w.kind == "jobs") {
+        if (w.kind == "llm") w.llm = read_llm_workload(r, base_dir);
+        else w.jobs = read_jobs_workload(r, base_dir);
         r.finish();
         return w;
     }

@@ -18,6 +18,7 @@
 #include "topology/fabric.h"
 #include "topology/fabric_events.h"
 #include "topology/generators.h"
+#include "workload/jobs.h"
 #include "workload/spec.h"
 
 namespace orrery {
@@ -124,11 +125,21 @@ struct FlowSpec {
 };
 
 struct WorkloadSpec {
-    std::string kind = "flows";               // "flows" or "llm"
+    std::string kind = "flows";               // "flows", "llm" or "jobs"
     std::vector<FlowSpec> flows;
     std::optional<LlmWorkload> llm;           // kind "llm": the training job
+    std::optional<JobsWorkload> jobs;         // kind "jobs": several training jobs on the fabric
     std::filesystem::path flow_file;          // set when the flows came from an HPCC flow.txt
     std::optional<Picoseconds> stop_time;     // SIMULATOR_STOP_TIME; none = until every flow finishes
+    bool trains() const { return llm || jobs; }  // LLM training: one job or several (llm_session.h runs it)
+    // The training jobs' workloads: the one job's, or every job's of a mix; empty for flows.
+    std::vector<const LlmWorkload*> llm_workloads() const {
+        std::vector<const LlmWorkload*> out;
+        if (llm) out.push_back(&*llm);
+        if (jobs)
+            for (const JobSpec& j : jobs->jobs) out.push_back(&j.llm);
+        return out;
+    }
 };
 
 // ---- output -------------------------------------------------------------------------------------------

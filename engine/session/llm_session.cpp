@@ -8,14 +8,17 @@
 #include <set>
 
 #include "common/diagnostics.h"
+#include "common/parallel_tasks.h"
 #include "imports/import_job.h"
 #include "imports/simai_busbw.h"
 #include "runtime/batch.h"
+#include "session/mix_report.h"
 #include "session/timeline_writer.h"
 #include "workload/flow_mode.h"
 #include "workload/flow_network.h"
 #include "workload/llm_driver.h"
 #include "workload/llm_job.h"
+#include "workload/placement.h"
 
 namespace orrery {
 namespace {
@@ -34,7 +37,7 @@ Metrics llm_metrics(const LlmOutcome& o) {
 // The flow table of a job timed without packets (output.record "fct"): a row per network transfer with its
 // standalone FCT (alone on its path, as the packet level records it) for slowdowns. A lockstep transfer stands
 // for all its lanes' pairs in step: its row is its first pair across servers, as per-rank rows are each lane's.
-std::vector<FlowRow> transfer_rows(const LlmJob& job, const LlmOutcome& o, const Fabric& fabric, const Routes& routes, uint32_t mtu, int priority) {
+std::vector<FlowRow> transfer_rows(const LlmJob& job, const LlmOutcome& o, const Fabric& fabric, const Routes& routes, uint32_t mtu) {
     std::vector<FlowRow> rows;
     std::map<std::pair<uint32_t, uint32_t>, PathMetrics> paths;
     auto standalone_ps = [&](uint32_t src, uint32_t dst, int64_t bytes) {
@@ -45,6 +48,7 @@ std::vector<FlowRow> transfer_rows(const LlmJob& job, const LlmOutcome& o, const
     for (size_t i = 0; i < job.transfers.size() && i < o.transfer_times.size(); ++i) {
         const Op& t = job.graph.ops[job.transfers[i]];
         const auto [start, end] = o.transfer_times[i];
+        const int priority = job.workload_of(t.rank).collectives.priority;
         auto add = [&](uint32_t from, uint32_t to, uint16_t sport, int64_t bytes) {
             const uint32_t src = job.place.host[from], dst = job.place.host[to];
             rows.push_back({uint32_t(rows.size()), src, dst, sport, kLlmDestinationPort, uint32_t(priority), uint64_t(bytes), start, end,
@@ -84,19 +88,23 @@ public:
     LlmSession(const LoadedScenario& loaded, const std::vector<const Fabric*>& fabrics, const PresetLibrary& presets, ResultsStore& store,
                const SessionObserver& observer)
         : loaded_(loaded), fabrics_(fabrics), presets_(presets), store_(store), observer_(observer), tables_(load_workload_tables(presets)),
-          count_(loaded.experiments.size()), jobs_(count_), workloads_(count_) {
+          count_(loaded.experiments.size()), jobs_(count_), workloads_(count_), mixes_(count_), alone_(count_) {
         out_.summaries.resize(count_);
     }
 
     LlmSessionResult run(const SessionBackend& backend, std::atomic<bool>& cancel) {
         const auto t0 = Clock::now();
+        threads_ = backend.partition ? 1 : std::max(1, backend.threads);
         for (size_t i = 0; i < count_ && !cancel.load(); ++i) prepare(i);
         out_.cancelled = cancel.load();
         if (packet_inputs_.empty() || out_.cancelled) {
             store_.end_run(out_.cancelled ? "cancelled" : "finished", std::chrono::duration<double>(Clock::now() - t0).count());
             return std::move(out_);
         }
-        run_packet_batch(backend, cancel);
+        run_alone_batch(backend, cancel);
+        if (!cancel.load()) run_packet_batch(backend, cancel);
+        else store_.end_run("cancelled", std::chrono::duration<double>(Clock::now() - t0).count());
+        out_.cancelled = out_.cancelled || cancel.load();
         return std::move(out_);
     }
 
@@ -169,21 +177,23 @@ private:
         report(i, {{"id", id(i)}, {"experiment", id(i)}, {"status", "oom"}, {"message", message}}, 0);
     }
 
+    // The fabric as its events leave it at the start, weighted routes, paths spread (workload/flow_network.h);
+    // experiments of a sweep with the fabric's plain routes share them.
+    const Routes& routes_for(size_t i, const FlowNetwork& net) {
+        if (net.routes) return *net.routes;
+        auto cached = routes_of_.find(fabrics_[i]);
+        if (cached == routes_of_.end()) cached = routes_of_.emplace(fabrics_[i], build_routes(*fabrics_[i])).first;
+        return cached->second;
+    }
+
     void run_without_packets(size_t i, const LlmWorkload& w) {
         const Scenario& s = loaded_.scenarios[i];
         const LlmJob& job = *jobs_[i];
         started(i);
         const auto t0 = Clock::now();
-        // The fabric as its events leave it at the start, weighted routes, paths spread (workload/flow_network.h);
-        // experiments of a sweep with the fabric's plain routes share them.
         const FlowNetwork net = flow_network(s, *fabrics_[i]);
         const Fabric* fabric = &net.fabric(*fabrics_[i]);
-        const Routes* routes = net.routes ? &*net.routes : nullptr;
-        if (!routes) {
-            auto cached = routes_of_.find(fabrics_[i]);
-            if (cached == routes_of_.end()) cached = routes_of_.emplace(fabrics_[i], build_routes(*fabrics_[i])).first;
-            routes = &cached->second;
-        }
+        const Routes* routes = &routes_for(i, net);
         const bool flow = w.network_mode != NetworkMode::analytic;
         TimelineWriter timeline(store_, id(i), job.graph, s.output.sample_interval.count);
         const uint32_t mtu = uint32_t(s.network.packet_payload.count);
@@ -191,7 +201,7 @@ private:
                                                  net.changes)
                                   : run_llm_analytic(job, *fabric, *routes, mtu);
         finish_without_packets(i, o, flow ? "flow" : "analytic", without_packets_note(w, job, flow), t0,
-                               s.output.record_fct ? transfer_rows(job, o, *fabric, *routes, mtu, w.collectives.priority) : std::vector<FlowRow>{}, flow,
+                               s.output.record_fct ? transfer_rows(job, o, *fabric, *routes, mtu) : std::vector<FlowRow>{}, flow,
                                net.events);
         jobs_[i].reset();  // its graph is done with: a sweep of large jobs holds one at a time
     }
@@ -199,6 +209,7 @@ private:
     // Experiment i: run at once unless it is timed at packet level, which joins the batch.
     void prepare(size_t i) {
         const Scenario& s = loaded_.scenarios[i];
+        if (s.workload.jobs) return prepare_mix(i);
         workloads_[i] = std::make_unique<LlmWorkload>(*s.workload.llm);  // with its custom algorithms read
         LlmWorkload& w = *workloads_[i];
         if (!w.compute.operator_table.empty()) load_operator_table(tables_, w.compute.operator_table);
@@ -211,6 +222,134 @@ private:
         packet_inputs_.push_back({id(i), &s, fabrics_[i], llm_flows(*jobs_[i], w.collectives.priority)});
         packet_index_.push_back(i);
     }
+
+    // A mix of jobs: placed, prepared and merged (session/mix_prepare.h); run at once off the packet level,
+    // else its merged job joins the packet batch (and each job alone the batch before it).
+    void prepare_mix(size_t i) {
+        const Scenario& s = loaded_.scenarios[i];
+        for (const JobSpec& j : s.workload.jobs->jobs)
+            if (!j.llm.compute.operator_table.empty()) load_operator_table(tables_, j.llm.compute.operator_table);
+        Diagnostics warnings;
+        mixes_[i] = std::make_unique<PreparedMix>(prepare_job_mix(s, *fabrics_[i], tables_, warnings));
+        warn(i, warnings);
+        const PreparedMix& m = *mixes_[i];
+        if (!m.oom_message.empty()) return run_out_of_memory(i, m.oom_message);
+        const LlmJob& merged = m.mix.merged;
+        if (m.workloads[0]->network_mode != NetworkMode::packet || merged.transfers.empty()) return run_mix_without_packets(i);
+        packet_inputs_.push_back({id(i), &s, fabrics_[i], llm_flows(merged, m.workloads[0]->collectives.priority)});
+        packet_index_.push_back(i);
+    }
+
+    void run_mix_without_packets(size_t i) {
+        const Scenario& s = loaded_.scenarios[i];
+        PreparedMix& m = *mixes_[i];
+        started(i);
+        const auto t0 = Clock::now();
+        const FlowNetwork net = flow_network(s, *fabrics_[i]);
+        const Fabric& fabric = net.fabric(*fabrics_[i]);
+        const Routes& routes = routes_for(i, net);
+        const bool flow = m.workloads[0]->network_mode != NetworkMode::analytic;
+        const uint32_t mtu = uint32_t(s.network.packet_payload.count);
+        auto run = [&](const LlmJob& job, const Summarize& summarize, const std::function<void(const Executor&)>& watch, int64_t pace) {
+            return flow ? run_llm_flow(job, fabric, routes, wire_format(s), tables_, watch, pace, net.split, net.changes, summarize)
+                        : run_llm_analytic(job, fabric, routes, mtu, summarize);
+        };
+        // The mix and, for its slowdowns, each job alone: independent runs, spread over the backend's threads
+        // (the mix, the longest, first).
+        std::vector<double> alone(s.workload.jobs->isolation ? m.mix.parts.size() : 0);
+        TimelineWriter timeline(store_, id(i), m.mix.merged.graph, s.output.sample_interval.count, job_of_rank(m.mix));
+        std::vector<LlmOutcome> per_job;
+        LlmOutcome all;
+        run_tasks(1 + alone.size(), threads_, [&](size_t task) {
+            if (task > 0) {
+                alone[task - 1] = run(m.mix.parts[task - 1].job, {}, {}, 0).iteration_time_s;
+                return;
+            }
+            all = run(
+                m.mix.merged,
+                [&](const Executor& x) {
+                    timeline.write(x);  // what finished since the last piece (the analytic bound: all of it)
+                    return summarize_mix(m.mix, x.times(), per_job);
+                },
+                [&](const Executor& x) { timeline.write(x); }, timeline.pace());
+        });
+        const MixResults r = mix_results(m, *fabrics_[i], per_job, alone);
+        const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+        Metrics metrics = r.metrics;
+        metrics.emplace_back("wall_time", wall, "s");
+        store_.jobs(id(i), r.rows);
+        if (!net.events.empty()) store_.fabric_events(id(i), event_rows(net.events));
+        const std::string note = without_packets_note(*m.workloads[0], m.mix.merged, flow) + "; " + std::to_string(m.mix.parts.size()) + " jobs" +
+                                 (alone.empty() ? "" : ", each also run alone on its hosts for its slowdown");
+        commit(i, "ok", note, int64_t(r.iteration_time_s * 1e12), wall,
+               s.output.record_fct ? transfer_rows(m.mix.merged, all, fabric, routes, mtu) : std::vector<FlowRow>{}, metrics);
+        nlohmann::json j = mix_summary(i, all, r);
+        j["network_mode"] = flow ? "flow" : "analytic";
+        j["notes"] = note;
+        for (const FabricEvent& ev : net.events) j["fabric_events"].push_back(ev.what);
+        j["wall_time_s"] = wall;
+        report(i, j, wall);
+        mixes_[i].reset();
+    }
+
+    nlohmann::json mix_summary(size_t i, const LlmOutcome& all, const MixResults& r) const {
+        nlohmann::json j;
+        j["id"] = id(i);
+        j["experiment"] = id(i);
+        j["status"] = "ok";
+        j["iteration_time_s"] = r.iteration_time_s;
+        j["iterations"] = all.iterations;
+        j["ops"] = all.ops;
+        j["network_flows"] = all.flows;
+        j["jobs"] = r.jobs;
+        return j;
+    }
+
+    // Each job of every packet-level mix alone on its hosts, as a batch of its own before the packet batch, not
+    // stored: its iteration time is the slowdown's denominator.
+    void run_alone_batch(const SessionBackend& backend, std::atomic<bool>& cancel) {
+        std::vector<ExperimentInput> inputs;
+        std::vector<std::pair<size_t, size_t>> which;  // per alone experiment: (experiment, job)
+        for (size_t i : packet_index_) {
+            if (!mixes_[i] || !loaded_.scenarios[i].workload.jobs->isolation) continue;
+            const PreparedMix& m = *mixes_[i];
+            alone_[i].assign(m.mix.parts.size(), 0);
+            for (size_t p = 0; p < m.mix.parts.size(); ++p) {
+                const LlmJob& job = m.mix.parts[p].job;
+                if (job.transfers.empty()) continue;  // nothing leaves its servers: its flow-level time below
+                inputs.push_back({id(i) + "/alone/" + m.mix.parts[p].name, &loaded_.scenarios[i], fabrics_[i], llm_flows(job, job.workload->collectives.priority)});
+                which.emplace_back(i, p);
+            }
+            for (size_t p = 0; p < m.mix.parts.size(); ++p) {
+                if (!m.mix.parts[p].job.transfers.empty()) continue;
+                const FlowNetwork net = flow_network(loaded_.scenarios[i], *fabrics_[i]);
+                alone_[i][p] = run_llm_flow(m.mix.parts[p].job, net.fabric(*fabrics_[i]), routes_for(i, net), wire_format(loaded_.scenarios[i]), tables_)
+                                   .iteration_time_s;
+            }
+        }
+        if (inputs.empty()) return;
+        if (observer_.note) observer_.note("jobs", "running " + std::to_string(inputs.size()) + " jobs alone on their hosts first (workload.isolation)", false);
+        Batch batch = compile_batch(inputs);
+        std::vector<std::unique_ptr<LlmDriver>> drivers;
+        for (size_t e = 0; e < inputs.size(); ++e) {
+            const auto [i, p] = which[e];
+            drivers.push_back(std::make_unique<LlmDriver>(mixes_[i]->mix.parts[p].job, batch, uint32_t(e), *fabrics_[i], tables_));
+        }
+        SessionWorkload hooks;
+        hooks.drive = [&](uint32_t e, int64_t now, uint32_t done) { return drivers[e]->drive(now, done); };
+        hooks.on_done = [&](uint32_t e, std::string& status, nlohmann::json&, Metrics&) {
+            const auto [i, p] = which[e];
+            const Executor& x = drivers[e]->executor();
+            if (!x.finished()) return;
+            status = "ok";
+            alone_[i][p] = summarize_llm(mixes_[i]->mix.parts[p].job, x).iteration_time_s;
+        };
+        SessionObserver quiet;
+        quiet.note = observer_.note;
+        run_session(batch, inputs, nullptr, backend, hooks, quiet, cancel);
+    }
+
+    const LlmJob& job_of(size_t i) const { return mixes_[i] ? mixes_[i]->mix.merged : *jobs_[i]; }
 
     // The observer of the packet batch's session, in the scenario's experiment indices.
     SessionObserver batch_observer() const {
@@ -236,8 +375,9 @@ private:
         std::vector<std::unique_ptr<TimelineWriter>> timelines;
         for (size_t e = 0; e < packet_inputs_.size(); ++e) {
             const size_t i = packet_index_[e];
-            drivers.push_back(std::make_unique<LlmDriver>(*jobs_[i], batch, uint32_t(e), *fabrics_[i], tables_));
-            timelines.push_back(std::make_unique<TimelineWriter>(store_, id(i), jobs_[i]->graph, loaded_.scenarios[i].output.sample_interval.count));
+            drivers.push_back(std::make_unique<LlmDriver>(job_of(i), batch, uint32_t(e), *fabrics_[i], tables_));
+            timelines.push_back(std::make_unique<TimelineWriter>(store_, id(i), job_of(i).graph, loaded_.scenarios[i].output.sample_interval.count,
+                                                                 mixes_[i] ? job_of_rank(mixes_[i]->mix) : std::vector<uint32_t>{}));
         }
         SessionWorkload hooks;
         hooks.drive = [&](uint32_t e, int64_t now, uint32_t done) {
@@ -246,7 +386,8 @@ private:
             return status;
         };
         hooks.on_done = [&](uint32_t e, std::string& status, nlohmann::json& summary, Metrics& metrics) {
-            const LlmJob& job = *jobs_[packet_index_[e]];
+            const size_t i = packet_index_[e];
+            const LlmJob& job = job_of(i);
             const Executor& x = drivers[e]->executor();
             timelines[e]->write(x);  // what finished since the last write (a cancelled run keeps what it ran)
             if (!x.finished()) {
@@ -254,8 +395,19 @@ private:
                 summary["message"] = std::to_string(x.unfinished()) + " of " + std::to_string(job.graph.size()) + " tasks did not run";
                 return;
             }
-            const LlmOutcome o = summarize_llm(job, x);
             status = "ok";
+            if (mixes_[i]) {
+                std::vector<LlmOutcome> per_job;
+                const LlmOutcome all = summarize_mix(mixes_[i]->mix, x.times(), per_job);
+                const MixResults r = mix_results(*mixes_[i], *fabrics_[i], per_job, alone_[i]);
+                store_.jobs(id(i), r.rows);
+                const nlohmann::json mixed = mix_summary(i, all, r);
+                for (const auto& [k, v] : mixed.items()) summary[k] = v;
+                summary["network_mode"] = "packet";
+                metrics.insert(metrics.begin(), r.metrics.begin(), r.metrics.end());
+                return;
+            }
+            const LlmOutcome o = summarize_llm(job, x);
             const nlohmann::json j = llm_summary_json(o);
             for (const auto& [k, v] : j.items()) summary[k] = v;
             summary["id"] = packet_inputs_[e].id;
@@ -279,6 +431,9 @@ private:
     size_t finished_ = 0;
     std::vector<std::unique_ptr<LlmJob>> jobs_;
     std::vector<std::unique_ptr<LlmWorkload>> workloads_;
+    int threads_ = 1;                                    // the backend's: a mix's runs off the packet level share them
+    std::vector<std::unique_ptr<PreparedMix>> mixes_;   // experiments of several jobs
+    std::vector<std::vector<double>> alone_;             // packet-level mixes: per job its iteration time alone
     std::vector<ExperimentInput> packet_inputs_;
     std::vector<size_t> packet_index_;  // batch experiment → experiment index
     std::map<const Fabric*, Routes> routes_of_;
@@ -293,6 +448,15 @@ void precheck_llm_experiments(const LoadedScenario& loaded, const std::vector<co
     std::set<std::string> seen;  // each distinct job once
     for (size_t i = 0; i < loaded.scenarios.size(); ++i) {
         const Scenario& s = loaded.scenarios[i];
+        if (s.workload.jobs) {  // a mix: each job's rules and its placement
+            if (!seen.insert(s.document["workload"].dump() + s.document["topology"].dump()).second) continue;
+            for (const std::string& p : check_jobs(*s.workload.jobs, *fabrics[i], topology_node_names(s.topology))) {
+                const size_t colon = p.find(": ");
+                const std::string which = loaded.experiments.size() > 1 ? "experiment " + loaded.experiments[i].id + ": " : "";
+                problems.error(s.source + ": " + p.substr(0, colon), which + p.substr(colon + 2));
+            }
+            continue;
+        }
         if (!s.workload.llm || s.workload.llm->trace || s.workload.llm->collectives.model == CollectiveModel::busbw) continue;
         const LlmWorkload& w = *s.workload.llm;
         if (!seen.insert(s.document["workload"].dump() + s.document["topology"].dump()).second) continue;

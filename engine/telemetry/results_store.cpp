@@ -62,7 +62,7 @@ CREATE TABLE IF NOT EXISTS flow_rate_sets (
 CREATE TABLE IF NOT EXISTS timeline (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, rank INTEGER NOT NULL, stream TEXT NOT NULL, task TEXT NOT NULL,
   kind TEXT NOT NULL, start_ps INTEGER NOT NULL, end_ps INTEGER NOT NULL, bytes INTEGER, peers TEXT,
-  iteration INTEGER NOT NULL DEFAULT 0);
+  iteration INTEGER NOT NULL DEFAULT 0, job INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS skips (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, partition INTEGER NOT NULL, flows INTEGER NOT NULL,
   start_ps INTEGER NOT NULL, end_ps INTEGER NOT NULL, bytes INTEGER NOT NULL, events_saved INTEGER NOT NULL, from_memo INTEGER NOT NULL);
@@ -75,6 +75,9 @@ CREATE TABLE IF NOT EXISTS uplink_tiers (
 CREATE TABLE IF NOT EXISTS fabric_counters (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, drops INTEGER NOT NULL, lost_to_failures INTEGER NOT NULL,
   retransmits INTEGER NOT NULL, timeouts INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+  run_id INTEGER NOT NULL, experiment TEXT NOT NULL, job INTEGER NOT NULL, name TEXT NOT NULL, first_rank INTEGER NOT NULL,
+  ranks INTEGER NOT NULL, hosts TEXT NOT NULL, start_ps INTEGER NOT NULL, iteration_time_s REAL, alone_iteration_time_s REAL, slowdown REAL);
 CREATE TABLE IF NOT EXISTS fabric_events (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, what TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS flows_by_experiment ON flows (run_id, experiment);
@@ -300,13 +303,13 @@ std::string ResultsStore::not_a_store_problem(sqlite3* db) {
 
 void ResultsStore::add_missing_columns() {
     // Stores written before a column existed gain it, with its default, instead of failing every insert.
-    bool has_iteration = false;
+    std::set<std::string> timeline_columns;
     sqlite3_stmt* info = nullptr;
     if (sqlite3_prepare_v2(db_, "PRAGMA table_info(timeline)", -1, &info, nullptr) == SQLITE_OK)
-        while (sqlite3_step(info) == SQLITE_ROW)
-            if (std::string(reinterpret_cast<const char*>(sqlite3_column_text(info, 1))) == "iteration") has_iteration = true;
+        while (sqlite3_step(info) == SQLITE_ROW) timeline_columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
     sqlite3_finalize(info);
-    if (!has_iteration) exec(db_, "ALTER TABLE timeline ADD COLUMN iteration INTEGER NOT NULL DEFAULT 0;", file_);
+    if (!timeline_columns.count("iteration")) exec(db_, "ALTER TABLE timeline ADD COLUMN iteration INTEGER NOT NULL DEFAULT 0;", file_);
+    if (!timeline_columns.count("job")) exec(db_, "ALTER TABLE timeline ADD COLUMN job INTEGER NOT NULL DEFAULT 0;", file_);
     std::set<std::string> run_columns;
     if (sqlite3_prepare_v2(db_, "PRAGMA table_info(runs)", -1, &info, nullptr) == SQLITE_OK)
         while (sqlite3_step(info) == SQLITE_ROW) run_columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
@@ -466,11 +469,21 @@ void ResultsStore::samples(const std::string& experiment, int64_t time_ps, std::
 void ResultsStore::timeline(const std::string& experiment, std::vector<TimelineRow> rows) {
     const int64_t id = run_id_;
     post([=, rows = std::move(rows)](sqlite3* db) {
-        Statement t(db, "INSERT INTO timeline (run_id, experiment, rank, stream, task, kind, start_ps, end_ps, bytes, peers, iteration) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        Statement t(db, "INSERT INTO timeline (run_id, experiment, rank, stream, task, kind, start_ps, end_ps, bytes, peers, iteration, job) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         for (const TimelineRow& r : rows)
             t.bind(1, id).bind(2, experiment).bind(3, int64_t(r.rank)).bind(4, r.stream).bind(5, r.task).bind(6, r.kind).bind(7, r.start_ps)
-                .bind(8, r.end_ps).bind(9, r.bytes).bind(10, r.peers).bind(11, int64_t(r.iteration)).row();
+                .bind(8, r.end_ps).bind(9, r.bytes).bind(10, r.peers).bind(11, int64_t(r.iteration)).bind(12, int64_t(r.job)).row();
+    });
+}
+
+void ResultsStore::jobs(const std::string& experiment, std::vector<JobRow> rows) {
+    const int64_t id = run_id_;
+    post([=, rows = std::move(rows)](sqlite3* db) {
+        Statement t(db, "INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        for (const JobRow& r : rows)
+            t.bind(1, id).bind(2, experiment).bind(3, int64_t(r.job)).bind(4, r.name).bind(5, int64_t(r.first_rank)).bind(6, int64_t(r.ranks))
+                .bind(7, r.hosts).bind(8, r.start_ps).bind(9, r.iteration_time_s).bind(10, r.alone_iteration_time_s).bind(11, r.slowdown).row();
     });
 }
 

@@ -75,6 +75,17 @@ struct TimelineRow {             // one span of a rank's stream (LLM workloads)
     std::string stream, task, kind;
     int64_t start_ps, end_ps, bytes;
     std::string peers;
+    uint32_t job = 0;             // a mix of jobs: the job's index (its row in `jobs`); rank is then the mix's rank
+};
+
+struct JobRow {                   // one job of a mix (workload.kind "jobs")
+    uint32_t job = 0;
+    std::string name;
+    uint32_t first_rank = 0, ranks = 0;  // its ranks in the experiment's timeline: first_rank .. first_rank + ranks − 1
+    std::string hosts;            // host indices in rank order, as ranges ("0-31,64-95")
+    int64_t start_ps = 0;
+    double iteration_time_s = 0;
+    double alone_iteration_time_s = 0, slowdown = 0;  // 0: not run alone (workload.isolation false)
 };
 
 class ResultsStore {
@@ -101,6 +112,7 @@ public:
     void fabric_samples(const std::string& experiment, int64_t time_ps, std::vector<UplinkUtilization> uplinks, FabricCounters counters);
     // An experiment's topology.events as resolved: when each happens and what it does ("link 12 (3 – 17) down
     // at 100us"), for the report to name an experiment's failed element and mark its charts.
+    void jobs(const std::string& experiment, std::vector<JobRow> rows);
     void fabric_events(const std::string& experiment, std::vector<std::pair<int64_t, std::string>> events);
     // Steady-state skipping of an experiment: every skip and every memo lookup (tables skips, memo_events).
     void skipping(const std::string& experiment, const wormhole::SkipReport& report);

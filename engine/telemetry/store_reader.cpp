@@ -108,13 +108,30 @@ std::string StoreReader::experiment_status(int64_t run, const std::string& exper
 std::vector<TimelineRow> StoreReader::timeline(int64_t run, const std::string& experiment) const {
     // Spans are written as tasks finish, in batches whose composition follows the run's pace: ordered here by
     // every column (compute before communication at one start), the same whichever way they were batched.
-    Query q(db_, "SELECT rank, iteration, stream, task, kind, start_ps, end_ps, bytes, peers FROM timeline WHERE run_id = ? AND experiment = ? "
-                 "ORDER BY rank, start_ps, stream <> 'compute', end_ps, stream, task, kind, iteration, bytes, peers");
+    // Stores written before mixes of jobs have no job column (and no jobs table): every span is job 0's.
+    const std::string job = has_table("jobs") ? "job" : "0";
+    const std::string sql = "SELECT rank, iteration, stream, task, kind, start_ps, end_ps, bytes, peers, " + job +
+                            " FROM timeline WHERE run_id = ? AND experiment = ? "
+                            "ORDER BY rank, start_ps, stream <> 'compute', end_ps, stream, task, kind, iteration, bytes, peers";
+    Query q(db_, sql.c_str());
     q.bind(1, run).bind(2, experiment);
     std::vector<TimelineRow> rows;
     while (q.next())
-        rows.push_back({uint32_t(q.integer(0)), int(q.integer(1)), q.text(2), q.text(3), q.text(4), q.integer(5), q.integer(6), q.integer(7), q.text(8)});
+        rows.push_back({uint32_t(q.integer(0)), int(q.integer(1)), q.text(2), q.text(3), q.text(4), q.integer(5), q.integer(6), q.integer(7), q.text(8),
+                        uint32_t(q.integer(9))});
     return rows;
+}
+
+std::vector<JobRow> StoreReader::jobs(int64_t run, const std::string& experiment) const {
+    std::vector<JobRow> out;
+    if (!has_table("jobs")) return out;
+    Query q(db_, "SELECT job, name, first_rank, ranks, hosts, start_ps, iteration_time_s, alone_iteration_time_s, slowdown FROM jobs "
+                 "WHERE run_id = ? AND experiment = ? ORDER BY job");
+    q.bind(1, run).bind(2, experiment);
+    while (q.next())
+        out.push_back({uint32_t(q.integer(0)), q.text(1), uint32_t(q.integer(2)), uint32_t(q.integer(3)), q.text(4), q.integer(5), q.real(6), q.real(7),
+                       q.real(8)});
+    return out;
 }
 
 std::vector<SkippedSpan> StoreReader::skipped_spans(int64_t run, const std::string& experiment) const {

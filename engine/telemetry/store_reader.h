@@ -43,6 +43,8 @@ public:
     // run's id; throws InputError when the store has no such run or kept no scenario for it.
     std::pair<int64_t, std::string> scenario_of(int64_t run) const;
     std::vector<TimelineRow> timeline(int64_t run, const std::string& experiment) const;
+    // A mix of jobs: each job's name, ranks, hosts and iteration times; empty for one job.
+    std::vector<JobRow> jobs(int64_t run, const std::string& experiment) const;
     // The `count` ports with the highest peak occupancy, each with a value at every sample time.
     std::vector<PortSeries> busiest_ports(int64_t run, const std::string& experiment, size_t count) const;
     // Every stored queue sample of the experiment (non-empty ports), in time order.

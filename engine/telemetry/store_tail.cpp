@@ -114,11 +114,11 @@ std::vector<RateTotalRow> StoreTail::new_rate_totals() {
 std::vector<TimelineTailRow> StoreTail::new_timeline() {
     std::vector<TimelineTailRow> out;
     each_new_row(db_, run_, last_rowid_["timeline"],
-                 "SELECT rowid, experiment, rank, stream, task, kind, start_ps, end_ps, bytes, peers, iteration FROM timeline WHERE run_id = ? AND rowid > ? "
+                 "SELECT rowid, experiment, rank, stream, task, kind, start_ps, end_ps, bytes, peers, iteration, job FROM timeline WHERE run_id = ? AND rowid > ? "
                  "ORDER BY rowid",
                  [&](const SqlQuery& q) {
                      out.push_back({q.text(1), TimelineRow{uint32_t(q.integer(2)), int(q.integer(10)), q.text(3), q.text(4), q.text(5), q.integer(6),
-                                                           q.integer(7), q.integer(8), q.text(9)}});
+                                                           q.integer(7), q.integer(8), q.text(9), uint32_t(q.integer(11))}});
                  });
     return out;
 }

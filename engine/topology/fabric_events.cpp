@@ -4,6 +4,7 @@
 
 #include "common/diagnostics.h"
 #include "common/quantity.h"
+#include "common/splitmix.h"
 
 namespace orrery {
 namespace {
@@ -51,17 +52,9 @@ std::vector<LinkId> links_between_tiers(const FabricEventSpec& s, const Fabric& 
     if (size_t(s.random_count) > tier.size())
         throw InputError(s.where + ".link.random", "the fabric has " + std::to_string(tier.size()) + " links between " + which + ", fewer than " +
                                                        std::to_string(s.random_count));
-    std::vector<LinkId> picked;
-    for (int64_t i = 0; i < s.random_count; ++i) {
-        uint64_t x = s.random_seed + 0x9e3779b97f4a7c15ull * uint64_t(i + 1);  // splitmix64
-        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-        x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-        x ^= x >> 31;
-        const size_t j = size_t(i) + size_t(x % (tier.size() - size_t(i)));
-        std::swap(tier[size_t(i)], tier[j]);
-        picked.push_back(tier[size_t(i)]);
-    }
-    return picked;
+    draw_front(tier, size_t(s.random_count), s.random_seed);
+    tier.resize(size_t(s.random_count));
+    return tier;
 }
 
 }  // namespace

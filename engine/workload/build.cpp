@@ -7,6 +7,7 @@
 
 #include "common/diagnostics.h"
 #include "workload/memory.h"
+#include "workload/placement.h"
 
 namespace orrery {
 
@@ -81,32 +82,10 @@ std::vector<std::string> check_llm_workload(const LlmWorkload& w, const Fabric* 
 }
 
 Placement place_ranks(const ParallelSpec& p, const Fabric& f) {
-    Placement pl;
-    pl.gpus_per_server = std::max(1, f.gpus_per_server);
-    std::vector<uint32_t> hosts;
-    for (NodeId n = 0; n < f.node_count(); ++n)
+    std::vector<NodeId> hosts;
+    for (NodeId n = 0; n < f.node_count() && hosts.size() < size_t(std::max(0, p.world())); ++n)
         if (f.is_host(n)) hosts.push_back(n);
-    std::map<int32_t, int32_t> seen_in_server;
-    int32_t max_server = 0;
-    for (int r = 0; r < p.world() && size_t(r) < hosts.size(); ++r) {
-        const NodeId h = hosts[size_t(r)];
-        const int32_t server = f.gpus_per_server > 0 && f.node_server[h] >= 0 ? f.node_server[h] : int32_t(r);
-        pl.host.push_back(h);
-        pl.server.push_back(server);
-        pl.local.push_back(seen_in_server[server]++);
-        max_server = std::max(max_server, server);
-    }
-    for (size_t i = 0; i < f.port_link.size(); ++i)  // the NVLink delay of the first host–NVSwitch link
-        if (f.node_kind[f.link_a[f.port_link[i]]] == NodeKind::nvswitch || f.node_kind[f.link_b[f.port_link[i]]] == NodeKind::nvswitch) {
-            pl.nvlink_hop_ps = 2 * f.link_delay[f.port_link[i]].count;
-            pl.nvlink_bytes_per_s = double(f.link_rate[f.port_link[i]].count) / 8;
-            pl.nvlink_rate_is_bus_bandwidth = f.nvlink_rate_is_bus_bandwidth;
-            break;
-        }
-    pl.rank_at.assign(size_t(max_server + 1) * size_t(pl.gpus_per_server), UINT32_MAX);
-    for (size_t r = 0; r < pl.host.size(); ++r)
-        if (pl.local[r] < pl.gpus_per_server) pl.rank_at[size_t(pl.server[r]) * size_t(pl.gpus_per_server) + size_t(pl.local[r])] = uint32_t(r);
-    return pl;
+    return place_on_hosts(f, hosts);
 }
 
 std::vector<PipelineItem> pipeline_schedule(const ParallelSpec& p, int s) {

@@ -28,7 +28,7 @@ void Executor::launch(uint32_t id, int64_t t) {
     const Op& op = graph_.ops[id];
     start_[id] = t;
     switch (op.kind) {
-        case OpKind::join: events_.push({t, id}); break;
+        case OpKind::join: events_.push({t + op.duration, id}); break;
         case OpKind::local:
             ++comm_in_flight_[op.rank];
             if (op.peer != op.rank) ++comm_in_flight_[op.peer];
@@ -37,7 +37,8 @@ void Executor::launch(uint32_t id, int64_t t) {
             break;
         case OpKind::compute: {
             int64_t d = op.duration;
-            if (slowdown_ > 0 && comm_in_flight_[op.rank] > 0) d = int64_t(std::llround(double(d) * (1 + slowdown_)));
+            const double slowdown = graph_.lane_overlap_slowdown.empty() ? slowdown_ : graph_.lane_overlap_slowdown[op.rank];
+            if (slowdown > 0 && comm_in_flight_[op.rank] > 0) d = int64_t(std::llround(double(d) * (1 + slowdown)));
             events_.push({t + d, id});
             break;
         }

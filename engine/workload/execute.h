@@ -15,6 +15,14 @@ namespace orrery {
 
 inline constexpr int64_t kNoTime = INT64_MAX;
 
+// When each op of a graph started and ended (ps) and which predecessor ended last: what a run leaves for its
+// summary (an Executor's, or a slice of a mix's run for one of its jobs, workload/job_mix.h).
+struct OpTimes {
+    const std::vector<int64_t>& start;
+    const std::vector<int64_t>& end;
+    const std::vector<uint32_t>& blocker;  // UINT32_MAX: none
+};
+
 class Executor {
 public:
     // `start_transfer(op, t)` is called when a transfer may start at t; it returns when the transfer really
@@ -37,6 +45,7 @@ public:
     // Every finished op, in the order it finished: what a run reports while it goes (workload/timeline_stream.h).
     const std::vector<uint32_t>& finish_order() const { return finish_order_; }
     const TaskGraph& graph() const { return graph_; }
+    OpTimes times() const { return {start_, end_, blocker_}; }
 
 private:
     void launch(uint32_t op, int64_t t);

@@ -131,7 +131,7 @@ double FlowTimer::lockstep_uses(uint32_t id, uint32_t variant) {
     for (const auto& [resource, n] : load.ack) uses_.push_back({resource, ack_weight * n / load.ports});
     for (const auto& [resource, n] : load.nvlink) uses_.push_back({resource, nvlink_weight * n});
     const PairSet& set = job_.graph.pair_sets[op.pairs];
-    const uint32_t path = uint32_t(op.steps + lockstep_pieces(set, op, job_.workload->collectives.chunk.count) - 1);
+    const uint32_t path = uint32_t(op.steps + lockstep_pieces(set, op, job_.workload_of(op.rank).collectives.chunk.count) - 1);
     auto tail = load.tail_of_steps.find(path);
     if (tail == load.tail_of_steps.end()) tail = load.tail_of_steps.emplace(path, lockstep_cost(set, load.tail, path)).first;
     tail_[id] = tail->second;
@@ -256,7 +256,7 @@ void FlowTimer::run(Executor& x, int64_t until) {
 
 LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables,
                         const std::function<void(const Executor&)>& watch, int64_t watch_pace_ps, bool split,
-                        std::vector<FlowFabricChange> changes) {
+                        std::vector<FlowFabricChange> changes, const Summarize& summarize) {
     FlowTimer timer(job, fabric, &routes, wire, tables, true, split);
     timer.set_changes(std::move(changes));
     Executor x(job.graph, job.workload->compute.overlap_slowdown, [&](uint32_t op, int64_t t) {
@@ -282,7 +282,7 @@ LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& r
         throw InputError("topology.events", std::to_string(timer.network().active()) + " transfers were left on links that stayed down (a host's own link, "
                                             "or no other path to their destination): the job cannot finish on this fabric");
     if (!x.finished()) throw std::logic_error("workload task graph has a cycle: " + std::to_string(x.unfinished()) + " ops never became ready");
-    return summarize_llm(job, x);
+    return summarize ? summarize(x) : summarize_llm(job, x);
 }
 
 }  // namespace orrery

@@ -119,6 +119,6 @@ private:
 // `split`: transfers spread over their equal-cost paths (FlowTimer).
 LlmOutcome run_llm_flow(const LlmJob& job, const Fabric& fabric, const Routes& routes, const WireFormat& wire, const WorkloadTables& tables,
                         const std::function<void(const Executor&)>& watch = {}, int64_t watch_pace_ps = 0, bool split = false,
-                        std::vector<FlowFabricChange> changes = {});
+                        std::vector<FlowFabricChange> changes = {}, const Summarize& summarize = {});
 
 }  // namespace orrery

@@ -30,7 +30,8 @@ struct Op {
     uint32_t rank = 0;             // compute: its rank; transfer: the sender; local/join: the first member
     uint32_t peer = 0;             // transfer: the receiver
     int64_t bytes = 0;             // transfer / local: payload bytes
-    int64_t duration = 0;          // ps: compute (before slowdown) and local ops; a lockstep transfer: one step of a pair inside a server
+    int64_t duration = 0;          // ps: compute (before slowdown) and local ops; a lockstep transfer: one step of a pair inside a server;
+                                   // a join waits this long (0 but for a job's start in a mix, workload/job_mix.h)
     uint32_t name = 0;             // index into TaskGraph::names
     uint32_t collective = UINT32_MAX;  // the collective a transfer/local/join belongs to
     uint16_t iteration = 0;        // the training iteration the op belongs to
@@ -79,6 +80,9 @@ struct TaskGraph {
     std::vector<std::vector<uint32_t>> lane_ranks;  // lockstep: per lane its ranks; empty: per rank
     std::vector<uint32_t> lane_of_rank;             // lockstep: per rank its lane
     std::vector<PairSet> pair_sets;                 // lockstep: interned pairs of transfers
+    // Per lane, its compute's slowdown while it communicates (ComputeSpec::overlap_slowdown) where the lanes'
+    // jobs differ (a mix of jobs); empty: the executor's one value.
+    std::vector<double> lane_overlap_slowdown;
     std::map<std::tuple<uint32_t, uint32_t, std::vector<RankPair>>, uint32_t> pair_index;
     std::vector<Op> ops;
     std::vector<std::vector<uint32_t>> deps;  // per op: the ops it waits on

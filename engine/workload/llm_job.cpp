@@ -10,6 +10,7 @@
 #include "common/diagnostics.h"
 #include "common/memory_budget.h"
 #include "net/state.h"
+#include "workload/placement.h"
 
 namespace orrery {
 
@@ -29,8 +30,8 @@ std::string lockstep_warning(uint32_t ranks) {
                                    "stage's groups (\"granularity\": \"rank\" builds every rank)";
 }
 
-LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t) {
-    const std::vector<std::string> problems = check_llm_workload(w, &fabric);
+LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t, const std::vector<NodeId>* hosts) {
+    const std::vector<std::string> problems = check_llm_workload(w, hosts ? nullptr : &fabric);
     if (!problems.empty()) {
         Diagnostics d;
         for (const std::string& p : problems) d.error(p.substr(0, p.find(':')), p.substr(p.find(':') + 2));
@@ -51,7 +52,7 @@ LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const Workloa
         job.oom_message = buf;
         return job;  // not run: no task graph
     }
-    job.place = place_ranks(w.parallel, fabric);
+    job.place = hosts ? place_on_hosts(fabric, *hosts) : place_ranks(w.parallel, fabric);
     const bool lockstep = lockstep_lanes(w, uint32_t(w.parallel.world()));
     refuse_graph_beyond_memory(w, t, job.place, lockstep);
     job.graph = build_task_graph(w, t, job.place, lockstep);
@@ -107,7 +108,7 @@ std::vector<FlowSpec> llm_flows(const LlmJob& job, int priority) {
         FlowSpec f;
         f.src = job.place.host[o.rank];
         f.dst = job.place.host[o.peer];
-        f.priority = priority;
+        f.priority = job.lane_workload.empty() ? priority : job.workload_of(o.rank).collectives.priority;
         f.sport = job.source_port[i];
         f.dport = kLlmDestinationPort;
         f.size = Bytes(o.bytes);
@@ -147,14 +148,14 @@ void span_members(const TaskGraph& g, const CollectiveRecord& c, std::vector<uin
     }
 }
 
-TimelineSpan compute_span(const TaskGraph& g, const Executor& x, uint32_t op) {
+TimelineSpan compute_span(const TaskGraph& g, const OpTimes& x, uint32_t op) {
     const Op& c = g.ops[op];
-    return {g.first_rank(c.rank), c.iteration, "compute", g.names[c.name], phase_name(c.phase), x.start()[op], x.end()[op], 0, ""};
+    return {g.first_rank(c.rank), c.iteration, "compute", g.names[c.name], phase_name(c.phase), x.start[op], x.end[op], 0, ""};
 }
 
-TimelineSpan collective_span(const TaskGraph& g, const Executor& x, uint32_t collective, uint32_t member) {
+TimelineSpan collective_span(const TaskGraph& g, const OpTimes& x, uint32_t collective, uint32_t member) {
     const CollectiveRecord& c = g.collectives[collective];
-    return {member, g.ops[c.start].iteration, group_name(c.group), g.names[c.name], collective_kind_name(c.kind), x.end()[c.start], x.end()[c.end], c.bytes,
+    return {member, g.ops[c.start].iteration, group_name(c.group), g.names[c.name], collective_kind_name(c.kind), x.end[c.start], x.end[c.end], c.bytes,
             peers_of(c, member)};
 }
 
@@ -174,7 +175,7 @@ size_t network_flows(const LlmJob& job) {
             n = 0;
             for (const RankPair& pr : g.pair_sets[t.pairs].pairs) n += job.place.server[pr.first] != job.place.server[pr.second];
         }
-        flows += n * t.steps * size_t(lockstep_pieces(g.pair_sets[t.pairs], t, job.workload->collectives.chunk.count));
+        flows += n * t.steps * size_t(lockstep_pieces(g.pair_sets[t.pairs], t, job.workload_of(t.rank).collectives.chunk.count));
     }
     return flows;
 }
@@ -186,7 +187,7 @@ struct LaneFacts {
     std::vector<Group> last_comm_group;
 };
 
-LaneFacts timeline(const TaskGraph& g, const Executor& x, LlmOutcome& o) {
+LaneFacts timeline(const TaskGraph& g, const OpTimes& x, LlmOutcome& o) {
     LaneFacts lanes;
     // Timeline: compute spans, and one span per collective and member, by lane (bucketed), then start within a
     // lane. Each span's place is found from its lane and start first, and the span (four strings) is made once,
@@ -208,7 +209,7 @@ LaneFacts timeline(const TaskGraph& g, const Executor& x, LlmOutcome& o) {
         const Op& c = g.ops[op];
         if (c.kind != OpKind::compute) continue;
         compute_of[c.rank].push_back(op);
-        sources.push_back({c.rank, op, 0, x.start()[op]});
+        sources.push_back({c.rank, op, 0, x.start[op]});
         ++compute_spans;
     }
     // A lockstep graph reports per lane, under the lane's first rank; a collective once per lane it runs on.
@@ -219,7 +220,7 @@ LaneFacts timeline(const TaskGraph& g, const Executor& x, LlmOutcome& o) {
     std::vector<uint32_t> members;
     for (uint32_t ci = 0; ci < g.collectives.size(); ++ci) {
         const CollectiveRecord& c = g.collectives[ci];
-        const int64_t s = x.end()[c.start], e = x.end()[c.end];
+        const int64_t s = x.end[c.start], e = x.end[c.end];
         span_members(g, c, members);
         for (uint32_t r : members) {
             const uint32_t lane = g.lane(r);
@@ -250,25 +251,25 @@ LaneFacts timeline(const TaskGraph& g, const Executor& x, LlmOutcome& o) {
 }
 
 // Lane r's breakdown: every gap in its compute stream is charged to what it waited on.
-RankBreakdown rank_breakdown(const TaskGraph& g, const Executor& x, const LaneFacts& lanes, uint32_t r, double iteration_time_s, double it) {
+RankBreakdown rank_breakdown(const TaskGraph& g, const OpTimes& x, const LaneFacts& lanes, uint32_t r, double iteration_time_s, double it, int64_t t0) {
     const std::vector<std::vector<uint32_t>>& compute_of = lanes.compute_of;
     const std::vector<int64_t>& last_comm_end = lanes.last_comm_end;
     const std::vector<Group>& last_comm_group = lanes.last_comm_group;
     RankBreakdown b;
     b.rank = g.first_rank(r);
-    int64_t prev_end = 0;
+    int64_t prev_end = t0;
     double exposed[kGroupCount] = {}, bubble = 0, compute = 0, optimizer = 0;
     for (uint32_t op : compute_of[r]) {
-        const int64_t start = x.start()[op], end = x.end()[op];
+        const int64_t start = x.start[op], end = x.end[op];
         compute += double(end - start);
         if (g.ops[op].optimizer) optimizer += double(end - start);
         const int64_t gap = start - prev_end;
         if (gap > 0) {
-            const uint32_t blocker = x.blocker()[op];
+            const uint32_t blocker = x.blocker[op];
             const Op* bo = blocker == UINT32_MAX ? nullptr : &g.ops[blocker];
             if (bo && bo->group == Group::pp && bo->collective != UINT32_MAX) {
                 // A pipeline receive: waiting before the sender was ready is bubble, the transfer itself exposed PP.
-                const int64_t sent = x.end()[g.collectives[bo->collective].start];
+                const int64_t sent = x.end[g.collectives[bo->collective].start];
                 const int64_t waited = std::clamp<int64_t>(sent - prev_end, 0, gap);
                 bubble += double(waited);
                 exposed[size_t(Group::pp)] += double(gap - waited);
@@ -300,19 +301,21 @@ RankBreakdown rank_breakdown(const TaskGraph& g, const Executor& x, const LaneFa
 
 }  // namespace
 
-LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) {
+LlmOutcome summarize_llm(const LlmJob& job, const Executor& x) { return summarize_llm(job, x.times(), 0); }
+
+LlmOutcome summarize_llm(const LlmJob& job, const OpTimes& x, int64_t t0) {
     const TaskGraph& g = job.graph;
     LlmOutcome o;
     o.iterations = job.workload->iterations;
     o.ops = g.size();
     o.flows = network_flows(job);
     o.transfer_times.reserve(job.transfers.size());
-    for (uint32_t op : job.transfers) o.transfer_times.emplace_back(x.start()[op], x.end()[op]);
-    int64_t finish = 0;
-    for (uint32_t op = 0; op < g.size(); ++op) finish = std::max(finish, x.end()[op]);
-    o.iteration_time_s = double(finish) * 1e-12 / o.iterations;
+    for (uint32_t op : job.transfers) o.transfer_times.emplace_back(x.start[op], x.end[op]);
+    int64_t finish = t0;
+    for (uint32_t op = 0; op < g.size(); ++op) finish = std::max(finish, x.end[op]);
+    o.iteration_time_s = double(finish - t0) * 1e-12 / o.iterations;
     const LaneFacts lanes = timeline(g, x, o);
-    for (uint32_t r = 0; r < g.world; ++r) o.ranks.push_back(rank_breakdown(g, x, lanes, r, o.iteration_time_s, o.iterations));
+    for (uint32_t r = 0; r < g.world; ++r) o.ranks.push_back(rank_breakdown(g, x, lanes, r, o.iteration_time_s, o.iterations, t0));
     return o;
 }
 
@@ -336,7 +339,7 @@ nlohmann::json llm_summary_json(const LlmOutcome& o) {
     return j;
 }
 
-LlmOutcome run_llm_analytic(const LlmJob& job, const Fabric& fabric, const Routes& routes, uint32_t mtu) {
+LlmOutcome run_llm_analytic(const LlmJob& job, const Fabric& fabric, const Routes& routes, uint32_t mtu, const Summarize& summarize) {
     // Path facts per host pair, computed once.
     std::map<std::pair<uint32_t, uint32_t>, PathMetrics> paths;
     auto path = [&](uint32_t a, uint32_t b) -> const PathMetrics& {
@@ -375,7 +378,7 @@ LlmOutcome run_llm_analytic(const LlmJob& job, const Fabric& fabric, const Route
         if (o.pairs != UINT32_MAX) {  // every pair alone on its path, a step at a time (lockstep_cost)
             const SetPaths& sp = paths_of(o.pairs);
             const PairSet& set = job.graph.pair_sets[o.pairs];
-            const int64_t pieces = lockstep_pieces(set, o, job.workload->collectives.chunk.count);
+            const int64_t pieces = lockstep_pieces(set, o, job.workload_of(o.rank).collectives.chunk.count);
             const uint64_t step = uint64_t(o.bytes) / o.steps / uint64_t(pieces);
             std::vector<int64_t> per_path(sp.network.size());
             for (size_t i = 0; i < sp.network.size(); ++i) per_path[i] = int64_t(standalone_fct_ns(sp.network[i], step, mtu)) * 1000;
@@ -392,7 +395,7 @@ LlmOutcome run_llm_analytic(const LlmJob& job, const Fabric& fabric, const Route
     x.begin(0);
     while (x.next_time() != kNoTime) x.advance(x.next_time());
     if (!x.finished()) throw std::logic_error("workload task graph has a cycle: " + std::to_string(x.unfinished()) + " ops never became ready");
-    return summarize_llm(job, x);
+    return summarize ? summarize(x) : summarize_llm(job, x);
 }
 
 }  // namespace orrery

@@ -5,6 +5,7 @@
 // users ask for afterwards (summarize_llm): the iteration time, per rank the time in compute, exposed
 // communication per group and pipeline bubble, and the timeline of compute and communication spans.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct LlmJob {
     std::vector<uint32_t> transfers;         // ops that cross the network, in op order (flow i of the experiment)
     std::vector<uint32_t> flow_of_op;        // per op: its flow index, or UINT32_MAX
     std::vector<uint16_t> source_port;       // per flow: 10000 + n for the n-th flow of its host pair (the reference's)
+    // Several jobs in one graph (workload/job_mix.h): per lane, the workload of the job it belongs to (its
+    // chunk size, switch priority); empty: `workload` for every lane.
+    std::vector<const LlmWorkload*> lane_workload;
+    const LlmWorkload& workload_of(uint32_t lane) const { return lane_workload.empty() ? *workload : *lane_workload[lane]; }
 };
 
 // Every transfer's flow goes to this port (FlowSpec's default, the reference's).
@@ -47,7 +52,9 @@ void refuse_graph_beyond_memory(const LlmWorkload& w, const WorkloadTables& t, c
 std::string lockstep_warning(uint32_t ranks);
 
 // Throws InputError when the job is inconsistent (check_llm_workload) or names an unknown GPU.
-LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t);
+// `hosts`: the job's hosts, rank r on hosts[r] (a job of several, workload/placement.h); null: rank r on the
+// fabric's r-th host, the world the fabric's hosts.
+LlmJob prepare_llm_job(const LlmWorkload& w, const Fabric& fabric, const WorkloadTables& t, const std::vector<NodeId>* hosts = nullptr);
 
 // Fills job.transfers, job.flow_of_op and job.source_port from job.graph (prepare_llm_job does; for hand-built graphs).
 void index_transfers(LlmJob& job);
@@ -89,17 +96,22 @@ struct LlmOutcome {
 };
 
 LlmOutcome summarize_llm(const LlmJob& job, const Executor& x);
+// From the op times of a run; the job started at t0 (ps): its iteration time counts from there.
+LlmOutcome summarize_llm(const LlmJob& job, const OpTimes& x, int64_t t0);
 // The spans of the timeline, one finished task at a time (summarize_llm, and a run writing them as it goes:
 // timeline_stream.h). A compute op's span; a collective's span on one of its members, the members with a span
 // being every member, or in a lockstep graph the first member on each lane.
-TimelineSpan compute_span(const TaskGraph& g, const Executor& x, uint32_t op);
-TimelineSpan collective_span(const TaskGraph& g, const Executor& x, uint32_t collective, uint32_t member);
+TimelineSpan compute_span(const TaskGraph& g, const OpTimes& x, uint32_t op);
+TimelineSpan collective_span(const TaskGraph& g, const OpTimes& x, uint32_t collective, uint32_t member);
 void span_members(const TaskGraph& g, const CollectiveRecord& c, std::vector<uint32_t>& members);
 // The per-rank means and the iteration time as a JSON object with units in the keys.
 nlohmann::json llm_summary_json(const LlmOutcome& o);
 
 // Every transfer as α + size/β on its path, no packets: the reference's standalone FCT of a flow of its size
 // (base RTT of the path + wire bytes at the path's bottleneck rate).
-LlmOutcome run_llm_analytic(const LlmJob& job, const Fabric& fabric, const Routes& routes, uint32_t mtu);
+// How a run's end becomes its outcome; unset: summarize_llm (a mix of jobs sets its own, workload/job_mix.h).
+using Summarize = std::function<LlmOutcome(const Executor&)>;
+
+LlmOutcome run_llm_analytic(const LlmJob& job, const Fabric& fabric, const Routes& routes, uint32_t mtu, const Summarize& summarize = {});
 
 }  // namespace orrery

@@ -160,7 +160,7 @@ void read_compute(JsonReader& c, ComputeSpec& s, const std::filesystem::path& ba
 
 }  // namespace
 
-LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_dir) {
+LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_dir, std::optional<NetworkMode> mode) {
     LlmWorkload w;
     const Resolve resolve = [&](const std::string& f) { return std::filesystem::path(f).is_absolute() ? std::filesystem::path(f) : base_dir / f; };
     if (auto imp = r.object("import", Need::optional)) w.trace = read_trace_import(r, *imp, resolve);
@@ -168,8 +168,15 @@ LlmWorkload read_llm_workload(JsonReader& r, const std::filesystem::path& base_d
         if (auto m = r.object("model", Need::required)) w.model = read_model(*m);
     w.gpu = r.string("gpu", Need::optional).value_or(w.gpu);
     w.iterations = int(r.integer("iterations", Need::optional, 1, 1000).value_or(1));
-    if (auto mode = r.choice("network_mode", Need::optional, {"packet", "flow", "analytic"}))
-        w.network_mode = *mode == "analytic" ? NetworkMode::analytic : *mode == "flow" ? NetworkMode::flow : NetworkMode::packet;
+    if (mode) {
+        w.network_mode = *mode;
+        if (r.has("network_mode")) {
+            r.raw("network_mode");
+            r.error("network_mode", "every job of an experiment runs on its network mode: set workload.network_mode, not a job's");
+        }
+    } else if (auto m = r.choice("network_mode", Need::optional, {"packet", "flow", "analytic"})) {
+        w.network_mode = *m == "analytic" ? NetworkMode::analytic : *m == "flow" ? NetworkMode::flow : NetworkMode::packet;
+    }
     if (auto gr = r.choice("granularity", Need::optional, {"auto", "rank", "stage"})) {
         w.granularity = *gr == "stage" ? Granularity::stage : *gr == "rank" ? Granularity::rank : Granularity::automatic;
         if (w.granularity == Granularity::stage && w.trace && w.trace->format != "simai")

@@ -13,12 +13,13 @@ TimelineStream::TimelineStream(const TaskGraph& g) : graph_(g), ending_begin_(g.
 std::vector<TimelineSpan> TimelineStream::take(const Executor& x) {
     std::vector<TimelineSpan> spans;
     const std::vector<uint32_t>& order = x.finish_order();
+    const OpTimes times = x.times();
     for (; cursor_ < order.size(); ++cursor_) {
         const uint32_t op = order[cursor_];
-        if (graph_.ops[op].kind == OpKind::compute) spans.push_back(compute_span(graph_, x, op));
+        if (graph_.ops[op].kind == OpKind::compute) spans.push_back(compute_span(graph_, times, op));
         for (uint32_t i = ending_begin_[op]; i < ending_begin_[op + 1]; ++i) {
             span_members(graph_, graph_.collectives[ending_[i]], members_);
-            for (uint32_t member : members_) spans.push_back(collective_span(graph_, x, ending_[i], member));
+            for (uint32_t member : members_) spans.push_back(collective_span(graph_, times, ending_[i], member));
         }
     }
     taken_ += spans.size();

@@ -41,7 +41,7 @@ ResultsTable three_designs(double a, double b, double c) {
     const double it[] = {a, b, c};
     const char* cc[] = {"dcqcn", "hpcc", "timely"};
     for (int i = 0; i < 3; ++i)
-        t.rows.push_back({"e000" + std::to_string(i), "ok", "", {cc[i]}, {it[i], it[i] - 0.5, 0.5}, {}});  // the DP part carries the difference
+        t.rows.push_back({"e000" + std::to_string(i), "ok", "", {cc[i]}, {it[i], it[i] - 0.5, 0.5}, {}, {}});  // the DP part carries the difference
     return t;
 }
 
@@ -144,8 +144,8 @@ private slots:
             t.parameter_paths = {"cc.algorithm", "seed"};
             t.parameter_differs = {true, true};
             t.metrics = {{"iteration_time", "s"}};
-            t.rows = {{"e0000", "ok", "", {"dcqcn", "1"}, {a1}, {}}, {"e0001", "ok", "", {"dcqcn", "2"}, {a2}, {}},
-                      {"e0002", "ok", "", {"hpcc", "1"}, {b1}, {}},  {"e0003", "ok", "", {"hpcc", "2"}, {b2}, {}}};
+            t.rows = {{"e0000", "ok", "", {"dcqcn", "1"}, {a1}, {}, {}}, {"e0001", "ok", "", {"dcqcn", "2"}, {a2}, {}, {}},
+                      {"e0002", "ok", "", {"hpcc", "1"}, {b1}, {}, {}},  {"e0003", "ok", "", {"hpcc", "2"}, {b2}, {}, {}}};
             return t;
         };
         Report r;
@@ -161,8 +161,8 @@ private slots:
         QVERIFY2(ci.find("overlaps another's") != std::string::npos, ci.c_str());
         {
             ResultsTable t = table(1.20, 1.22, 1.00, 1.02);
-            t.rows.push_back({"e0004", "ok", "", {"dcqcn", "3"}, {1.21}, {}});
-            t.rows.push_back({"e0005", "ok", "", {"hpcc", "3"}, {1.01}, {}});
+            t.rows.push_back({"e0004", "ok", "", {"dcqcn", "3"}, {1.21}, {}, {}});
+            t.rows.push_back({"e0005", "ok", "", {"hpcc", "3"}, {1.01}, {}, {}});
             Report four;
             four.table = t;
             compose_report(four, -1);

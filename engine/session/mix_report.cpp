@@ -1,0 +1,77 @@
+#include "session/mix_report.h"
+
+#include <algorithm>
+
+namespace orrery {
+
+std::string host_ranges(const Fabric& f, const std::vector<NodeId>& hosts) {
+    std::vector<uint32_t> index_of(f.node_count(), 0);
+    for (NodeId n = 0, i = 0; n < f.node_count(); ++n)
+        if (f.is_host(n)) index_of[n] = i++;
+    std::string out;
+    for (size_t a = 0; a < hosts.size();) {
+        size_t b = a;
+        while (b + 1 < hosts.size() && index_of[hosts[b + 1]] == index_of[hosts[b]] + 1) ++b;
+        if (!out.empty()) out += ',';
+        out += std::to_string(index_of[hosts[a]]);
+        if (b > a) out.append("-").append(std::to_string(index_of[hosts[b]]));
+        a = b + 1;
+    }
+    return out;
+}
+
+std::vector<uint32_t> job_of_rank(const JobMix& mix) {
+    std::vector<uint32_t> out;
+    for (uint32_t j = 0; j < mix.parts.size(); ++j) out.insert(out.end(), mix.parts[j].job.place.host.size(), j);
+    return out;
+}
+
+MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<LlmOutcome>& per_job, const std::vector<double>& alone) {
+    MixResults r;
+    double slowdown_max = 0, slowdown_sum = 0;
+    for (uint32_t j = 0; j < m.mix.parts.size() && j < per_job.size(); ++j) {
+        const MixPart& p = m.mix.parts[j];
+        const LlmOutcome& o = per_job[j];
+        JobRow row;
+        row.job = j;
+        row.name = p.name;
+        row.first_rank = p.first_rank;
+        row.ranks = uint32_t(p.job.place.host.size());
+        row.hosts = host_ranges(f, m.hosts[j]);
+        row.start_ps = p.start_ps;
+        row.iteration_time_s = o.iteration_time_s;
+        nlohmann::json jj = llm_summary_json(o);
+        jj["name"] = p.name;
+        jj["ranks"] = row.ranks;
+        jj["first_rank"] = row.first_rank;
+        jj["hosts"] = row.hosts;
+        jj["start_s"] = double(p.start_ps) * 1e-12;
+        r.metrics.emplace_back("job_iteration_time." + p.name, o.iteration_time_s, "s");
+        if (j < alone.size() && alone[j] > 0) {
+            row.alone_iteration_time_s = alone[j];
+            row.slowdown = o.iteration_time_s / alone[j];
+            jj["alone_iteration_time_s"] = alone[j];
+            jj["slowdown"] = row.slowdown;
+            r.metrics.emplace_back("job_alone_iteration_time." + p.name, alone[j], "s");
+            r.metrics.emplace_back("job_slowdown." + p.name, row.slowdown, "ratio");
+            slowdown_max = std::max(slowdown_max, row.slowdown);
+            slowdown_sum += row.slowdown;
+        }
+        if (j < m.stragglers.size() && !m.stragglers[j].empty()) {
+            nlohmann::json s = nlohmann::json::array();
+            for (const auto& [rank, factor] : m.stragglers[j]) s.push_back({{"rank", rank}, {"compute_slowdown", factor}});
+            jj["stragglers"] = s;
+        }
+        r.iteration_time_s = std::max(r.iteration_time_s, o.iteration_time_s);
+        r.jobs.push_back(std::move(jj));
+        r.rows.push_back(std::move(row));
+    }
+    r.metrics.insert(r.metrics.begin(), {"iteration_time", r.iteration_time_s, "s"});
+    if (!alone.empty()) {
+        r.metrics.emplace_back("job_slowdown_max", slowdown_max, "ratio");
+        r.metrics.emplace_back("job_slowdown_mean", slowdown_sum / double(std::max<size_t>(1, r.rows.size())), "ratio");
+    }
+    return r;
+}
+
+}  // namespace orrery
