@@ -51,6 +51,7 @@ int export_timeline(const ExportOptions& o) {
     }
     const std::vector<PortSeries> ports = store.busiest_ports(run, o.experiment, o.ports);
     const std::vector<SkippedSpan> skipped = store.skipped_spans(run, o.experiment);
+    const std::vector<JobRow> jobs = store.jobs(run, o.experiment);
     const std::vector<int> iterations = timeline_iterations(rows);
     if (o.iteration >= 0 && std::find(iterations.begin(), iterations.end(), o.iteration) == iterations.end())
         throw InputError("--iteration", "experiment \"" + o.experiment + "\" has iterations " + std::to_string(iterations.front()) + "…" +
@@ -68,7 +69,7 @@ int export_timeline(const ExportOptions& o) {
     for (const auto& [path, window] : files) paths.push_back(path);
     refuse_outputs(paths, o.force, {o.store});
     for (const auto& [path, window] : files) {
-        const std::string text = chrome_trace(rows, ports, window, skipped).dump();
+        const std::string text = chrome_trace(rows, ports, window, skipped, jobs).dump();
         write_output(path, gzipped(path) ? gzip_compress(text) : text, o.force);
         std::cerr << "wrote " << path.string() << " (" << (window.iteration >= 0 ? "iteration " + std::to_string(window.iteration) : "every iteration")
                   << ", " << text.size() / 1024 << " KiB of JSON)\n";

@@ -39,6 +39,8 @@ MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<
         row.ranks = uint32_t(p.job.place.host.size());
         row.hosts = host_ranges(f, m.hosts[j]);
         row.start_ps = p.start_ps;
+        row.first_flow = p.first_transfer;  // a transfer is a flow row (packet level) or one row (flow level, record "fct")
+        row.flows = uint32_t(p.job.transfers.size());
         row.iteration_time_s = o.iteration_time_s;
         nlohmann::json jj = llm_summary_json(o);
         jj["name"] = p.name;

@@ -26,7 +26,17 @@ std::vector<int> timeline_iterations(const std::vector<TimelineRow>& rows) {
 }
 
 nlohmann::json chrome_trace(const std::vector<TimelineRow>& rows, const std::vector<PortSeries>& ports, const TraceWindow& window,
-                            const std::vector<SkippedSpan>& skipped) {
+                            const std::vector<SkippedSpan>& skipped, const std::vector<JobRow>& jobs) {
+    auto process_name = [&](uint32_t rank) {
+        for (const JobRow& j : jobs)
+            if (rank >= j.first_rank && rank < j.first_rank + j.ranks) return "job " + j.name + " · rank " + std::to_string(rank - j.first_rank);
+        return "rank " + std::to_string(rank);
+    };
+    auto job_of = [&](uint32_t rank) -> const JobRow* {
+        for (const JobRow& j : jobs)
+            if (rank >= j.first_rank && rank < j.first_rank + j.ranks) return &j;
+        return nullptr;
+    };
     nlohmann::json events = nlohmann::json::array();
     // Lanes: per (rank, stream) the spans sorted by start, each on the first lane free at its start.
     std::map<std::pair<uint32_t, std::string>, std::vector<const TimelineRow*>> by_track;
@@ -41,8 +51,10 @@ nlohmann::json chrome_trace(const std::vector<TimelineRow>& rows, const std::vec
     for (auto& [key, spans] : by_track) {
         const auto& [rank, stream] = key;
         if (ranks.insert(rank).second) {
-            events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", rank}, {"tid", 0}, {"args", {{"name", "rank " + std::to_string(rank)}}}});
+            events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", rank}, {"tid", 0}, {"args", {{"name", process_name(rank)}}}});
             events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", rank}, {"tid", 0}, {"args", {{"sort_index", rank}}}});
+            if (const JobRow* j = job_of(rank))
+                events.push_back({{"ph", "M"}, {"name", "process_labels"}, {"pid", rank}, {"tid", 0}, {"args", {{"labels", "job " + j->name}}}});
         }
         std::stable_sort(spans.begin(), spans.end(), [](const TimelineRow* a, const TimelineRow* b) {
             return a->start_ps != b->start_ps ? a->start_ps < b->start_ps : a->end_ps > b->end_ps;

@@ -21,9 +21,11 @@ struct TraceWindow {
 };
 
 // `skipped`: spans where steady-state skipping froze flows, drawn as their own track so that nobody reads a
-// flat stretch of the counters as an anomaly.
+// flat stretch of the counters as an anomaly. `jobs`: a mix of jobs (the store's jobs rows): each rank's process
+// is named for its job and its rank there ("job a · rank 3"), labelled with the job, and the jobs' processes sort
+// one job after another.
 nlohmann::json chrome_trace(const std::vector<TimelineRow>& rows, const std::vector<PortSeries>& ports, const TraceWindow& window,
-                            const std::vector<SkippedSpan>& skipped = {});
+                            const std::vector<SkippedSpan>& skipped = {}, const std::vector<JobRow>& jobs = {});
 
 // The iterations the rows cover, ascending.
 std::vector<int> timeline_iterations(const std::vector<TimelineRow>& rows);

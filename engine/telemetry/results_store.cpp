@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS metrics (
 CREATE TABLE IF NOT EXISTS flows (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, flow INTEGER NOT NULL, src INTEGER, dst INTEGER, sport INTEGER,
   dport INTEGER, priority INTEGER, size_bytes INTEGER, start_ps INTEGER, finish_ps INTEGER, fct_ps INTEGER,
-  standalone_fct_ps INTEGER, slowdown REAL);
+  standalone_fct_ps INTEGER, slowdown REAL, job INTEGER);
 CREATE TABLE IF NOT EXISTS pfc (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, node INTEGER, node_type INTEGER,
   ifindex INTEGER, pause INTEGER);
@@ -77,7 +77,8 @@ CREATE TABLE IF NOT EXISTS fabric_counters (
   retransmits INTEGER NOT NULL, timeouts INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, job INTEGER NOT NULL, name TEXT NOT NULL, first_rank INTEGER NOT NULL,
-  ranks INTEGER NOT NULL, hosts TEXT NOT NULL, start_ps INTEGER NOT NULL, iteration_time_s REAL, alone_iteration_time_s REAL, slowdown REAL);
+  ranks INTEGER NOT NULL, hosts TEXT NOT NULL, start_ps INTEGER NOT NULL, iteration_time_s REAL, alone_iteration_time_s REAL, slowdown REAL,
+  first_flow INTEGER NOT NULL, flows INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS fabric_events (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, what TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS flows_by_experiment ON flows (run_id, experiment);
@@ -310,6 +311,11 @@ void ResultsStore::add_missing_columns() {
     sqlite3_finalize(info);
     if (!timeline_columns.count("iteration")) exec(db_, "ALTER TABLE timeline ADD COLUMN iteration INTEGER NOT NULL DEFAULT 0;", file_);
     if (!timeline_columns.count("job")) exec(db_, "ALTER TABLE timeline ADD COLUMN job INTEGER NOT NULL DEFAULT 0;", file_);
+    std::set<std::string> flow_columns;
+    if (sqlite3_prepare_v2(db_, "PRAGMA table_info(flows)", -1, &info, nullptr) == SQLITE_OK)
+        while (sqlite3_step(info) == SQLITE_ROW) flow_columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
+    sqlite3_finalize(info);
+    if (!flow_columns.count("job")) exec(db_, "ALTER TABLE flows ADD COLUMN job INTEGER;", file_);
     std::set<std::string> run_columns;
     if (sqlite3_prepare_v2(db_, "PRAGMA table_info(runs)", -1, &info, nullptr) == SQLITE_OK)
         while (sqlite3_step(info) == SQLITE_ROW) run_columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
@@ -422,7 +428,7 @@ void ResultsStore::experiment_finished(const std::string& experiment, const std:
                       "WHERE run_id = ? AND experiment = ?")
             .bind(1, status).bind(2, message).bind(3, sim_end_ps).bind(4, int64_t(events)).bind(5, int64_t(packet_hops))
             .bind(6, wall_seconds).bind(7, id).bind(8, experiment).row();
-        Statement f(db, "INSERT INTO flows VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        Statement f(db, "INSERT INTO flows VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)");
         for (const FlowRow& r : flows) {
             f.bind(1, id).bind(2, experiment).bind(3, int64_t(r.flow)).bind(4, int64_t(r.src)).bind(5, int64_t(r.dst))
                 .bind(6, int64_t(r.sport)).bind(7, int64_t(r.dport)).bind(8, int64_t(r.priority)).bind(9, int64_t(r.size_bytes))
@@ -434,6 +440,11 @@ void ResultsStore::experiment_finished(const std::string& experiment, const std:
             }
             f.row();
         }
+        // A mix of jobs: each flow's job from the ranges its jobs rows (stored before) give.
+        Statement(db, "UPDATE flows SET job = (SELECT j.job FROM jobs j WHERE j.run_id = flows.run_id AND j.experiment = flows.experiment AND "
+                      "flows.flow >= j.first_flow AND flows.flow < j.first_flow + j.flows) WHERE run_id = ? AND experiment = ? AND "
+                      "EXISTS (SELECT 1 FROM jobs WHERE run_id = ? AND experiment = ?)")
+            .bind(1, id).bind(2, experiment).bind(3, id).bind(4, experiment).row();
         Statement p(db, "INSERT INTO pfc VALUES (?, ?, ?, ?, ?, ?, ?)");
         for (const auto& [t, node, type, ifindex, pause] : pfc)
             p.bind(1, id).bind(2, experiment).bind(3, t).bind(4, int64_t(node)).bind(5, int64_t(type)).bind(6, int64_t(ifindex))
@@ -480,10 +491,11 @@ void ResultsStore::timeline(const std::string& experiment, std::vector<TimelineR
 void ResultsStore::jobs(const std::string& experiment, std::vector<JobRow> rows) {
     const int64_t id = run_id_;
     post([=, rows = std::move(rows)](sqlite3* db) {
-        Statement t(db, "INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        Statement t(db, "INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         for (const JobRow& r : rows)
             t.bind(1, id).bind(2, experiment).bind(3, int64_t(r.job)).bind(4, r.name).bind(5, int64_t(r.first_rank)).bind(6, int64_t(r.ranks))
-                .bind(7, r.hosts).bind(8, r.start_ps).bind(9, r.iteration_time_s).bind(10, r.alone_iteration_time_s).bind(11, r.slowdown).row();
+                .bind(7, r.hosts).bind(8, r.start_ps).bind(9, r.iteration_time_s).bind(10, r.alone_iteration_time_s).bind(11, r.slowdown)
+                .bind(12, int64_t(r.first_flow)).bind(13, int64_t(r.flows)).row();
     });
 }
 

@@ -4,6 +4,9 @@
 // level of detail that applies.
 #include <QtTest>
 
+#include <sqlite3.h>
+
+#include <array>
 #include <atomic>
 #include <memory>
 
@@ -13,6 +16,7 @@
 #include "scenario/load.h"
 #include "scenario/presets.h"
 #include "session/llm_session.h"
+#include "telemetry/chrome_trace.h"
 #include "telemetry/store_reader.h"
 #include "workload/placement.h"
 
@@ -191,6 +195,30 @@ private slots:
                 saw[r.job] = true;
             }
             QVERIFY(saw[0] && saw[1]);
+            // Flows carry their job: the flows table's job column over each job's range of rows.
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open_v2(packed.store.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+            sqlite3_stmt* q = nullptr;
+            sqlite3_prepare_v2(db, "SELECT job, count(*), min(flow), max(flow) FROM flows GROUP BY job ORDER BY job", -1, &q, nullptr);
+            std::vector<std::array<int64_t, 4>> by_job;
+            while (sqlite3_step(q) == SQLITE_ROW)
+                by_job.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3)});
+            sqlite3_finalize(q);
+            sqlite3_close(db);
+            QCOMPARE(by_job.size(), size_t(2));
+            for (size_t j = 0; j < 2; ++j) {
+                QCOMPARE(by_job[j][0], int64_t(j));
+                QCOMPARE(by_job[j][1], int64_t(packed.jobs[0][j].flows));
+                QCOMPARE(by_job[j][2], int64_t(packed.jobs[0][j].first_flow));
+            }
+            // Perfetto: each rank's process named for its job and its rank there, labelled with the job.
+            const nlohmann::json trace = chrome_trace(packed.timelines[0], {}, TraceWindow{}, {}, packed.jobs[0]);
+            bool named = false, labelled = false;
+            for (const nlohmann::json& e : trace["traceEvents"]) {
+                named |= e["name"] == "process_name" && e["pid"] == 32 && e["args"]["name"] == "job b · rank 0";
+                labelled |= e["name"] == "process_labels" && e["pid"] == 32 && e["args"]["labels"] == "job b";
+            }
+            QVERIFY(named && labelled);
         }
         // The report: a sentence per experiment with each job's slowdown, the Jobs table, the job metrics as read.
         nlohmann::json sweep = two_jobs("packed", "flow");

@@ -304,7 +304,9 @@ bool ResultsView::export_chrome_trace(const QString& file, const QString& experi
         TraceWindow window;
         window.title = report_.table.run.scenario + " " + experiment.toStdString();
         return write_file(file, chrome_trace(rows, reader.busiest_ports(run, experiment.toStdString(), 8), window,
-                                               reader.skipped_spans(run, experiment.toStdString())).dump(), why);
+                                               reader.skipped_spans(run, experiment.toStdString()), reader.jobs(run, experiment.toStdString()))
+                                      .dump(),
+                          why);
     } catch (const InputError& e) {
         *why = e.what();
         return false;
