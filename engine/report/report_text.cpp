@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
 #include "report/job_text.h"
 
 namespace orrery::report {
@@ -146,6 +148,7 @@ std::string metric_label(const std::string& name) {
 }
 
 std::string parameter_value_label(const std::string& path, const std::string& text) {
+    if (ends_with(path, ".placement") && !text.empty() && text[0] == '{') return placement_label(text);
     if (text != "true" && text != "false") return text;
     std::string name = path;
     if (ends_with(name, ".enabled")) name.resize(name.size() - 8);
@@ -287,6 +290,19 @@ std::vector<std::string> summarize(const SummaryInput& in) {
             }
             out.push_back("Against the baseline " + in.labels[size_t(in.baseline)] + ", " + k.label + ": " + join(parts) + ".");
         }
+    }
+    return out;
+}
+
+std::string placement_label(const std::string& json_text) {
+    const nlohmann::json p = nlohmann::json::parse(json_text, nullptr, false);
+    if (!p.is_object() || !p.contains("policy") || !p["policy"].is_string()) return json_text;
+    std::string out = p["policy"].get<std::string>();
+    if (p.contains("seed")) out.append(" (seed ").append(p["seed"].dump()).append(")");
+    if (p.contains("hosts") && p["hosts"].is_array()) {
+        std::string hosts;
+        for (const nlohmann::json& h : p["hosts"]) hosts.append(hosts.empty() ? "" : ",").append(h.is_string() ? h.get<std::string>() : h.dump());
+        out.append(" ").append(hosts);
     }
     return out;
 }

@@ -54,8 +54,10 @@ bool is_fabric_metric(const std::string& name);
 std::string metric_label(const std::string& name);
 
 // A swept parameter's value as a legend or a sentence names it: "true" / "false" as "skipping on" / "pfc off"
-// (the path's last name, or the one before ".enabled"); anything else unchanged.
+// (the path's last name, or the one before ".enabled"); a job's placement as placement_label; anything else unchanged.
 std::string parameter_value_label(const std::string& path, const std::string& text);
+// A job's placement object as read: {"policy":"random","seed":3} → "random (seed 3)", "hosts 0-31".
+std::string placement_label(const std::string& json_text);
 
 // What sets row `row` apart, as legends and sentences name it: the values of the parameters the run sweeps (those
 // that differ), but those at `except`, joined by ", " ("" when none is left).
