@@ -51,6 +51,7 @@
 #include "views/editors/network_editor.h"
 #include "views/results/results_view.h"
 #include "views/run/run_controller.h"
+#include "views/editors/jobs_editor.h"
 #include "views/editors/strategy_editor.h"
 #include "views/editors/sweep_editor.h"
 #include "views/run/telemetry_feed.h"
@@ -110,6 +111,12 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
     strategy_scroll->setWidgetResizable(true);
     strategy_scroll->setFrameShape(QFrame::NoFrame);
     tabs_->addTab(strategy_scroll, "Model && strategy");
+    jobs_ = new JobsEditor(presets_, this);
+    auto* jobs_scroll = new QScrollArea(tabs_);
+    jobs_scroll->setWidget(jobs_);
+    jobs_scroll->setWidgetResizable(true);
+    jobs_scroll->setFrameShape(QFrame::NoFrame);
+    tabs_->addTab(jobs_scroll, "Jobs");
     tabs_->addTab(network_, "Network && CC");
     tabs_->addTab(sweep_, "Sweep");
     tabs_->addTab(results_, "Results");
@@ -125,7 +132,7 @@ MainWindow::MainWindow(PresetLibrary presets, QString cli_path, QWidget* parent)
     topology_->use_document(&document_);
     connect(&document_, &ScenarioDocument::changed, this, &MainWindow::document_changed);
     connect(topology_->scene(), &QGraphicsScene::selectionChanged, this, [this] { feed_->set_port_nodes(picked_switch_nodes()); });
-    for (ScenarioForm* f : std::initializer_list<ScenarioForm*>{strategy_, network_, sweep_})
+    for (ScenarioForm* f : std::initializer_list<ScenarioForm*>{strategy_, jobs_, network_, sweep_})
         connect(f, &ScenarioForm::edited, this, [this, f](QString path, QString value) { apply_edit(path, value, tab_of(f)); });
     connect(network_, &NetworkEditor::message, this, &MainWindow::log);
     connect(results_, &ResultsView::message, this, &MainWindow::log);
@@ -512,6 +519,7 @@ void MainWindow::refresh_forms() {
         topology_->show_buffer(QString::fromStdString(buffer.is_string() ? buffer.get<std::string>() : format_size(NetworkSpec{}.buffer_per_switch)));
     }
     strategy_->load(document(), base_dir(), topology_->doc().host_count());
+    jobs_->load(document(), base_dir(), topology_->doc().host_count());
     network_->load(document());
     sweep_->load(document(), base_dir());
 }
@@ -790,6 +798,7 @@ void MainWindow::set_locked(bool locked) {
     locked_ = locked;
     topology_->set_locked(locked);
     strategy_->setEnabled(!locked);
+    jobs_->setEnabled(!locked);
     network_->setEnabled(!locked);
     sweep_->setEnabled(!locked);
     run_action_->setEnabled(!locked && problem_errors_ == 0);

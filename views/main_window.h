@@ -31,6 +31,7 @@ class InspectorView;
 class NetworkEditor;
 class ResultsView;
 class RunController;
+class JobsEditor;
 class StrategyEditor;
 class SweepEditor;
 class TelemetryFeed;
@@ -65,6 +66,7 @@ public:
     QString project_path() const;
     TopologyEditor* topology() const { return topology_; }
     StrategyEditor* strategy() const { return strategy_; }
+    JobsEditor* jobs() const { return jobs_; }
     NetworkEditor* network() const { return network_; }
     SweepEditor* sweep() const { return sweep_; }
     ResultsView* results() const { return results_; }
@@ -131,6 +133,7 @@ private:
     QTabWidget* tabs_;
     TopologyEditor* topology_;
     StrategyEditor* strategy_;
+    JobsEditor* jobs_;
     NetworkEditor* network_;
     SweepEditor* sweep_;
     ResultsView* results_;

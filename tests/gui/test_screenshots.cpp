@@ -18,6 +18,7 @@
 #include "gui_fixtures.h"
 #include "views/run/inspector_view.h"
 #include "views/main_window.h"
+#include "views/editors/jobs_editor.h"
 #include "views/editors/strategy_editor.h"
 #include "views/results/results_view.h"
 #include "views/topology/topology_editor.h"
@@ -70,11 +71,11 @@ private slots:
               streaming.elapsed() / 1000.0);
         w.results()->pin_baseline(0);
         QVERIFY(testing::wait_for([&] { return w.inspector()->canvas()->frames() > 5; }, 5000));
-        const QStringList names = {"topology", "strategy", "network", "sweep", "results"};
+        const QStringList names = {"topology", "strategy", "jobs", "network", "sweep", "results"};
         for (int tab = 0; tab < names.size(); ++tab) {
             w.tabs()->setCurrentIndex(tab);
             if (tab == 0) w.inspector()->state().tab_request = 0;
-            if (tab == 4) {
+            if (tab == 5) {
                 w.inspector()->state().show("e0001");
                 w.inspector()->state().whole_run();
                 w.inspector()->state().tab_request = 2;
@@ -124,6 +125,23 @@ private slots:
             qInfo("screenshot: %s", qPrintable(out + "/failures.png"));
             w.undo_stack()->undo();
             w.undo_stack()->undo();
+        }
+        {   // Several jobs: the Jobs tab (list, placement, the chosen job's model and strategy) and the canvas with each
+            // job's GPUs in its colour.
+            w.jobs()->make_mix();
+            emit w.jobs()->edited("workload.jobs[0].parallel.dp", "1");
+            w.jobs()->add_job();
+            emit w.jobs()->edited("workload.jobs[1].placement", "{\"policy\": \"spread\"}");
+            w.tabs()->setCurrentIndex(2);
+            testing::wait_for([] { return false; }, 300);
+            QImage shot = w.screen()->grabWindow(w.winId()).toImage();
+            QVERIFY(shot.save(out + "/jobs-tab.png"));
+            w.tabs()->setCurrentIndex(0);
+            testing::wait_for([] { return false; }, 300);
+            shot = w.screen()->grabWindow(w.winId()).toImage();
+            QVERIFY(shot.save(out + "/jobs-canvas.png"));
+            qInfo("screenshot: %s, %s", qPrintable(out + "/jobs-tab.png"), qPrintable(out + "/jobs-canvas.png"));
+            for (int i = 0; i < 4; ++i) w.undo_stack()->undo();
         }
         QVERIFY(w.inspector()->canvas()->gl_ready());
         qInfo("inspector: %llu frames, worst %.2f ms", (unsigned long long)w.inspector()->canvas()->frames(), w.inspector()->canvas()->worst_frame_ms());
@@ -199,7 +217,7 @@ private slots:
         }
         shoot(&w, "4-hover");
 
-        w.tabs()->setCurrentIndex(4);
+        w.tabs()->setCurrentIndex(5);
         w.results()->tabs()->setCurrentIndex(1);
         QVERIFY(w.results()->chart_count() > 0);
         testing::wait_for([] { return false; }, 500);

@@ -52,6 +52,7 @@
 #include "views/topology/topology_doc.h"
 #include "views/results/results_view.h"
 #include "views/run/run_controller.h"
+#include "views/editors/jobs_editor.h"
 #include "views/editors/strategy_editor.h"
 #include "views/editors/sweep_editor.h"
 #include "views/topology/topology_editor.h"
@@ -399,6 +400,59 @@ private slots:
             return d;
         }(), {}, 32);
         QVERIFY(s->status_label()->text().contains("Does not fit"));
+    }
+
+    void jobs_are_listed_edited_coloured_and_placed_on_the_canvas() {
+        auto w = open_demo("jobs.orrery");
+        JobsEditor* j = w->jobs();
+        // The demo trains one job; the Jobs tab makes it the first of several, one undoable edit.
+        j->make_mix();
+        QCOMPARE(w->document()["workload"]["kind"].get<std::string>(), std::string("jobs"));
+        QCOMPARE(w->document()["workload"]["jobs"].size(), size_t(1));
+        QCOMPARE(w->document()["workload"]["jobs"][0]["name"].get<std::string>(), std::string("a"));
+        QVERIFY(w->strategy()->status_label()->text().contains("Jobs tab"));
+        // Job a on half the fabric (TP8 PP2 DP1: 16 GPUs), then a second job like it.
+        emit j->edited("workload.jobs[0].parallel.dp", "1");
+        j->add_job();
+        QCOMPARE(j->list()->count(), 2);
+        QCOMPARE(j->current(), 1);
+        QCOMPARE(j->strategy()->root(), QString("workload.jobs[1]"));
+        QCOMPARE(w->document()["workload"]["jobs"][1]["name"].get<std::string>(), std::string("b"));
+        // The job's own form writes under its job.
+        const nlohmann::json a_before = w->document()["workload"]["jobs"][0];
+        auto* channels = j->strategy()->findChild<QSpinBox*>("channels");
+        channels->setValue(channels->value() + 2);
+        emit channels->editingFinished();
+        QCOMPARE(w->document()["workload"]["jobs"][1]["collectives"]["channels"].get<int>(), channels->value());
+        QVERIFY(w->document()["workload"]["jobs"][0] == a_before);
+        // The canvas colours each server's GPUs by the job placed there: packed, a on servers 0–1, b on 2–3.
+        std::vector<uint64_t> servers;
+        for (const TopoBox& b : w->topology()->doc().boxes)
+            if (b.kind == BoxKind::server) servers.push_back(b.id);
+        QCOMPARE(servers.size(), size_t(4));
+        TopologyScene* scene = w->topology()->scene();
+        QCOMPARE(scene->job_at(servers[0], 0), 0);
+        QCOMPARE(scene->job_at(servers[1], 7), 0);
+        QCOMPARE(scene->job_at(servers[2], 0), 1);
+        QCOMPARE(scene->job_at(servers[3], 7), 1);
+        // Servers chosen on the canvas: job a on the last two, listed hosts; b then packs on the first two.
+        QVERIFY(w->topology()->place_job(0, {servers[2], servers[3]}));
+        QVERIFY(w->document()["workload"]["jobs"][0]["placement"] == (nlohmann::json{{"policy", "hosts"}, {"hosts", {"16-31"}}}));
+        QCOMPARE(scene->job_at(servers[3], 0), 0);
+        QCOMPARE(scene->job_at(servers[0], 0), 1);
+        w->undo_stack()->undo();
+        QCOMPARE(scene->job_at(servers[0], 0), 0);
+        // Duplicate and remove; a third job of 16 GPUs does not fit, and the Problems list says so.
+        j->duplicate_job();
+        QCOMPARE(w->document()["workload"]["jobs"].size(), size_t(3));
+        QCOMPARE(w->document()["workload"]["jobs"][2]["name"].get<std::string>(), std::string("c"));
+        w->check_problems_now();
+        QVERIFY(!w->run_enabled());
+        j->select(2);
+        j->remove_job();
+        QCOMPARE(w->document()["workload"]["jobs"].size(), size_t(2));
+        w->check_problems_now();
+        QVERIFY(w->run_enabled());
     }
 
     void network_editor_checks_units_and_writes_the_scenario() {

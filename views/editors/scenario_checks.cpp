@@ -62,6 +62,10 @@ MemoryCheck check_llm_job(const nlohmann::json& document, const std::filesystem:
     try {
         const LoadedScenario loaded = load_scenario_document(base, "scenario", base_dir, presets, LoadOptions{false});
         const Scenario& s = loaded.base;
+        if (s.workload.jobs) {
+            c.errors.push_back("workload: several jobs share the fabric (kind \"jobs\"): edit each job's model and strategy in the Jobs tab");
+            return c;
+        }
         if (!s.workload.llm) {
             c.errors.push_back("workload: not an LLM training job (kind \"llm\")");
             return c;

@@ -29,7 +29,7 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
     model_preset_->setToolTip("presets/models/: choosing one replaces the model's fields");
     mf->addRow("Preset", model_preset_);
     connect(model_preset_, &QComboBox::activated, this, [this] {
-        if (!loading_) emit_edit("workload.model", nlohmann::json{{"preset", model_preset_->currentText().toStdString()}});
+        if (!loading_) emit_edit(key("model"), nlohmann::json{{"preset", model_preset_->currentText().toStdString()}});
     });
     const std::vector<std::tuple<std::string, QString, int, int, QString>> model_rows = {
         {"layers", "Layers", 1, 1000, ""},          {"hidden", "Hidden size", 64, 1 << 20, ""}, {"heads", "Attention heads", 1, 1024, ""},
@@ -43,7 +43,7 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
         mf->addRow(label, s);
         model_fields_[key] = s;
         connect(s, &QSpinBox::editingFinished, this, [this, key = key, s] {
-            if (!loading_ && check_.job) emit_edit(QString::fromStdString("workload.model." + key), s->value());
+            if (!loading_ && check_.job) emit_edit(this->key("model." + key), s->value());
         });
     }
 
@@ -57,7 +57,7 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
     }
     pf->addRow("GPU", gpu_);
     connect(gpu_, &QComboBox::activated, this, [this] {
-        if (!loading_) emit_edit("workload.gpu", gpu_->currentData().toString().toStdString());
+        if (!loading_) emit_edit(key("gpu"), gpu_->currentData().toString().toStdString());
     });
     const std::vector<std::tuple<std::string, QString, int, int>> par_rows = {
         {"tp", "TP (tensor)", 1, 1024},  {"pp", "PP (pipeline)", 1, 1024}, {"dp", "DP (data)", 1, 65536}, {"ep", "EP (expert)", 1, 1024},
@@ -69,7 +69,7 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
         pf->addRow(label, s);
         parallel_fields_[key] = s;
         connect(s, &QSpinBox::editingFinished, this, [this, key = key, s] {
-            if (!loading_) emit_edit(QString::fromStdString("workload.parallel." + key), s->value());
+            if (!loading_) emit_edit(this->key("parallel." + key), s->value());
         });
     }
     sp_ = new QCheckBox("Sequence parallelism (SP)", par_box);
@@ -80,13 +80,13 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
     pf->addRow("", recompute_);
     pf->addRow("ZeRO stage", zero_);
     connect(sp_, &QCheckBox::toggled, this, [this](bool on) {
-        if (!loading_) emit_edit("workload.parallel.sp", on);
+        if (!loading_) emit_edit(key("parallel.sp"), on);
     });
     connect(recompute_, &QCheckBox::toggled, this, [this](bool on) {
-        if (!loading_) emit_edit("workload.parallel.recompute", on);
+        if (!loading_) emit_edit(key("parallel.recompute"), on);
     });
     connect(zero_, &QComboBox::activated, this, [this](int stage) {
-        if (!loading_) emit_edit("workload.parallel.zero", stage);
+        if (!loading_) emit_edit(key("parallel.zero"), stage);
     });
 
     auto* net_box = new QGroupBox("Network and collectives", this);
@@ -110,13 +110,13 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
     channels_->setToolTip("NCCL channels: each carries a share of the data on its own ring order, leaving a server through its own NIC");
     nf->addRow("NCCL channels", channels_);
     connect(channels_, &QSpinBox::editingFinished, this, [this] {
-        if (!loading_) emit_edit("workload.collectives.channels", channels_->value());
+        if (!loading_) emit_edit(key("collectives.channels"), channels_->value());
     });
     pxn_ = new QCheckBox("PXN: cross-rail data crosses NVLink to the receiver's rail first", net_box);
     pxn_->setObjectName("pxn");
     nf->addRow("", pxn_);
     connect(pxn_, &QCheckBox::toggled, this, [this](bool on) {
-        if (!loading_) emit_edit("workload.collectives.pxn", on);
+        if (!loading_) emit_edit(key("collectives.pxn"), on);
     });
 
     auto* mem_box = new QGroupBox("Memory per GPU (per pipeline stage; every rank of a stage needs the same)", this);
@@ -142,8 +142,19 @@ StrategyEditor::StrategyEditor(const PresetLibrary& presets, QWidget* parent) : 
 
 void StrategyEditor::load(const nlohmann::json& doc, const std::filesystem::path& base_dir, size_t hosts) {
     loading_ = true;
-    check_ = check_llm_job(doc, base_dir, presets_, hosts);
-    const nlohmann::json model = json_at(doc, "workload.model");
+    if (root_ == "workload") {
+        check_ = check_llm_job(doc, base_dir, presets_, hosts);
+    } else {  // a job of a mix, checked as one job on the GPUs its placement gives it
+        nlohmann::json one = doc;
+        nlohmann::json job = json_at(doc, root_.toStdString());
+        if (job.is_object())
+            for (const char* k : {"name", "placement", "start", "stragglers"}) job.erase(k);
+        job["kind"] = "llm";
+        if (const nlohmann::json mode = json_at(doc, "workload.network_mode"); !mode.is_null()) job["network_mode"] = mode;
+        one["workload"] = job;
+        check_ = check_llm_job(one, base_dir, presets_, 0);
+    }
+    const nlohmann::json model = json_at(doc, key("model").toStdString());
     if (model.is_object() && model.contains("preset") && model["preset"].is_string())
         model_preset_->setCurrentText(QString::fromStdString(model["preset"].get<std::string>()));
     if (check_.job) {
@@ -178,7 +189,9 @@ QComboBox* StrategyEditor::add_choice(QFormLayout* form, const QString& label, c
     box->setToolTip(tooltip);
     form->addRow(label, box);
     connect(box, &QComboBox::activated, this, [this, box, key] {
-        if (!loading_) emit_edit(key, box->currentData().toString().toStdString());
+        // The network mode is the experiment's; the rest is the job's (set_root).
+        const QString path = key == "workload.network_mode" ? key : this->key(key.section('.', 1).toStdString());
+        if (!loading_) emit_edit(path, box->currentData().toString().toStdString());
     });
     return box;
 }

@@ -27,6 +27,10 @@ public:
     StrategyEditor(const PresetLibrary& presets, QWidget* parent = nullptr);
     // Fills the widgets from `doc` and runs the checks against a fabric of `hosts` hosts.
     void load(const nlohmann::json& doc, const std::filesystem::path& base_dir, size_t hosts);
+    // The job the form edits: "workload" (one job), or "workload.jobs[i]" (a job of a mix, whose network mode is
+    // still the experiment's workload.network_mode, and whose GPUs are its placement's, not the fabric's).
+    void set_root(const QString& root) { root_ = root; }
+    const QString& root() const { return root_; }
     const MemoryCheck& check() const { return check_; }
     QTableWidget* memory_table() const { return table_; }
     QLabel* status_label() const { return status_; }
@@ -36,7 +40,9 @@ private:
     // A combo box in `form` whose choice (an item's value) is written to the scenario's `key` when the user picks it.
     QComboBox* add_choice(QFormLayout* form, const QString& label, const QString& key, const std::vector<std::pair<QString, QString>>& items,
                           const QString& tooltip);
+    QString key(const std::string& under) const { return root_ + "." + QString::fromStdString(under); }
     const PresetLibrary& presets_;
+    QString root_ = "workload";
     MemoryCheck check_;
     QComboBox* model_preset_;
     QComboBox* gpu_;

@@ -288,6 +288,7 @@ void TopologyEditor::show_events() {
     const nlohmann::json& s = document_->scenario();
     const nlohmann::json events = s.contains("topology") && s["topology"].contains("events") ? s["topology"]["events"] : nlohmann::json::array();
     scene_->set_event_marks(event_marks(doc_, events, listed_fabric()));
+    scene_->set_job_marks(job_marks(doc_, s, presets_));
     events_list_->clear();
     if (events.is_array())
         for (const nlohmann::json& e : events) events_list_->addItem(event_text(e, &doc_));
@@ -338,6 +339,7 @@ void TopologyEditor::remove_fabric_event(int index) {
 
 void TopologyEditor::show_context_menu(uint64_t box, uint64_t link, QPoint screen_pos) {
     if (locked_) return;
+    if (const TopoBox* b = box ? doc_.box(box) : nullptr; b && b->kind == BoxKind::server) return show_job_menu(box, screen_pos);
     bool nameable = false;
     if (const TopoBox* b = box ? doc_.box(box) : nullptr) nameable = event_switch(doc_, *b, listed_fabric()).has_value();
     for (const TopoLink& l : doc_.links)
@@ -360,6 +362,41 @@ void TopologyEditor::show_context_menu(uint64_t box, uint64_t link, QPoint scree
     if (!at) return;
     QString why;
     if (!add_fabric_event(box, link, action, *at, rate, &why)) emit message("Event not added: " + why);
+}
+
+std::set<uint64_t> TopologyEditor::selected_servers(uint64_t clicked) const {
+    std::set<uint64_t> servers;
+    for (uint64_t id : scene_->selected_boxes())
+        if (const TopoBox* b = doc_.box(id); b && b->kind == BoxKind::server) servers.insert(id);
+    if (!servers.count(clicked)) servers = {clicked};  // a right click outside the selection means that server alone
+    return servers;
+}
+
+void TopologyEditor::show_job_menu(uint64_t box, QPoint screen_pos) {
+    const JobMarks marks = job_marks(doc_, document_->scenario(), presets_);
+    if (marks.names.isEmpty()) return;
+    const std::set<uint64_t> servers = selected_servers(box);
+    QMenu menu;
+    std::vector<const QAction*> actions;
+    for (const QString& name : marks.names)
+        actions.push_back(menu.addAction(QString("Place job %1 on %2").arg(name, servers.size() == 1 ? QString("this server") : counted(servers.size(), "server", "servers"))));
+    const QAction* chosen = menu.exec(screen_pos);
+    for (size_t j = 0; j < actions.size(); ++j)
+        if (chosen == actions[j]) place_job(int(j), servers);
+}
+
+bool TopologyEditor::place_job(int job, const std::set<uint64_t>& servers) {
+    if (locked_ || servers.empty()) return false;
+    const nlohmann::json placement = {{"policy", "hosts"}, {"hosts", host_ranges_of(doc_, servers)}};
+    const nlohmann::json& s = document_->scenario();
+    if (!s.contains("workload") || !s["workload"].contains("jobs") || !s["workload"]["jobs"].is_array() || size_t(job) >= s["workload"]["jobs"].size())
+        return false;
+    const std::string name = s["workload"]["jobs"][size_t(job)].value("name", "");
+    std::string why;
+    const bool ok = document_->set("Place job " + QString::fromStdString(name) + " on " + counted(servers.size(), "server", "servers"),
+                                   "workload.jobs[" + std::to_string(job) + "].placement", &placement, this, &why);
+    if (!ok) emit message("Job not placed: " + QString::fromStdString(why));
+    return ok;
 }
 
 void TopologyEditor::set_doc(const TopoDoc& doc) {

@@ -5,6 +5,7 @@
 // changes, so an undo, a form's edit of the topology or a load all show the same way.
 #include <functional>
 #include <optional>
+#include <set>
 
 #include <QWidget>
 
@@ -60,6 +61,9 @@ public:
     // `box` or `link` (the other 0) fails, comes back or (a link) runs at `rate` from `at` on, as one undoable
     // edit. False, with `why`, when the time or rate does not read or events cannot name the item.
     bool add_fabric_event(uint64_t box, uint64_t link, EventAction action, const QString& at, const QString& rate, QString* why);
+    // A mix of jobs: job `job` placed on the GPUs of `servers` (box ids) as listed hosts, one undoable edit; what
+    // a right click on a server offers for each job.
+    bool place_job(int job, const std::set<uint64_t>& servers);
     void remove_fabric_event(int index);
     QListWidget* events_list() { return events_list_; }
     // The context menu's questions (a time, a rate); replaceable (tests answer without a dialog). nullopt: cancelled.
@@ -70,6 +74,8 @@ signals:
     void message(QString text);        // for the log
 
 private:
+    void show_job_menu(uint64_t box, QPoint screen_pos);
+    std::set<uint64_t> selected_servers(uint64_t clicked) const;
     void show_document(ScenarioDocument::Change how);
     void commit(const QString& what, TopoDoc next);
     void apply(const TopoDoc& doc);

@@ -107,7 +107,12 @@ void BoxItem::paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget*) {
     p->setPen(Qt::NoPen);
     p->setBrush(QColor(250, 220, 90));
     if (box_.kind == BoxKind::server) {
-        for (int g = 0; g < box_.gpus; ++g) p->drawEllipse(port_position(box_, g, {}) - pos(), 3.5, 3.5);
+        for (int g = 0; g < box_.gpus; ++g) {
+            const int job = owner_->job_at(box_.id, g);  // a mix's jobs: each GPU in its job's colour, larger
+            p->setBrush(job >= 0 ? job_color(job) : QColor(250, 220, 90));
+            const double r = job >= 0 ? 4.5 : 3.5;
+            p->drawEllipse(port_position(box_, g, {}) - pos(), r, r);
+        }
     } else {
         p->drawEllipse(QPointF(s.width() - 6, s.height() / 2), 3.5, 3.5);  // the connector: drag from here
     }
@@ -332,6 +337,25 @@ void TopologyScene::select(const std::set<uint64_t>& boxes, const std::set<uint6
         if (BoxItem* b = box_item(id)) b->setSelected(true);
     for (uint64_t id : links)
         if (LinkItem* l = link_item(id)) l->setSelected(true);
+}
+
+void TopologyScene::set_job_marks(const JobMarks& marks) {
+    jobs_ = marks;
+    for (auto& [id, item] : boxes_) {
+        if (item->box().kind != BoxKind::server) continue;
+        QStringList held;
+        if (auto it = jobs_.gpu_job.find(id); it != jobs_.gpu_job.end())
+            for (int g = 0; g < int(it->second.size()); ++g)
+                if (it->second[size_t(g)] >= 0 && !held.contains(jobs_.names.value(it->second[size_t(g)])))
+                    held << jobs_.names.value(it->second[size_t(g)]);
+        item->setToolTip(held.isEmpty() ? QString() : "job " + held.join(", job "));
+        item->update();
+    }
+}
+
+int TopologyScene::job_at(uint64_t box, int gpu) const {
+    auto it = jobs_.gpu_job.find(box);
+    return it == jobs_.gpu_job.end() || gpu < 0 || size_t(gpu) >= it->second.size() ? -1 : it->second[size_t(gpu)];
 }
 
 void TopologyScene::set_event_marks(const EventMarks& marks) {

@@ -12,6 +12,7 @@
 #include <QGraphicsView>
 
 #include "views/topology/fabric_event_edit.h"
+#include "views/topology/job_marks.h"
 #include "views/topology/topology_doc.h"
 
 namespace orrery::views {
@@ -89,6 +90,10 @@ public:
     const TopoDoc& doc() const { return doc_; }
     // The fabric's events drawn on the links and switches they touch (fabric_event_edit.h).
     void set_event_marks(const EventMarks& marks);
+    // A mix's jobs: each server's GPUs drawn in the colour of the job that holds them (job_marks.h).
+    void set_job_marks(const JobMarks& marks);
+    // The job holding GPU `gpu` of server box `box`, -1 none.
+    int job_at(uint64_t box, int gpu) const;
 
 signals:
     // A right click on a box or a link (0: none), at `screen_pos`.
@@ -123,6 +128,7 @@ private:
     uint64_t drag_box_ = 0;
     int drag_port_ = -2;
     EventMarks marks_;
+    JobMarks jobs_;
 };
 
 // Wheel zooms at the cursor, the middle button or Space + drag pans, a left drag on empty canvas selects
