@@ -45,9 +45,15 @@ std::vector<std::string> failure_sentences(const ResultsTable& t, double tie) {
             if (h.design == g.design && h.events == g.events) h.rows.push_back(i), found = true;
         if (!found) groups.push_back(std::move(g));
     }
-    // Iteration time for LLM jobs; mean and p99 FCT for flow workloads.
+    // Each job's iteration time for a mix of jobs (so a reader sees which job a fault hurts); iteration time for one
+    // LLM job; mean and p99 FCT for flow workloads.
     std::vector<std::string> metrics;
-    if (!metric_unit(t, "iteration_time").empty()) metrics = {"iteration_time"};
+    const std::string job_prefix = "job_iteration_time.";
+    for (const MetricColumn& m : t.metrics)
+        if (m.name.rfind(job_prefix, 0) == 0) metrics.push_back(m.name);
+    const bool jobs = !metrics.empty();
+    if (jobs) {
+    } else if (!metric_unit(t, "iteration_time").empty()) metrics = {"iteration_time"};
     else
         for (const char* m : {"fct_mean", "fct_p99"})
             if (!metric_unit(t, m).empty()) metrics.push_back(m);
@@ -65,8 +71,8 @@ std::vector<std::string> failure_sentences(const ResultsTable& t, double tie) {
             const auto a = mean_of(t, healthy->rows, m), b = mean_of(t, failed.rows, m);
             if (!a || !b || *a == 0) continue;
             const double d = (*b - *a) / std::fabs(*a);
-            changes.push_back((metrics.size() > 1 ? metric_label(m) + " " : "") +
-                              (std::fabs(d) < tie ? "the same within " + format_percent(tie) : format_percent(d, true)));
+            const std::string label = jobs ? "job " + m.substr(job_prefix.size()) + " " : metrics.size() > 1 ? metric_label(m) + " " : "";
+            changes.push_back(label + (std::fabs(d) < tie ? "the same within " + format_percent(tie) : format_percent(d, true)));
         }
         if (changes.empty()) continue;
         std::string s = join_with(changes, ", ");
@@ -79,7 +85,7 @@ std::vector<std::string> failure_sentences(const ResultsTable& t, double tie) {
         cost[failed.events].push_back(s);
     }
     std::vector<std::string> out;
-    const std::string what = metrics.front() == "iteration_time" ? metric_label("iteration_time") + " " : "";
+    const std::string what = jobs || metrics.front() == "iteration_time" ? metric_label("iteration_time") + " " : "";
     for (const std::string& failure : order) {
         std::string s = failure + ": " + what + join_with(cost[failure], "; ") + ", against the same design" + (cost[failure].size() > 1 ? "s" : "") +
                         " on the healthy fabric.";

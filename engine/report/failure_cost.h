@@ -9,7 +9,8 @@
 
 namespace orrery::report {
 
-// One sentence per failure (a distinct topology.events value), in the order the run first has them; empty when
+// One sentence per failure (a distinct topology.events value), in the order the run first has them; a mix of jobs
+// names each job's change ("link 144 down: iteration time job a +12.0 %, job b the same within 0.5 %, …"); empty when
 // the run does not sweep topology.events or no failed experiment has a healthy twin. A design is every other
 // differing parameter but the seed: with replications, both sides are the means over their seeds. Differences
 // under `tie` are said to be the same within it. Packets lost to failed links and retransmission timeouts are

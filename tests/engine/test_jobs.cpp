@@ -238,6 +238,33 @@ private slots:
         QVERIFY(html.find("slowdown of job b (with the others / alone)") != std::string::npos);
     }
 
+    void a_failed_link_is_charged_to_the_job_that_crosses_it() {
+        // Packed: job a under leaves 0 and 1, job b under 2 and 3. Two of leaf 0's four uplinks down from the start
+        // slow job a; job b, on links of its own, is the same; the report says so job by job.
+        nlohmann::json doc = two_jobs("packed", "flow");
+        doc["workload"]["isolation"] = false;
+        const Fabric f = build_fabric(Setup(doc).loaded.scenarios[0].topology);
+        NodeId leaf0 = kNone;
+        for (uint32_t p = f.port_begin[0]; p < f.port_begin[1] && leaf0 == kNone; ++p)
+            if (f.node_kind[f.port_peer[p]] == NodeKind::network_switch) leaf0 = f.port_peer[p];
+        nlohmann::json down = nlohmann::json::array();
+        for (LinkId l = 0; l < f.link_count() && down.size() < 2; ++l)
+            if ((f.link_a[l] == leaf0 || f.link_b[l] == leaf0) && f.node_tier[f.link_a[l]] + f.node_tier[f.link_b[l]] == 3)
+                down.push_back({{"at", "0us"}, {"link", l}, {"state", "down"}});
+        QCOMPARE(down.size(), size_t(2));
+        doc["sweep"] = {{"parameters", {{{"path", "topology.events"}, {"values", {nlohmann::json::array(), down}}}}}};
+        const Ran r = run(doc);
+        const double a0 = r.result.summaries[0]["jobs"][0]["iteration_time_s"].get<double>(), a1 = r.result.summaries[1]["jobs"][0]["iteration_time_s"].get<double>();
+        const double b0 = r.result.summaries[0]["jobs"][1]["iteration_time_s"].get<double>(), b1 = r.result.summaries[1]["jobs"][1]["iteration_time_s"].get<double>();
+        qInfo("two of leaf 0's uplinks down: job a %.3f → %.3f ms, job b %.3f → %.3f ms", a0 * 1e3, a1 * 1e3, b0 * 1e3, b1 * 1e3);
+        QVERIFY(a1 > 1.05 * a0);
+        QCOMPARE(b1, b0);
+        const report::Report rep = report::read_report(r.store, 0);
+        QVERIFY2(rep.summary.front().find("iteration time job a +") != std::string::npos &&
+                     rep.summary.front().find("job b the same within") != std::string::npos,
+                 rep.summary.front().c_str());
+    }
+
     void the_packet_level_runs_a_mix_and_measures_each_job_alone() {
         // Two 16-GPU jobs (TP8 DP2) spread over four leaves: at packet level each also runs alone first.
         nlohmann::json doc = two_jobs("spread", "packet");
