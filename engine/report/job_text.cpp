@@ -13,6 +13,8 @@ struct JobMetric {
 
 const JobMetric kJobMetrics[] = {{"job_iteration_time.", "iteration time of job ", ""},
                                  {"job_alone_iteration_time.", "iteration time of job ", " alone"},
+                                 {"job_fct_mean.", "mean FCT of job ", ""},
+                                 {"job_alone_fct_mean.", "mean FCT of job ", " alone"},
                                  {"job_slowdown.", "slowdown of job ", " (with the others / alone)"}};
 
 }  // namespace

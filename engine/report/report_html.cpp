@@ -120,7 +120,8 @@ void jobs_table(std::ostringstream& h, const Report& r, int page_px) {
     for (size_t i = 0; i < t.rows.size(); ++i)
         for (const JobRow& j : t.rows[i].jobs) {
             const bool alone = j.alone_iteration_time_s > 0;
-            c.rows.push_back({"<td class='l'>" + escape(r.labels[i]) + "</td>", "<td class='l'>" + escape(j.name) + "</td>",
+            const std::string name = j.kind == "flows" ? j.name + " (background flows: times are their mean FCT)" : j.name;
+            c.rows.push_back({"<td class='l'>" + escape(r.labels[i]) + "</td>", "<td class='l'>" + escape(name) + "</td>",
                               "<td class='l'>" + escape(j.hosts) + "</td>", "<td>" + escape(format_value(double(j.start_ps) * 1e-12, "s")) + "</td>",
                               "<td>" + escape(format_value(j.iteration_time_s, "s")) + "</td>",
                               "<td>" + (alone ? escape(format_value(j.alone_iteration_time_s, "s")) : std::string("—")) + "</td>",

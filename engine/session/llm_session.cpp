@@ -262,7 +262,7 @@ private:
         LlmOutcome all;
         run_tasks(1 + alone.size(), threads_, [&](size_t task) {
             if (task > 0) {
-                alone[task - 1] = run(m.mix.parts[task - 1].job, {}, {}, 0).iteration_time_s;
+                alone[task - 1] = job_measure(m.mix.parts[task - 1], run(m.mix.parts[task - 1].job, {}, {}, 0));
                 return;
             }
             all = run(
@@ -323,8 +323,8 @@ private:
             for (size_t p = 0; p < m.mix.parts.size(); ++p) {
                 if (!m.mix.parts[p].job.transfers.empty()) continue;
                 const FlowNetwork net = flow_network(loaded_.scenarios[i], *fabrics_[i]);
-                alone_[i][p] = run_llm_flow(m.mix.parts[p].job, net.fabric(*fabrics_[i]), routes_for(i, net), wire_format(loaded_.scenarios[i]), tables_)
-                                   .iteration_time_s;
+                alone_[i][p] = job_measure(m.mix.parts[p], run_llm_flow(m.mix.parts[p].job, net.fabric(*fabrics_[i]), routes_for(i, net),
+                                                                        wire_format(loaded_.scenarios[i]), tables_));
             }
         }
         if (inputs.empty()) return;
@@ -342,7 +342,7 @@ private:
             const Executor& x = drivers[e]->executor();
             if (!x.finished()) return;
             status = "ok";
-            alone_[i][p] = summarize_llm(mixes_[i]->mix.parts[p].job, x).iteration_time_s;
+            alone_[i][p] = job_measure(mixes_[i]->mix.parts[p], summarize_llm(mixes_[i]->mix.parts[p].job, x));
         };
         SessionObserver quiet;
         quiet.note = observer_.note;

@@ -46,6 +46,14 @@ PreparedMix prepare_job_mix(const Scenario& s, const Fabric& f, const WorkloadTa
     for (size_t i = 0; i < w.jobs.size(); ++i) {
         const JobSpec& j = w.jobs[i];
         out.workloads.push_back(std::make_unique<LlmWorkload>(j.llm));
+        if (j.background()) {  // its flows on the hosts they name, sharing them with the training jobs
+            out.workloads.back()->collectives.priority = j.priority;
+            out.workloads.back()->iterations = 1;
+            out.stragglers.emplace_back();
+            out.mix.parts.push_back({j.name, background_job(j.flows, f, *out.workloads.back()), 0});
+            out.mix.parts.back().background = true;
+            continue;
+        }
         Diagnostics job_warnings;
         LlmJob job;
         try {
@@ -64,6 +72,10 @@ PreparedMix prepare_job_mix(const Scenario& s, const Fabric& f, const WorkloadTa
         slow_ranks(job.graph, out.stragglers.back());
         out.mix.parts.push_back({j.name, std::move(job), j.start.count});
     }
+    for (const MixPart& p : out.mix.parts)
+        if (p.background && out.mix.parts[0].job.graph.lockstep() != p.job.graph.lockstep())
+            throw InputError(w.jobs[0].where + ".granularity", "background flows (job \"" + p.name + "\") run per rank, and this mix's jobs in lockstep lanes: set "
+                                                                "\"granularity\": \"rank\" on the training jobs");
     for (const MixPart& p : out.mix.parts)
         if (p.job.graph.lockstep() != out.mix.parts[0].job.graph.lockstep())
             throw InputError(w.jobs[0].where + ".granularity",

@@ -26,6 +26,13 @@ std::vector<uint32_t> job_of_rank(const JobMix& mix) {
     return out;
 }
 
+double job_measure(const MixPart& part, const LlmOutcome& o) {
+    if (!part.background) return o.iteration_time_s;
+    double sum = 0;
+    for (const auto& [start, end] : o.transfer_times) sum += double(end - start) * 1e-12;
+    return o.transfer_times.empty() ? 0 : sum / double(o.transfer_times.size());
+}
+
 MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<LlmOutcome>& per_job, const std::vector<double>& alone) {
     MixResults r;
     double slowdown_max = 0, slowdown_sum = 0;
@@ -36,25 +43,30 @@ MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<
         row.job = j;
         row.name = p.name;
         row.first_rank = p.first_rank;
+        row.kind = p.background ? "flows" : "llm";
         row.ranks = uint32_t(p.job.place.host.size());
-        row.hosts = host_ranges(f, m.hosts[j]);
+        row.hosts = host_ranges(f, p.job.place.host);
         row.start_ps = p.start_ps;
         row.first_flow = p.first_transfer;  // a transfer is a flow row (packet level) or one row (flow level, record "fct")
         row.flows = uint32_t(p.job.transfers.size());
-        row.iteration_time_s = o.iteration_time_s;
-        nlohmann::json jj = llm_summary_json(o);
+        const double measure = job_measure(p, o);
+        row.iteration_time_s = measure;
+        nlohmann::json jj = p.background ? nlohmann::json{{"kind", "flows"}, {"flows", o.transfer_times.size()}, {"fct_mean_s", measure},
+                                                          {"finish_s", o.iteration_time_s}}
+                                         : llm_summary_json(o);
         jj["name"] = p.name;
         jj["ranks"] = row.ranks;
         jj["first_rank"] = row.first_rank;
         jj["hosts"] = row.hosts;
         jj["start_s"] = double(p.start_ps) * 1e-12;
-        r.metrics.emplace_back("job_iteration_time." + p.name, o.iteration_time_s, "s");
+        const std::string what = p.background ? "fct_mean" : "iteration_time";
+        r.metrics.emplace_back("job_" + what + "." + p.name, measure, "s");
         if (j < alone.size() && alone[j] > 0) {
             row.alone_iteration_time_s = alone[j];
-            row.slowdown = o.iteration_time_s / alone[j];
-            jj["alone_iteration_time_s"] = alone[j];
+            row.slowdown = measure / alone[j];
+            jj["alone_" + what + "_s"] = alone[j];
             jj["slowdown"] = row.slowdown;
-            r.metrics.emplace_back("job_alone_iteration_time." + p.name, alone[j], "s");
+            r.metrics.emplace_back("job_alone_" + what + "." + p.name, alone[j], "s");
             r.metrics.emplace_back("job_slowdown." + p.name, row.slowdown, "ratio");
             slowdown_max = std::max(slowdown_max, row.slowdown);
             slowdown_sum += row.slowdown;
@@ -64,7 +76,7 @@ MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<
             for (const auto& [rank, factor] : m.stragglers[j]) s.push_back({{"rank", rank}, {"compute_slowdown", factor}});
             jj["stragglers"] = s;
         }
-        r.iteration_time_s = std::max(r.iteration_time_s, o.iteration_time_s);
+        if (!p.background) r.iteration_time_s = std::max(r.iteration_time_s, o.iteration_time_s);
         r.jobs.push_back(std::move(jj));
         r.rows.push_back(std::move(row));
     }

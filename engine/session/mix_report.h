@@ -21,7 +21,10 @@ struct MixResults {
     double iteration_time_s = 0;  // the slowest job's
 };
 
-// `alone`: per job its iteration time alone on its hosts; empty when the mix ran without isolation.
+// What a job's slowdown compares: a training job's iteration time, background flows' mean completion time (s).
+double job_measure(const MixPart& part, const LlmOutcome& o);
+
+// `alone`: per job its measure alone on its hosts (job_measure); empty when the mix ran without isolation.
 MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<LlmOutcome>& per_job, const std::vector<double>& alone);
 
 // Per rank of the merged job, the job it belongs to (the timeline's job column).

@@ -87,6 +87,7 @@ struct JobRow {                   // one job of a mix (workload.kind "jobs")
     double iteration_time_s = 0;
     double alone_iteration_time_s = 0, slowdown = 0;  // 0: not run alone (workload.isolation false)
     uint32_t first_flow = 0, flows = 0;  // its rows of the experiment's flows table (whose job column says so too)
+    std::string kind = "llm";     // "flows": background flows, whose times above are their mean completion time
 };
 
 class ResultsStore {

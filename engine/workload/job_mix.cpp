@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
+
+#include "workload/placement.h"
 
 namespace orrery {
 namespace {
@@ -112,6 +115,41 @@ void merge_jobs(JobMix& mix) {
         p.first_transfer = transfers;
         transfers += uint32_t(p.job.transfers.size());
     }
+}
+
+LlmJob background_job(const std::vector<BackgroundFlow>& flows, const Fabric& f, const LlmWorkload& w) {
+    LlmJob job;
+    job.workload = &w;
+    std::vector<NodeId> hosts;
+    std::map<NodeId, uint32_t> rank_of;
+    auto rank = [&](NodeId h) {
+        auto [it, fresh] = rank_of.emplace(h, uint32_t(hosts.size()));
+        if (fresh) hosts.push_back(h);
+        return it->second;
+    };
+    TaskGraph& g = job.graph;
+    const uint32_t name = g.name("flow");
+    for (const BackgroundFlow& fl : flows) {
+        Op t;
+        t.kind = OpKind::transfer;
+        t.rank = rank(fl.src);
+        t.peer = rank(fl.dst);
+        t.bytes = fl.bytes;
+        t.name = name;
+        uint32_t after = UINT32_MAX;
+        if (fl.start_ps > 0) {
+            Op wait;
+            wait.rank = wait.peer = t.rank;
+            wait.duration = fl.start_ps;
+            wait.name = g.name("flow starts");
+            after = g.add(wait, {});
+        }
+        g.add(t, after == UINT32_MAX ? std::vector<uint32_t>{} : std::vector<uint32_t>{after});
+    }
+    g.world = uint32_t(hosts.size());
+    job.place = place_on_hosts(f, hosts);
+    index_transfers(job);
+    return job;
 }
 
 void slow_ranks(TaskGraph& g, const std::vector<std::pair<uint32_t, double>>& factors) {

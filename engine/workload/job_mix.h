@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "workload/jobs.h"
 #include "workload/llm_job.h"
 
 namespace orrery {
@@ -19,6 +20,7 @@ struct MixPart {
     LlmJob job;                       // alone on its hosts: its graph, placement, transfers
     int64_t start_ps = 0;
     uint32_t first_op = 0, first_lane = 0, first_rank = 0, first_transfer = 0;  // where it sits in the merged job
+    bool background = false;          // background flows (background_job): measured by their mean completion time
 };
 
 struct JobMix {
@@ -29,6 +31,11 @@ struct JobMix {
 // Lays the parts' graphs into mix.merged (and sets each part's offsets). The parts must agree on lanes: all
 // lockstep or none (the caller refuses a mix that does not).
 void merge_jobs(JobMix& mix);
+
+// A background job's flows as a job: a rank per host its flows touch (in the order they first appear), a transfer
+// per flow, which waits on a join lasting until the flow's start. `w` (its priority, the experiment's network mode)
+// must outlive the job.
+LlmJob background_job(const std::vector<BackgroundFlow>& flows, const Fabric& f, const LlmWorkload& w);
 
 // Compute slowdown per rank of a job's graph (stragglers): its compute ops on that rank take `factor` times as
 // long. In a lockstep graph a lane runs at its slowest rank's pace.

@@ -32,8 +32,22 @@ struct StragglerSpec {
     bool any() const { return !ranks.empty() || count > 0; }
 };
 
+// A flow of a background job (`"kind": "flows"`): between two hosts (fabric node ids, as workload.flows names
+// them), its bytes, from its start.
+struct BackgroundFlow {
+    uint32_t src = 0, dst = 0;
+    int64_t bytes = 0;
+    int64_t start_ps = 0;
+    std::string where;                // "workload.jobs[2].flows[0]"
+};
+
 struct JobSpec {
     std::string name;
+    // A background job: a list of flows that holds no hosts (it shares theirs with the training jobs); its
+    // measure is its flows' mean completion time. Empty: a training job (`llm`).
+    std::vector<BackgroundFlow> flows;
+    int priority = 3;                 // a background job's switch queue (1–7)
+    bool background() const { return !flows.empty(); }
     LlmWorkload llm;                  // network_mode is the experiment's (workload.network_mode)
     PlacementSpec placement;
     Picoseconds start{0};             // when the job starts, from the experiment's start

@@ -178,7 +178,7 @@ std::vector<std::vector<NodeId>> place_jobs(const Fabric& f, const std::vector<s
         out[job].push_back(h);
     };
     for (uint32_t j = 0; j < jobs.size(); ++j) {
-        if (jobs[j].placement.policy != PlacementPolicy::hosts) continue;
+        if (!jobs[j].holds_hosts || jobs[j].placement.policy != PlacementPolicy::hosts) continue;
         for (NodeId h : listed_hosts(jobs[j], s, names)) hold(j, h);
         if (jobs[j].gpus != 0 && out[j].size() != jobs[j].gpus)
             throw InputError(jobs[j].where + ".placement.hosts", "job \"" + jobs[j].name + "\" has " + std::to_string(jobs[j].gpus) + " ranks but " +
@@ -186,7 +186,7 @@ std::vector<std::vector<NodeId>> place_jobs(const Fabric& f, const std::vector<s
         check_tp_inside_servers(jobs[j], f, out[j], names, host_index);
     }
     for (uint32_t j = 0; j < jobs.size(); ++j) {
-        if (jobs[j].placement.policy == PlacementPolicy::hosts) continue;
+        if (!jobs[j].holds_hosts || jobs[j].placement.policy == PlacementPolicy::hosts) continue;
         std::vector<bool> server_free(s.hosts.size());
         size_t free_gpus = 0, free_servers = 0;
         for (size_t i = 0; i < s.hosts.size(); ++i) {
@@ -197,9 +197,10 @@ std::vector<std::vector<NodeId>> place_jobs(const Fabric& f, const std::vector<s
         const std::vector<size_t> taken = pick_servers(jobs[j], s, server_free);
         if (taken.empty()) {
             std::string before;
-            for (uint32_t k = 0; k < j; ++k) before += (before.empty() ? "" : ", ") + ("\"" + jobs[k].name + "\"");
+            for (uint32_t k = 0; k < j; ++k)
+                if (jobs[k].holds_hosts) before += (before.empty() ? "" : ", ") + ("\"" + jobs[k].name + "\"");
             for (uint32_t k = j + 1; k < jobs.size(); ++k)
-                if (jobs[k].placement.policy == PlacementPolicy::hosts) before += (before.empty() ? "" : ", ") + ("\"" + jobs[k].name + "\"");
+                if (jobs[k].holds_hosts && jobs[k].placement.policy == PlacementPolicy::hosts) before += (before.empty() ? "" : ", ") + ("\"" + jobs[k].name + "\"");
             throw InputError(jobs[j].where + ".placement",
                              "job \"" + jobs[j].name + "\" asks for " + std::to_string(jobs[j].gpus) + " GPUs but " + std::to_string(free_gpus) + " are free (" +
                                  std::to_string(free_servers) + " whole servers of " + std::to_string(s.all_hosts.size()) + " GPUs in all" +
@@ -222,7 +223,11 @@ std::string in_job(const JobSpec& job, const std::string& problem) {
 std::vector<JobRequest> job_requests(const JobsWorkload& w) {
     std::vector<JobRequest> out;
     for (const JobSpec& j : w.jobs) {
-        JobRequest r{j.name, j.where, j.placement, j.placement.gpus, j.llm.trace ? nullptr : &j.llm.parallel};
+        if (j.background()) {
+            out.push_back({j.name, j.where, j.placement, 0, nullptr, false});
+            continue;
+        }
+        JobRequest r{j.name, j.where, j.placement, j.placement.gpus, j.llm.trace ? nullptr : &j.llm.parallel, true};
         if (r.gpus == 0 && !j.llm.trace) r.gpus = uint32_t(j.llm.parallel.world());  // an imported job's listed hosts are its world
         out.push_back(r);
     }
@@ -231,9 +236,22 @@ std::vector<JobRequest> job_requests(const JobsWorkload& w) {
 
 std::vector<std::string> check_jobs(const JobsWorkload& w, const Fabric& f, const std::vector<std::string>& names) {
     std::vector<std::string> found;
+    const JobSpec* first_training = nullptr;
+    for (const JobSpec& j : w.jobs)
+        if (!j.background() && !first_training) first_training = &j;
+    if (!first_training) found.push_back(w.jobs.empty() ? "workload.jobs: no jobs" : w.jobs[0].where + ": a mix needs a training job beside background flows");
     for (const JobSpec& j : w.jobs) {
-        if (j.llm.gpu != w.jobs[0].llm.gpu)
-            found.push_back(j.where + ".gpu: the fabric's GPUs are " + w.jobs[0].llm.gpu + " (job \"" + w.jobs[0].name + "\"); job \"" + j.name +
+        if (j.background()) {  // its flows' ends must be hosts of this fabric
+            for (const BackgroundFlow& fl : j.flows)
+                for (const auto& [end, key] : {std::pair{fl.src, "src"}, std::pair{fl.dst, "dst"}})
+                    if (end >= f.node_count() || !f.is_host(end))
+                        found.push_back(fl.where + "." + key + ": node " + std::to_string(end) +
+                                        " is not a host (a GPU) of the fabric (" + std::to_string(f.count(NodeKind::host)) + " hosts, nodes 0.." +
+                                        std::to_string(f.node_count() - 1) + ")");
+            continue;
+        }
+        if (j.llm.gpu != first_training->llm.gpu)
+            found.push_back(j.where + ".gpu: the fabric's GPUs are " + first_training->llm.gpu + " (job \"" + first_training->name + "\"); job \"" + j.name +
                             "\" asks for " + j.llm.gpu + ": every job of a mix runs on the same GPUs");
         if (j.llm.trace) continue;
         for (const std::string& p : check_llm_workload(j.llm, nullptr)) found.push_back(in_job(j, p));

@@ -18,6 +18,7 @@ struct JobRequest {
     PlacementSpec placement;
     uint32_t gpus = 0;                // the GPUs (ranks) it needs; 0 with listed hosts: as many as listed
     const ParallelSpec* parallel = nullptr;  // model-built jobs: its TP groups must stay inside a server
+    bool holds_hosts = true;          // false: background flows, on hosts the training jobs hold (nothing to place)
 };
 
 // Per job, its hosts in rank order. Throws InputError naming the job's field: two jobs on one host (both jobs

@@ -75,6 +75,29 @@ StragglerSpec read_stragglers(JsonReader& job) {
     return s;
 }
 
+void read_background_flows(JsonReader& j, JobSpec& job) {
+    job.priority = int(j.integer("priority", Need::optional, 1, 7).value_or(3));
+    job.start = j.time("start", Need::optional).value_or(Picoseconds(0));
+    if (job.start.count < 0) j.error("start", "expected a time from the experiment's start (≥ 0)");
+    const nlohmann::json* list = j.array("flows", Need::required, "an array of flows like {\"src\": 0, \"dst\": 9, \"size\": \"64MB\", \"start\": \"0us\"}");
+    if (list && list->empty()) j.error("flows", "expected at least one flow");
+    for (size_t i = 0; list && i < list->size(); ++i) {
+        JsonReader f((*list)[i], j.source(), index_path(j.path_of("flows"), i), j.diagnostics());
+        if (!f.is_object()) {
+            j.error(index_path("flows", i), "expected a flow like {\"src\": 0, \"dst\": 9, \"size\": \"64MB\"}, found " + describe_json((*list)[i]));
+            continue;
+        }
+        const auto src = f.integer("src", Need::required, 0, 0xffffff), dst = f.integer("dst", Need::required, 0, 0xffffff);
+        const auto size = f.size("size", Need::required);
+        const Picoseconds start = f.time("start", Need::optional).value_or(Picoseconds(0));
+        f.finish();
+        if (!src || !dst || !size) continue;
+        if (*src == *dst) f.error("dst", "a flow needs two different hosts; src and dst are both " + std::to_string(*src));
+        else if (size->count <= 0) f.error("size", "expected a positive size");
+        else job.flows.push_back({uint32_t(*src), uint32_t(*dst), size->count, job.start.count + start.count, f.path()});
+    }
+}
+
 }  // namespace
 
 JobsWorkload read_jobs_workload(JsonReader& r, const std::filesystem::path& base_dir) {
@@ -99,7 +122,14 @@ JobsWorkload read_jobs_workload(JsonReader& r, const std::filesystem::path& base
         job.where = where;
         job.name = j.string("name", Need::required).value_or("");
         if (!job.name.empty() && !names.insert(job.name).second) j.error("name", "another job is named \"" + job.name + "\": names must be unique");
-        if (auto kind = j.choice("kind", Need::optional, {"llm"}); kind && *kind != "llm") j.error("kind", "a job is an LLM workload");
+        const std::string kind = j.choice("kind", Need::optional, {"llm", "flows"}).value_or("llm");
+        if (kind == "flows") {  // background traffic: its flows name their hosts; no placement, model or strategy
+            read_background_flows(j, job);
+            job.llm.network_mode = mode;
+            j.finish();
+            out.jobs.push_back(std::move(job));
+            continue;
+        }
         if (auto p = j.object("placement", Need::required)) job.placement = read_placement(*p);
         job.start = j.time("start", Need::optional).value_or(Picoseconds(0));
         if (job.start.count < 0) j.error("start", "expected a time from the experiment's start (≥ 0)");

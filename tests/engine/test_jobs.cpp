@@ -265,6 +265,36 @@ private slots:
                  rep.summary.front().c_str());
     }
 
+    void background_flows_share_the_hosts_and_slow_the_job_they_cross() {
+        // Packed jobs a (leaves 0–1) and b (leaves 2–3); background flows from leaf 0's GPUs to leaf 1's cross job
+        // a's uplinks: a slows down, b does not, and the flows themselves take longer than alone.
+        nlohmann::json doc = two_jobs("packed", "flow");
+        const Fabric f = build_fabric(Setup(doc).loaded.scenarios[0].topology);
+        std::vector<NodeId> hosts;
+        for (NodeId n = 0; n < f.node_count(); ++n)
+            if (f.is_host(n)) hosts.push_back(n);
+        nlohmann::json flows = nlohmann::json::array();
+        for (int i = 0; i < 8; ++i) flows.push_back({{"src", hosts[size_t(i)]}, {"dst", hosts[size_t(16 + i)]}, {"size", "256MB"}, {"start", "0us"}});
+        doc["workload"]["jobs"].push_back({{"name", "bg"}, {"kind", "flows"}, {"flows", flows}});
+        const Ran r = run(doc);
+        const nlohmann::json& jobs = r.result.summaries[0]["jobs"];
+        QCOMPARE(jobs.size(), size_t(3));
+        qInfo("with background flows: job a %.3f (slowdown %.3f), job b %.3f, background mean FCT %.3f ms (slowdown %.3f)",
+              jobs[0]["iteration_time_s"].get<double>() * 1e3, slowdown(r.result.summaries[0], 0), jobs[1]["iteration_time_s"].get<double>() * 1e3,
+              jobs[2]["fct_mean_s"].get<double>() * 1e3, slowdown(r.result.summaries[0], 2));
+        QVERIFY(slowdown(r.result.summaries[0], 0) > 1.01);
+        QCOMPARE(slowdown(r.result.summaries[0], 1), 1.0);
+        QVERIFY(slowdown(r.result.summaries[0], 2) > 1.0);
+        QCOMPARE(jobs[2]["kind"].get<std::string>(), std::string("flows"));
+        QCOMPARE(jobs[2]["flows"].get<size_t>(), size_t(8));
+        QCOMPARE(r.jobs[0][2].kind, std::string("flows"));
+        QCOMPARE(r.jobs[0][2].flows, 8u);
+        // A flow whose end is not a host is refused by name.
+        doc["workload"]["jobs"][2]["flows"][3]["dst"] = f.node_count() - 1;
+        const std::string bad = refusal(doc);
+        QVERIFY2(bad.find("workload.jobs[2].flows[3].dst") != std::string::npos && bad.find("is not a host") != std::string::npos, bad.c_str());
+    }
+
     void the_packet_level_runs_a_mix_and_measures_each_job_alone() {
         // Two 16-GPU jobs (TP8 DP2) spread over four leaves: at packet level each also runs alone first.
         nlohmann::json doc = two_jobs("spread", "packet");
