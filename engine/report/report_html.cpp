@@ -115,21 +115,23 @@ bool is_key(const std::string& metric) {
 void jobs_table(std::ostringstream& h, const Report& r, int page_px) {
     const ResultsTable& t = r.table;
     CellTable c;
-    for (const char* title : {"Experiment", "Job", "Hosts", "Start", "Iteration time", "Alone", "Slowdown"})
+    for (const char* title : {"Experiment", "Job", "Hosts", "Leaves (GPUs)", "Start", "Iteration time", "Alone", "Slowdown"})
         c.header.push_back("<th>" + std::string(title) + "</th>");
     for (size_t i = 0; i < t.rows.size(); ++i)
         for (const JobRow& j : t.rows[i].jobs) {
             const bool alone = j.alone_iteration_time_s > 0;
             const std::string name = j.kind == "flows" ? j.name + " (background flows: times are their mean FCT)" : j.name;
             c.rows.push_back({"<td class='l'>" + escape(r.labels[i]) + "</td>", "<td class='l'>" + escape(name) + "</td>",
-                              "<td class='l'>" + escape(j.hosts) + "</td>", "<td>" + escape(format_value(double(j.start_ps) * 1e-12, "s")) + "</td>",
+                              "<td class='l'>" + escape(j.hosts) + "</td>", "<td class='l'>" + escape(j.leaves) + "</td>",
+                              "<td>" + escape(format_value(double(j.start_ps) * 1e-12, "s")) + "</td>",
                               "<td>" + escape(format_value(j.iteration_time_s, "s")) + "</td>",
                               "<td>" + (alone ? escape(format_value(j.alone_iteration_time_s, "s")) : std::string("—")) + "</td>",
                               "<td>" + (alone ? escape(format_value(j.slowdown, "ratio")) : std::string("—")) + "</td>"});
             c.row_class.emplace_back();
         }
     if (c.rows.empty()) return;
-    h << "<h2>Jobs</h2><p>Hosts are GPU indices in fabric order; a job's slowdown is its iteration time with the others over its time alone on "
+    h << "<h2>Jobs</h2><p>Hosts are GPU indices in fabric order; leaves are the switches (node ids) their NICs reach, with the job's GPUs "
+         "under each; a job's slowdown is its iteration time with the others over its time alone on "
          "the same hosts (workload.isolation).</p>";
     write_table(h, c, 2, page_px);
 }

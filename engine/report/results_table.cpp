@@ -110,12 +110,12 @@ ResultsTable read_results(const std::string& store, int64_t run_id) {
     }
     if (has_table(db.db, "jobs")) {  // runs of several jobs (stores written before them have none)
         StoreQuery q(db.db, "SELECT experiment, job, name, first_rank, ranks, hosts, start_ps, iteration_time_s, alone_iteration_time_s, slowdown, "
-                            "first_flow, flows, kind FROM jobs WHERE run_id = ? ORDER BY experiment, job", store);
+                            "first_flow, flows, kind, leaves FROM jobs WHERE run_id = ? ORDER BY experiment, job", store);
         q.bind(1, run_id);
         while (q.next())
             if (auto it = row_of.find(q.text(0)); it != row_of.end())
                 t.rows[it->second].jobs.push_back({uint32_t(q.integer(1)), q.text(2), uint32_t(q.integer(3)), uint32_t(q.integer(4)), q.text(5), q.integer(6),
-                                                   q.real(7), q.real(8), q.real(9), uint32_t(q.integer(10)), uint32_t(q.integer(11)), q.text(12)});
+                                                   q.real(7), q.real(8), q.real(9), uint32_t(q.integer(10)), uint32_t(q.integer(11)), q.text(12), q.text(13)});
     }
     std::map<std::string, std::string> units;
     std::map<std::string, std::map<std::string, double>> values;  // metric → experiment → value

@@ -1,6 +1,7 @@
 #include "session/mix_report.h"
 
 #include <algorithm>
+#include <map>
 
 namespace orrery {
 
@@ -17,6 +18,19 @@ std::string host_ranges(const Fabric& f, const std::vector<NodeId>& hosts) {
         if (b > a) out.append("-").append(std::to_string(index_of[hosts[b]]));
         a = b + 1;
     }
+    return out;
+}
+
+std::string leaf_map(const Fabric& f, const std::vector<NodeId>& hosts) {
+    std::map<NodeId, uint32_t> under;  // leaf → GPUs of the job under it
+    for (NodeId h : hosts)
+        for (uint32_t p = f.port_begin[h]; p < f.port_begin[h + 1]; ++p)
+            if (f.node_kind[f.port_peer[p]] == NodeKind::network_switch) {
+                ++under[f.port_peer[p]];
+                break;
+            }
+    std::string out;
+    for (const auto& [leaf, gpus] : under) out.append(out.empty() ? "" : ", ").append(std::to_string(leaf)).append(" (" + std::to_string(gpus) + ")");
     return out;
 }
 
@@ -46,6 +60,7 @@ MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<
         row.kind = p.background ? "flows" : "llm";
         row.ranks = uint32_t(p.job.place.host.size());
         row.hosts = host_ranges(f, p.job.place.host);
+        row.leaves = leaf_map(f, p.job.place.host);
         row.start_ps = p.start_ps;
         row.first_flow = p.first_transfer;  // a transfer is a flow row (packet level) or one row (flow level, record "fct")
         row.flows = uint32_t(p.job.transfers.size());
@@ -58,6 +73,7 @@ MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<
         jj["ranks"] = row.ranks;
         jj["first_rank"] = row.first_rank;
         jj["hosts"] = row.hosts;
+        jj["leaves"] = row.leaves;
         jj["start_s"] = double(p.start_ps) * 1e-12;
         const std::string what = p.background ? "fct_mean" : "iteration_time";
         r.metrics.emplace_back("job_" + what + "." + p.name, measure, "s");

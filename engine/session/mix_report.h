@@ -30,6 +30,10 @@ MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<
 // Per rank of the merged job, the job it belongs to (the timeline's job column).
 std::vector<uint32_t> job_of_rank(const JobMix& mix);
 
+// The placement map of a job's hosts: each leaf switch (node id, the first switch of a GPU's NIC) under which its
+// GPUs sit, with how many: "64 (16), 65 (16)".
+std::string leaf_map(const Fabric& f, const std::vector<NodeId>& hosts);
+
 // Host indices (the i-th GPU in fabric order) as ranges: "0-31,64-95".
 std::string host_ranges(const Fabric& f, const std::vector<NodeId>& hosts);
 

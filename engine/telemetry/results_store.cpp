@@ -78,7 +78,7 @@ CREATE TABLE IF NOT EXISTS fabric_counters (
 CREATE TABLE IF NOT EXISTS jobs (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, job INTEGER NOT NULL, name TEXT NOT NULL, first_rank INTEGER NOT NULL,
   ranks INTEGER NOT NULL, hosts TEXT NOT NULL, start_ps INTEGER NOT NULL, iteration_time_s REAL, alone_iteration_time_s REAL, slowdown REAL,
-  first_flow INTEGER NOT NULL, flows INTEGER NOT NULL, kind TEXT NOT NULL DEFAULT 'llm');
+  first_flow INTEGER NOT NULL, flows INTEGER NOT NULL, kind TEXT NOT NULL DEFAULT 'llm', leaves TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS fabric_events (
   run_id INTEGER NOT NULL, experiment TEXT NOT NULL, time_ps INTEGER NOT NULL, what TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS flows_by_experiment ON flows (run_id, experiment);
@@ -320,7 +320,8 @@ void ResultsStore::add_missing_columns() {
     if (sqlite3_prepare_v2(db_, "PRAGMA table_info(jobs)", -1, &info, nullptr) == SQLITE_OK)
         while (sqlite3_step(info) == SQLITE_ROW) job_columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
     sqlite3_finalize(info);
-    for (const char* column : {"first_flow INTEGER NOT NULL DEFAULT 0", "flows INTEGER NOT NULL DEFAULT 0", "kind TEXT NOT NULL DEFAULT 'llm'"})
+    for (const char* column : {"first_flow INTEGER NOT NULL DEFAULT 0", "flows INTEGER NOT NULL DEFAULT 0", "kind TEXT NOT NULL DEFAULT 'llm'",
+                               "leaves TEXT NOT NULL DEFAULT ''"})
         if (!job_columns.count(std::string(column).substr(0, std::string(column).find(' '))))
             exec(db_, ("ALTER TABLE jobs ADD COLUMN " + std::string(column) + ";").c_str(), file_);
     std::set<std::string> run_columns;
@@ -498,11 +499,11 @@ void ResultsStore::timeline(const std::string& experiment, std::vector<TimelineR
 void ResultsStore::jobs(const std::string& experiment, std::vector<JobRow> rows) {
     const int64_t id = run_id_;
     post([=, rows = std::move(rows)](sqlite3* db) {
-        Statement t(db, "INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        Statement t(db, "INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         for (const JobRow& r : rows)
             t.bind(1, id).bind(2, experiment).bind(3, int64_t(r.job)).bind(4, r.name).bind(5, int64_t(r.first_rank)).bind(6, int64_t(r.ranks))
                 .bind(7, r.hosts).bind(8, r.start_ps).bind(9, r.iteration_time_s).bind(10, r.alone_iteration_time_s).bind(11, r.slowdown)
-                .bind(12, int64_t(r.first_flow)).bind(13, int64_t(r.flows)).bind(14, r.kind).row();
+                .bind(12, int64_t(r.first_flow)).bind(13, int64_t(r.flows)).bind(14, r.kind).bind(15, r.leaves).row();
     });
 }
 

@@ -88,6 +88,7 @@ struct JobRow {                   // one job of a mix (workload.kind "jobs")
     double alone_iteration_time_s = 0, slowdown = 0;  // 0: not run alone (workload.isolation false)
     uint32_t first_flow = 0, flows = 0;  // its rows of the experiment's flows table (whose job column says so too)
     std::string kind = "llm";     // "flows": background flows, whose times above are their mean completion time
+    std::string leaves;           // the placement map: each leaf switch (node id) under which its GPUs sit, and how many: "64 (16), 65 (16)"
 };
 
 class ResultsStore {

@@ -125,12 +125,12 @@ std::vector<TimelineRow> StoreReader::timeline(int64_t run, const std::string& e
 std::vector<JobRow> StoreReader::jobs(int64_t run, const std::string& experiment) const {
     std::vector<JobRow> out;
     if (!has_table("jobs")) return out;
-    Query q(db_, "SELECT job, name, first_rank, ranks, hosts, start_ps, iteration_time_s, alone_iteration_time_s, slowdown, first_flow, flows, kind FROM jobs "
+    Query q(db_, "SELECT job, name, first_rank, ranks, hosts, start_ps, iteration_time_s, alone_iteration_time_s, slowdown, first_flow, flows, kind, leaves FROM jobs "
                  "WHERE run_id = ? AND experiment = ? ORDER BY job");
     q.bind(1, run).bind(2, experiment);
     while (q.next())
         out.push_back({uint32_t(q.integer(0)), q.text(1), uint32_t(q.integer(2)), uint32_t(q.integer(3)), q.text(4), q.integer(5), q.real(6), q.real(7),
-                       q.real(8), uint32_t(q.integer(9)), uint32_t(q.integer(10)), q.text(11)});
+                       q.real(8), uint32_t(q.integer(9)), uint32_t(q.integer(10)), q.text(11), q.text(12)});
     return out;
 }
 

@@ -189,6 +189,15 @@ private slots:
             QCOMPARE(packed.jobs[0][0].hosts, std::string("0-31"));
             QCOMPARE(packed.jobs[0][1].hosts, std::string("32-63"));
             QCOMPARE(spread.jobs[0][0].hosts, std::string("0-7,16-23,32-39,48-55"));
+            // The placement map: packed, 16 GPUs under each of two leaves; spread, 8 under each of the four.
+            auto count = [](const std::string& text, const std::string& what) {
+                size_t n = 0;
+                for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+                return n;
+            };
+            QCOMPARE(count(packed.jobs[0][0].leaves, "(16)"), size_t(2));
+            QCOMPARE(count(spread.jobs[0][0].leaves, "(8)"), size_t(4));
+            QCOMPARE(packed.result.summaries[0]["jobs"][1]["leaves"].get<std::string>(), packed.jobs[0][1].leaves);
             bool saw[2] = {false, false};
             for (const TimelineRow& r : packed.timelines[0]) {
                 QCOMPARE(r.job, r.rank < 32 ? 0u : 1u);
