@@ -143,11 +143,16 @@ void check_applicability(const nlohmann::json& doc, const Scenario& s, const std
     std::vector<std::string> keys;
     walk(doc, "", keys);
     std::set<const KeyApplicability*> said;  // one message per row: "cc" once, not once per CC parameter
-    for (const std::string& key : keys) {
+    for (const std::string& found : keys) {
+        // A job of a mix (workload.jobs[i].…) is read as one job's workload: its keys answer to the same rows.
+        const std::string jobs = "workload.jobs.";
+        const bool in_job = found.rfind(jobs, 0) == 0;
+        const std::string key = in_job ? "workload." + found.substr(jobs.size()) : found;
         const KeyApplicability* row = applicability_of(key);
         // Every experiment's document carries its seed (the sweep writes it): not the user's choice to warn of.
         if (key == "seed" || !row || row->in[size_t(mode)] == Applies::honoured || !said.insert(row).second) continue;
-        const std::string shown = key.rfind("output.record.", 0) == 0 ? "output.record \"" + key.substr(14) + "\"" : std::string(row->key);
+        std::string shown = key.rfind("output.record.", 0) == 0 ? "output.record \"" + key.substr(14) + "\"" : std::string(row->key);
+        if (in_job) shown = "workload.jobs[…]." + shown.substr(std::string("workload.").size());
         if (row->in[size_t(mode)] == Applies::refused) diags.error(source + ": " + shown, std::string("refused ") + timing_mode_phrase(mode) + ": " + row->why);
         else diags.warning(source + ": " + shown, std::string("has no effect ") + timing_mode_phrase(mode) + ": " + row->why);
     }

@@ -163,6 +163,14 @@ private slots:
         nlohmann::json twice = two_jobs("packed", "flow");
         twice["workload"]["jobs"][1]["name"] = "a";
         QVERIFY(refusal(twice).find("names must be unique") != std::string::npos);
+        // A job's key that its network mode ignores is warned of under the job, as one job's would be.
+        nlohmann::json ignored = two_jobs("packed", "flow");
+        ignored["workload"]["jobs"][1]["collectives"] = {{"priority", 5}};
+        bool warned = false;
+        const Setup with_priority(ignored);
+        for (const Diagnostic& d : with_priority.loaded.warnings.items())
+            warned |= d.where.find("workload.jobs[…].collectives.priority") != std::string::npos && d.message.find("has no effect") != std::string::npos;
+        QVERIFY(warned);
         nlohmann::json own_mode = two_jobs("packed", "flow");
         own_mode["workload"]["jobs"][0]["network_mode"] = "packet";
         QVERIFY(refusal(own_mode).find("workload.network_mode") != std::string::npos);
