@@ -1144,9 +1144,9 @@ private slots:
         InspectorState st;
         ExperimentTelemetry e;
         e.status = "running";
-        e.spans.push_back({2, "compute", "layer3 fwd", "forward", "", 1e-3, 2e-3, 0, 0});
-        e.spans.push_back({2, "tp", "layer3 attn all-reduce", "all_reduce", "0,1,3", 2e-3, 2.5e-3, 33554432, 0});
-        e.spans.push_back({2, "tp", "layer4 attn all-reduce", "all_reduce", "0,1,3", 2.5e-3, 2.500001e-3, 1024, 1});
+        e.spans.push_back({2, "compute", "layer3 fwd", "forward", "", 1e-3, 2e-3, 0, 0, 0});
+        e.spans.push_back({2, "tp", "layer3 attn all-reduce", "all_reduce", "0,1,3", 2e-3, 2.5e-3, 33554432, 0, 0});
+        e.spans.push_back({2, "tp", "layer4 attn all-reduce", "all_reduce", "0,1,3", 2.5e-3, 2.500001e-3, 1024, 1, 0});
         st.add({{"e0000", e}});
         QVERIFY(!st.span_at(2, 2.2e-3, false));  // compute lane: nothing there
         QCOMPARE(st.span_at(2, 2.2e-3, true)->task, std::string("layer3 attn all-reduce"));
@@ -1160,6 +1160,21 @@ private slots:
         const std::string compute = span_description(*st.span_at(2, 1.5e-3, false));
         QVERIFY2(compute.find("forward") != std::string::npos && compute.find("per rank") == std::string::npos && compute.find("peers") == std::string::npos,
                  qPrintable(QString::fromStdString(compute)));
+    }
+
+    void the_timeline_names_each_jobs_ranks_in_a_mix() {
+        // One job: "rank r". Two jobs (ranks 0–1 job 0, 2–3 job 1): each row its job and its rank there.
+        std::vector<Span> one = {{0, "compute", "f", "forward", "", 0, 1, 0, 0, 0}, {1, "compute", "f", "forward", "", 0, 1, 0, 0, 0}};
+        std::vector<RankRow> rows = rank_rows(one, 2);
+        QCOMPARE(rows[1].label, std::string("rank 1"));
+        QCOMPARE(rows[1].job, -1);
+        std::vector<Span> two = one;
+        two.push_back({2, "compute", "f", "forward", "", 0, 1, 0, 0, 1});
+        two.push_back({3, "tp", "ar", "all_reduce", "2", 0, 1, 8, 0, 1});
+        rows = rank_rows(two, 4);
+        QCOMPARE(rows[0].label, std::string("job 0 · rank 0"));
+        QCOMPARE(rows[3].label, std::string("job 1 · rank 1"));
+        QCOMPARE(rows[3].job, 1);
     }
 
     void the_user_guide_is_the_readmes_workbench_section() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "report/chart.h"
@@ -53,6 +54,30 @@ std::string ruler_label(double t, double step) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f %s", decimals, value, u->name);
     return buf;
+}
+
+std::vector<RankRow> rank_rows(const std::vector<Span>& spans, int ranks) {
+    std::vector<RankRow> rows(size_t(std::max(0, ranks)));
+    bool mix = false;
+    std::vector<int> first_of_job;  // per job: its lowest rank seen
+    for (const Span& s : spans) {
+        if (s.rank < 0 || s.rank >= ranks) continue;
+        rows[size_t(s.rank)].job = s.job;
+        mix |= s.job > 0;
+        if (size_t(s.job) >= first_of_job.size()) first_of_job.resize(size_t(s.job) + 1, INT32_MAX);
+        first_of_job[size_t(s.job)] = std::min(first_of_job[size_t(s.job)], s.rank);
+    }
+    for (int r = 0; r < ranks; ++r) {
+        RankRow& row = rows[size_t(r)];
+        row.label.clear();
+        if (!mix || row.job < 0) {
+            row.label.append("rank ").append(std::to_string(r));
+            if (!mix) row.job = -1;
+            continue;
+        }
+        row.label.append("job ").append(std::to_string(row.job)).append(" · rank ").append(std::to_string(r - first_of_job[size_t(row.job)]));
+    }
+    return rows;
 }
 
 std::string span_description(const Span& s) {

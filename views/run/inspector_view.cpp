@@ -9,6 +9,7 @@
 
 #include "views/run/inspector_labels.h"
 #include "views/run/timeline_legend.h"
+#include "views/topology/job_marks.h"
 
 namespace orrery::views {
 namespace {
@@ -179,10 +180,15 @@ void timeline(InspectorState& st, const ExperimentTelemetry& e, const std::vecto
             dl->AddRectFilled(ImVec2(std::max(x0, x_of(b.start)), rows_top), ImVec2(std::min(x1, std::max(x_of(b.end), x_of(b.start) + 1)), rows_top + row * ranks),
                               IM_COL32(230, 200, 60, 35));
     time_ruler(dl, x0, x1, origin.y, rows_top + row * ranks, ruler, t0, t1);
+    // A mix of jobs: each row named for its job and its rank there, in the job's colour (as on the canvas), a line
+    // between jobs.
+    const std::vector<RankRow> rows = rank_rows(e.spans, ranks);
     for (int r = 0; r < ranks; ++r) {
-        char label[32];
-        std::snprintf(label, sizeof label, "rank %d", r);
-        dl->AddText(ImVec2(origin.x, rows_top + r * row + 2), IM_COL32(200, 200, 200, 255), label);
+        const RankRow& rr = rows[size_t(r)];
+        const QColor c = rr.job >= 0 ? job_color(rr.job) : QColor(200, 200, 200);
+        dl->AddText(ImVec2(origin.x, rows_top + r * row + 2), IM_COL32(c.red(), c.green(), c.blue(), 255), rr.label.c_str());
+        if (r > 0 && rr.job != rows[size_t(r) - 1].job)
+            dl->AddLine(ImVec2(origin.x, rows_top + r * row), ImVec2(x1, rows_top + r * row), IM_COL32(c.red(), c.green(), c.blue(), 160));
     }
     for (const Span& s : e.spans) {
         if (s.end < t0 || s.start > t1) continue;

@@ -25,6 +25,7 @@ struct Span {
     double start = 0, end = 0;   // s
     int64_t bytes = 0;
     int iteration = 0;
+    int job = 0;                 // a mix of jobs: the job of `rank` (a rank of the mix)
 };
 
 struct SkipBand {

@@ -69,7 +69,7 @@ TelemetryChunk TelemetryReader::poll(const std::set<int>& port_nodes) {
     }
     for (const TimelineTailRow& r : tail_->new_timeline())
         out[r.experiment].spans.push_back({int(r.span.rank), r.span.stream, r.span.task, r.span.kind, r.span.peers, seconds(r.span.start_ps),
-                                           seconds(r.span.end_ps), r.span.bytes, r.span.iteration});
+                                           seconds(r.span.end_ps), r.span.bytes, r.span.iteration, int(r.span.job)});
     for (const SkipRow& r : tail_->new_skips()) out[r.experiment].skips.push_back({seconds(r.start_ps), seconds(r.end_ps), r.flows, r.from_memo});
     for (const auto& [experiment, status] : tail_->statuses()) out[experiment].status = status;
     return out;
