@@ -453,6 +453,15 @@ private slots:
         QCOMPARE(w->document()["workload"]["jobs"].size(), size_t(2));
         w->check_problems_now();
         QVERIFY(w->run_enabled());
+        // Background flows: no model or placement to edit; the form says what they are.
+        nlohmann::json jobs = w->document()["workload"]["jobs"];
+        jobs.push_back({{"name", "bg"}, {"kind", "flows"}, {"flows", {{{"src", 0}, {"dst", 9}, {"size", "1MB"}}}}});
+        emit j->edited("workload.jobs", QString::fromStdString(jobs.dump()));
+        j->select(2);
+        QVERIFY(j->strategy()->isHidden());
+        QVERIFY(!j->findChild<QComboBox*>("policy")->isEnabled());
+        j->select(0);
+        QVERIFY(!j->strategy()->isHidden());
     }
 
     void network_editor_checks_units_and_writes_the_scenario() {

@@ -204,7 +204,20 @@ void JobsEditor::show_job() {
     note_->setText(QString("The fabric has %1 GPUs. Every policy but listed hosts takes whole servers; to list them, select servers on "
                            "the canvas and right-click one.")
                        .arg(hosts_));
+    // Background flows hold no hosts and have no model: their flows are the scenario's list, edited as JSON.
+    const bool background = job.is_object() && text_of(job.value("kind", nlohmann::json())) == "flows";
+    for (QWidget* w : std::initializer_list<QWidget*>{policy_, seed_, hosts_list_}) w->setEnabled(!background && w->isEnabled());
+    policy_->setEnabled(!background);
+    if (background) {
+        const size_t flows = job.contains("flows") && job["flows"].is_array() ? job["flows"].size() : 0;
+        note_->setText(QString("Background flows: %1 flows between the hosts they name, sharing them with the training jobs; measured by their "
+                               "mean completion time. Their list is workload.jobs[%2].flows in the scenario.")
+                           .arg(flows)
+                           .arg(current_));
+    }
+    strategy_->setVisible(!background);
     loading_ = false;
+    if (background) return;
     strategy_->set_root(QString("workload.jobs[%1]").arg(current_));
     strategy_->load(doc_, base_dir_, hosts_);
 }
