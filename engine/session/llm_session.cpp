@@ -320,10 +320,11 @@ private:
                 inputs.push_back({id(i) + "/alone/" + m.mix.parts[p].name, &loaded_.scenarios[i], fabrics_[i], llm_flows(job, job.workload->collectives.priority)});
                 which.emplace_back(i, p);
             }
+            std::optional<FlowNetwork> net;  // built once, for the jobs whose traffic never leaves their servers
             for (size_t p = 0; p < m.mix.parts.size(); ++p) {
                 if (!m.mix.parts[p].job.transfers.empty()) continue;
-                const FlowNetwork net = flow_network(loaded_.scenarios[i], *fabrics_[i]);
-                alone_[i][p] = job_measure(m.mix.parts[p], run_llm_flow(m.mix.parts[p].job, net.fabric(*fabrics_[i]), routes_for(i, net),
+                if (!net) net = flow_network(loaded_.scenarios[i], *fabrics_[i]);
+                alone_[i][p] = job_measure(m.mix.parts[p], run_llm_flow(m.mix.parts[p].job, net->fabric(*fabrics_[i]), routes_for(i, *net),
                                                                         wire_format(loaded_.scenarios[i]), tables_));
             }
         }

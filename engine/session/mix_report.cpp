@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "workload/placement.h"
+
 namespace orrery {
 
 std::string host_ranges(const Fabric& f, const std::vector<NodeId>& hosts) {
@@ -24,11 +26,7 @@ std::string host_ranges(const Fabric& f, const std::vector<NodeId>& hosts) {
 std::string leaf_map(const Fabric& f, const std::vector<NodeId>& hosts) {
     std::map<NodeId, uint32_t> under;  // leaf → GPUs of the job under it
     for (NodeId h : hosts)
-        for (uint32_t p = f.port_begin[h]; p < f.port_begin[h + 1]; ++p)
-            if (f.node_kind[f.port_peer[p]] == NodeKind::network_switch) {
-                ++under[f.port_peer[p]];
-                break;
-            }
+        if (const NodeId leaf = leaf_of(f, h); leaf != kNone) ++under[leaf];
     std::string out;
     for (const auto& [leaf, gpus] : under) out.append(out.empty() ? "" : ", ").append(std::to_string(leaf)).append(" (" + std::to_string(gpus) + ")");
     return out;

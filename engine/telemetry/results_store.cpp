@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 #include <ctime>
@@ -303,37 +304,36 @@ std::string ResultsStore::not_a_store_problem(sqlite3* db) {
 }
 
 void ResultsStore::add_missing_columns() {
-    // Stores written before a column existed gain it, with its default, instead of failing every insert.
-    std::set<std::string> timeline_columns;
-    sqlite3_stmt* info = nullptr;
-    if (sqlite3_prepare_v2(db_, "PRAGMA table_info(timeline)", -1, &info, nullptr) == SQLITE_OK)
-        while (sqlite3_step(info) == SQLITE_ROW) timeline_columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
-    sqlite3_finalize(info);
-    if (!timeline_columns.count("iteration")) exec(db_, "ALTER TABLE timeline ADD COLUMN iteration INTEGER NOT NULL DEFAULT 0;", file_);
-    if (!timeline_columns.count("job")) exec(db_, "ALTER TABLE timeline ADD COLUMN job INTEGER NOT NULL DEFAULT 0;", file_);
-    std::set<std::string> flow_columns;
-    if (sqlite3_prepare_v2(db_, "PRAGMA table_info(flows)", -1, &info, nullptr) == SQLITE_OK)
-        while (sqlite3_step(info) == SQLITE_ROW) flow_columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
-    sqlite3_finalize(info);
-    if (!flow_columns.count("job")) exec(db_, "ALTER TABLE flows ADD COLUMN job INTEGER;", file_);
-    std::set<std::string> job_columns;
-    if (sqlite3_prepare_v2(db_, "PRAGMA table_info(jobs)", -1, &info, nullptr) == SQLITE_OK)
-        while (sqlite3_step(info) == SQLITE_ROW) job_columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
-    sqlite3_finalize(info);
-    for (const char* column : {"first_flow INTEGER NOT NULL DEFAULT 0", "flows INTEGER NOT NULL DEFAULT 0", "kind TEXT NOT NULL DEFAULT 'llm'",
-                               "leaves TEXT NOT NULL DEFAULT ''"})
-        if (!job_columns.count(std::string(column).substr(0, std::string(column).find(' '))))
-            exec(db_, ("ALTER TABLE jobs ADD COLUMN " + std::string(column) + ";").c_str(), file_);
-    std::set<std::string> run_columns;
-    if (sqlite3_prepare_v2(db_, "PRAGMA table_info(runs)", -1, &info, nullptr) == SQLITE_OK)
-        while (sqlite3_step(info) == SQLITE_ROW) run_columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
-    sqlite3_finalize(info);
-    // Who runs it: an interrupted run is one whose process is gone (mark_interrupted_runs).
-    if (!run_columns.count("host")) exec(db_, "ALTER TABLE runs ADD COLUMN host TEXT;", file_);
-    if (!run_columns.count("pid")) exec(db_, "ALTER TABLE runs ADD COLUMN pid INTEGER;", file_);
-    if (!run_columns.count("pid_started")) exec(db_, "ALTER TABLE runs ADD COLUMN pid_started INTEGER;", file_);
-    if (!run_columns.count("ranks")) exec(db_, "ALTER TABLE runs ADD COLUMN ranks INTEGER NOT NULL DEFAULT 1;", file_);
-    if (!run_columns.count("scenario_json")) exec(db_, "ALTER TABLE runs ADD COLUMN scenario_json TEXT;", file_);
+    // Stores written before a column existed gain it, with its default, instead of failing every insert. One row
+    // per column added since a table first shipped: (table, column and its declaration).
+    static const std::pair<const char*, const char*> kAdded[] = {
+        {"timeline", "iteration INTEGER NOT NULL DEFAULT 0"},
+        {"timeline", "job INTEGER NOT NULL DEFAULT 0"},
+        {"flows", "job INTEGER"},
+        {"jobs", "first_flow INTEGER NOT NULL DEFAULT 0"},
+        {"jobs", "flows INTEGER NOT NULL DEFAULT 0"},
+        {"jobs", "kind TEXT NOT NULL DEFAULT 'llm'"},
+        {"jobs", "leaves TEXT NOT NULL DEFAULT ''"},
+        // Who runs it: an interrupted run is one whose process is gone (mark_interrupted_runs).
+        {"runs", "host TEXT"},
+        {"runs", "pid INTEGER"},
+        {"runs", "pid_started INTEGER"},
+        {"runs", "ranks INTEGER NOT NULL DEFAULT 1"},
+        {"runs", "scenario_json TEXT"},
+    };
+    std::map<std::string, std::set<std::string>> columns;  // per table, the columns it has
+    for (const auto& [table, column] : kAdded) {
+        auto [it, fresh] = columns.emplace(table, std::set<std::string>{});
+        if (fresh) {
+            sqlite3_stmt* info = nullptr;
+            if (sqlite3_prepare_v2(db_, ("PRAGMA table_info(" + std::string(table) + ")").c_str(), -1, &info, nullptr) == SQLITE_OK)
+                while (sqlite3_step(info) == SQLITE_ROW) it->second.insert(reinterpret_cast<const char*>(sqlite3_column_text(info, 1)));
+            sqlite3_finalize(info);
+        }
+        const std::string declaration = column;
+        if (!it->second.count(declaration.substr(0, declaration.find(' '))))
+            exec(db_, ("ALTER TABLE " + std::string(table) + " ADD COLUMN " + declaration + ";").c_str(), file_);
+    }
 }
 
 ResultsStore::~ResultsStore() {

@@ -101,14 +101,7 @@ void merge_jobs(JobMix& mix) {
         for (uint32_t op = p.first_op; op < end; ++op)
             if (g.deps[op].empty()) g.deps[op].push_back(at);
     }
-    int32_t max_server = 0;
-    for (int32_t s : m.place.server) max_server = std::max(max_server, s);
-    m.place.rank_at.assign(size_t(max_server + 1) * size_t(m.place.gpus_per_server), UINT32_MAX);
-    for (size_t r = 0; r < m.place.host.size(); ++r) {
-        if (m.place.local[r] >= m.place.gpus_per_server) continue;
-        uint32_t& cell = m.place.rank_at[size_t(m.place.server[r]) * size_t(m.place.gpus_per_server) + size_t(m.place.local[r])];
-        if (cell == UINT32_MAX) cell = uint32_t(r);
-    }
+    index_ranks_by_server(m.place);
     index_transfers(m);
     uint32_t transfers = 0;
     for (MixPart& p : mix.parts) {

@@ -18,12 +18,6 @@ struct Servers {
     std::vector<NodeId> all_hosts;          // every host in node order
 };
 
-NodeId leaf_of(const Fabric& f, NodeId host) {
-    for (uint32_t p = f.port_begin[host]; p < f.port_begin[host + 1]; ++p)
-        if (f.node_kind[f.port_peer[p]] == NodeKind::network_switch) return f.port_peer[p];
-    return kNone;
-}
-
 Servers servers_of(const Fabric& f) {
     Servers s;
     std::map<int32_t, size_t> index;
@@ -138,13 +132,11 @@ Placement place_on_hosts(const Fabric& f, const std::vector<NodeId>& hosts) {
     for (NodeId n = 0, i = 0; n < f.node_count(); ++n)
         if (f.is_host(n)) host_index[n] = int32_t(i++);
     std::map<int32_t, int32_t> seen_in_server;
-    int32_t max_server = 0;
     for (NodeId h : hosts) {
         const int32_t server = f.gpus_per_server > 0 && f.node_server[h] >= 0 ? f.node_server[h] : host_index[h];
         pl.host.push_back(h);
         pl.server.push_back(server);
         pl.local.push_back(seen_in_server[server]++);
-        max_server = std::max(max_server, server);
     }
     for (size_t i = 0; i < f.port_link.size(); ++i)  // the NVLink delay of the first host–NVSwitch link
         if (f.node_kind[f.link_a[f.port_link[i]]] == NodeKind::nvswitch || f.node_kind[f.link_b[f.port_link[i]]] == NodeKind::nvswitch) {
@@ -153,10 +145,25 @@ Placement place_on_hosts(const Fabric& f, const std::vector<NodeId>& hosts) {
             pl.nvlink_rate_is_bus_bandwidth = f.nvlink_rate_is_bus_bandwidth;
             break;
         }
-    pl.rank_at.assign(size_t(max_server + 1) * size_t(pl.gpus_per_server), UINT32_MAX);
-    for (size_t r = 0; r < pl.host.size(); ++r)
-        if (pl.local[r] < pl.gpus_per_server) pl.rank_at[size_t(pl.server[r]) * size_t(pl.gpus_per_server) + size_t(pl.local[r])] = uint32_t(r);
+    index_ranks_by_server(pl);
     return pl;
+}
+
+void index_ranks_by_server(Placement& pl) {
+    int32_t max_server = 0;
+    for (int32_t s : pl.server) max_server = std::max(max_server, s);
+    pl.rank_at.assign(size_t(max_server + 1) * size_t(pl.gpus_per_server), UINT32_MAX);
+    for (size_t r = 0; r < pl.host.size(); ++r) {
+        if (pl.local[r] >= pl.gpus_per_server) continue;
+        uint32_t& cell = pl.rank_at[size_t(pl.server[r]) * size_t(pl.gpus_per_server) + size_t(pl.local[r])];
+        if (cell == UINT32_MAX) cell = uint32_t(r);
+    }
+}
+
+NodeId leaf_of(const Fabric& f, NodeId host) {
+    for (uint32_t p = f.port_begin[host]; p < f.port_begin[host + 1]; ++p)
+        if (f.node_kind[f.port_peer[p]] == NodeKind::network_switch) return f.port_peer[p];
+    return kNone;
 }
 
 std::vector<std::vector<NodeId>> place_jobs(const Fabric& f, const std::vector<std::string>& names, const std::vector<JobRequest>& jobs) {

@@ -37,5 +37,9 @@ std::string in_job(const JobSpec& job, const std::string& problem);
 
 // The placement of ranks on `hosts` (rank r on hosts[r]): servers from the fabric's NVLink domains.
 Placement place_on_hosts(const Fabric& f, const std::vector<NodeId>& hosts);
+// Fills pl.rank_at from its ranks' servers and positions (a cell two ranks claim keeps the first).
+void index_ranks_by_server(Placement& pl);
+// A host's leaf: the switch its NIC reaches first (kNone without one).
+NodeId leaf_of(const Fabric& f, NodeId host);
 
 }  // namespace orrery
