@@ -41,6 +41,9 @@ void write_config_set(const Scenario& scenario, const std::filesystem::path& out
     if (s.network.pfc_port_reserve.count != defaults.pfc_port_reserve.count) cannot("network.pfc.port_reserve", "a port reserve of " + format_size(s.network.pfc_port_reserve));
     if (s.network.pfc_resume_offset.count != defaults.pfc_resume_offset.count) cannot("network.pfc.resume_offset", "a resume offset of " + format_size(s.network.pfc_resume_offset));
     if (s.network.pfc_alpha_shift != defaults.pfc_alpha_shift) cannot("network.pfc.alpha_shift", "an alpha shift of " + std::to_string(s.network.pfc_alpha_shift));
+    if (s.network.acks_in_control_queue)
+        throw InputError(s.source + ": network.ack.switch_queue",
+                         "ACKs in the switches' control queue: the reference's config.txt has no key for it (its switches carry ACKs in the data's class)");
     const std::string stem = out.stem().string();
     const std::filesystem::path dir = out.parent_path();
     const std::string topo_name = stem + "_topology.txt", flow_name = stem + "_flow.txt";

@@ -157,7 +157,7 @@ ORRERY_HD inline void nic_send_ack(NetView& v, uint32_t node, const ExperimentPa
     a.flow = p.flow;
     a.seq = uint32_t(expected);
     a.reserved = holes;
-    a.pg = p.pg;
+    a.pg = ep.ack_switch_class == 0xFF ? p.pg : ep.ack_switch_class;
     a.hop = 1;
     a.flags = (p.flags & kFlagCe) ? kFlagCnp : 0;
     a.wire = ep.ack_wire;

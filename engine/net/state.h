@@ -91,6 +91,7 @@ struct ExperimentParams {
     uint32_t flowlet_table = 0;        // flowlet: first entry of the experiment in `flowlet`
     int64_t flowlet_gap = kNever;      // flowlet: ps of silence after which a flow may take another port
     int64_t retransmit_timeout_ps = 0; // a sender without progress this long resends what is unacknowledged; 0: never (nic.h)
+    uint8_t ack_switch_class = 0xFF;   // the class switches carry ACKs and NACKs in: 0 (network.ack.switch_queue "control") or 0xFF, the data's
 };
 
 // Fills the fields of `ep` that say what packets of its CC carry (ExperimentParams: data_header …).

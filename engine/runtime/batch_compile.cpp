@@ -39,6 +39,7 @@ ExperimentParams make_params(const Scenario& s) {
     p.back_to_zero = s.network.go_back_to_zero;
     p.pfc_enabled = s.network.pfc_enabled;
     p.ack_pause_class = c.ack_high_priority ? 0 : 3;
+    p.ack_switch_class = s.network.acks_in_control_queue ? 0 : 0xFF;
     p.mtu = uint32_t(s.network.packet_payload.count);
     // The reference's L2_ACK_INTERVAL is in bytes, counted against the receiver's next expected byte.
     p.ack_interval = s.network.ack_interval_packets <= 1 ? 1u : uint32_t(s.network.ack_interval_packets) * uint32_t(s.network.packet_payload.count);

@@ -77,6 +77,7 @@ const std::vector<KeyApplicability>& key_applicability() {
         {"network.buffer_per_switch", {H, M, M, M}, kNoQueues},
         {"network.loss_recovery", {H, M, M, M}, kNoQueues},
         {"network.error_rate_per_link", {H, M, M, M}, "only the packet level loses packets"},
+        {"network.ack.switch_queue", {H, M, M, M}, kNoQueues},
         {"network.ack", {H, H, M, M}, "ACK bytes load links at the packet and flow levels; the analytic and busbw levels count payload and headers only"},
         {"network.nic", {H, M, M, M}, "only the packet level reorders and retransmits packets"},
         {"network.flowlet_gap", {H, M, M, M}, "the flow level spreads a flowlet-switched transfer over its equal-cost paths as it spreads a sprayed one; the analytic level times each transfer alone"},

@@ -97,6 +97,7 @@ NetworkSpec read_network(JsonReader& r) {
     }
     if (auto a = r.object("ack", Need::optional)) {
         n.ack_interval_packets = int(a->integer("interval_packets", Need::optional, 1, 1024).value_or(1));
+        if (auto q = a->choice("switch_queue", Need::optional, {"data", "control"})) n.acks_in_control_queue = *q == "control";
         a->finish();
     }
     if (auto g = r.object("loss_recovery", Need::optional)) {

@@ -81,6 +81,10 @@ struct NetworkSpec {
     Picoseconds routing_convergence{1'000'000'000};
     bool capacity_weights = false;         // routing.weights "capacity": next hops weighted by the capacity they lead to (else "equal")
     int ack_interval_packets = 1;          // L2_ACK_INTERVAL
+    // ack.switch_queue "control": switches carry ACKs and NACKs in queue 0 (strict priority, never paused,
+    // outside the PFC buffer accounting), ns-3's SwitchNode::AckHighPrio. "data" (false, the reference's
+    // main, which never sets that attribute): in the class of the data they acknowledge.
+    bool acks_in_control_queue = false;
     Bytes go_back_chunk{4000};             // L2_CHUNK_SIZE
     bool go_back_to_zero = false;          // L2_BACK_TO_ZERO
     double error_rate_per_link = 0.0;      // ERROR_RATE_PER_LINK: loss probability of links whose own rate is 0

@@ -8,9 +8,7 @@
 namespace orrery {
 
 std::string host_ranges(const Fabric& f, const std::vector<NodeId>& hosts) {
-    std::vector<uint32_t> index_of(f.node_count(), 0);
-    for (NodeId n = 0, i = 0; n < f.node_count(); ++n)
-        if (f.is_host(n)) index_of[n] = i++;
+    const std::vector<uint32_t> index_of = host_indices(f);
     std::string out;
     for (size_t a = 0; a < hosts.size();) {
         size_t b = a;

@@ -125,15 +125,20 @@ void check_tp_inside_servers(const JobRequest& j, const Fabric& f, const std::ve
 
 }  // namespace
 
+std::vector<uint32_t> host_indices(const Fabric& f) {
+    std::vector<uint32_t> index(f.node_count(), kNotAHost);
+    for (NodeId n = 0, i = 0; n < f.node_count(); ++n)
+        if (f.is_host(n)) index[n] = i++;
+    return index;
+}
+
 Placement place_on_hosts(const Fabric& f, const std::vector<NodeId>& hosts) {
     Placement pl;
     pl.gpus_per_server = std::max(1, f.gpus_per_server);
-    std::vector<int32_t> host_index(f.node_count(), -1);
-    for (NodeId n = 0, i = 0; n < f.node_count(); ++n)
-        if (f.is_host(n)) host_index[n] = int32_t(i++);
+    const std::vector<uint32_t> host_index = host_indices(f);
     std::map<int32_t, int32_t> seen_in_server;
     for (NodeId h : hosts) {
-        const int32_t server = f.gpus_per_server > 0 && f.node_server[h] >= 0 ? f.node_server[h] : host_index[h];
+        const int32_t server = f.gpus_per_server > 0 && f.node_server[h] >= 0 ? f.node_server[h] : int32_t(host_index[h]);
         pl.host.push_back(h);
         pl.server.push_back(server);
         pl.local.push_back(seen_in_server[server]++);
@@ -168,8 +173,7 @@ NodeId leaf_of(const Fabric& f, NodeId host) {
 
 std::vector<std::vector<NodeId>> place_jobs(const Fabric& f, const std::vector<std::string>& names, const std::vector<JobRequest>& jobs) {
     const Servers s = servers_of(f);
-    std::vector<uint32_t> host_index(f.node_count(), UINT32_MAX);
-    for (uint32_t i = 0; i < s.all_hosts.size(); ++i) host_index[s.all_hosts[i]] = i;
+    const std::vector<uint32_t> host_index = host_indices(f);
     std::vector<size_t> server_of(f.node_count(), SIZE_MAX);
     for (size_t i = 0; i < s.hosts.size(); ++i)
         for (NodeId h : s.hosts[i]) server_of[h] = i;

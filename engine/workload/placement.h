@@ -41,5 +41,9 @@ Placement place_on_hosts(const Fabric& f, const std::vector<NodeId>& hosts);
 void index_ranks_by_server(Placement& pl);
 // A host's leaf: the switch its NIC reaches first (kNone without one).
 NodeId leaf_of(const Fabric& f, NodeId host);
+// Each node's position among the fabric's hosts in node order (the "host 5" of listed placements, the jobs
+// table and the canvas); kNotAHost for a switch.
+inline constexpr uint32_t kNotAHost = UINT32_MAX;
+std::vector<uint32_t> host_indices(const Fabric& f);
 
 }  // namespace orrery

@@ -17,6 +17,7 @@ std::string memo_domain(const Batch& b, uint32_t e) {
     // How vertex_label quantizes comes first: keys written under another quantization never match.
     c << "labels rate/16 size/quarter-octave-to-" << kLabelledBdps << "-bdp rtt/100ns first-feedback edges/data-ports cc " << int(ep.cc_mode) << " mtu " << ep.mtu << " ecn " << ep.ecn_enabled << " rate_bound " << ep.rate_bound << " var_win " << ep.var_win
       << " ack_interval " << ep.ack_interval << " chunk " << ep.chunk << " min_rate " << ep.min_rate << " first_cnp " << ep.rate_on_first_cnp;
+    if (ep.ack_switch_class != 0xFF) c << " acks in class " << int(ep.ack_switch_class);  // after the rest: keys stored before it still match
     // The retransmission timeout is not in it: skipping runs lossless, in-order fabrics, where it never fires.
     // Every CC's parameters (net/cc_params.h), by name.
 #define ORRERY_CC_PARAM_DOMAIN(cc, type, member, ...) c << " " #cc "." #member " " << ep.cc.member;

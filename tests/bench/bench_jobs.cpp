@@ -5,6 +5,8 @@
 //  2. roft-128, two GPT-3 13B TP8 PP2 DP4 jobs: slowdown per job under packed, spread and random (seeds 1–8) at
 //     flow level, and at packet level with skipping (--packet 1), with the one-job skipping gain beside it.
 //  3. Sixteen 64-GPU jobs on roft-1024 at flow level, isolation runs included (target: under 60 s on 2 threads).
+// Packet-level runs carry ACKs in the switches' control queue (network.ack.switch_queue "control", --acks): with
+// the reference's "data", DCQCN's high-priority ACKs overflow a paused port's headroom and a lossless fabric drops.
 // Prints per row each job's iteration time, alone and slowdown, and the wall time.
 #include <atomic>
 #include <chrono>
@@ -29,9 +31,12 @@ nlohmann::json job(const std::string& name, const std::string& model, const nloh
     return {{"name", name}, {"model", {{"preset", model}}}, {"gpu", "H100"}, {"parallel", parallel}, {"placement", placement}};
 }
 
-nlohmann::json scenario(const nlohmann::json& topology, const nlohmann::json& jobs, const std::string& mode) {
+// `acks`: network.ack.switch_queue, set at packet level only (the other levels have no switch queues).
+nlohmann::json scenario(const nlohmann::json& topology, const nlohmann::json& jobs, const std::string& mode, const std::string& acks = "control") {
+    nlohmann::json network = {{"preset", "reference-400g"}};
+    if (mode == "packet") network["ack"] = {{"switch_queue", acks}};
     return {{"format", "orrery-scenario"}, {"version", 1}, {"name", "bench_jobs"},
-            {"topology", topology}, {"network", {{"preset", "reference-400g"}}}, {"cc", {{"preset", "dcqcn-400g"}}},
+            {"topology", topology}, {"network", network}, {"cc", {{"preset", "dcqcn-400g"}}},
             {"workload", {{"kind", "jobs"}, {"network_mode", mode}, {"jobs", jobs}}}};
 }
 
@@ -86,8 +91,10 @@ int main(int argc, char** argv) {
     const auto args = bench::parse_bench_args(argc, argv, "Several jobs on one fabric: placement, interference, slowdowns (issue 84).",
                                               {{"--rows", "which rows to run (default 123)"},
                                                {"--threads", "CPU threads (default 2)"},
-                                               {"--packet", "1: also the packet-level runs (default 1)"}});
+                                               {"--packet", "1: also the packet-level runs (default 1)"},
+                                               {"--acks", "network.ack.switch_queue of the packet-level runs: control (default) or data"}});
     const std::string rows = args.count("--rows") ? args.at("--rows") : "123";
+    const std::string acks = args.count("--acks") ? args.at("--acks") : "control";
     const int threads = args.count("--threads") ? std::atoi(args.at("--threads").c_str()) : 2;
     const bool packet = !args.count("--packet") || args.at("--packet") != "0";
     const PresetLibrary presets({std::filesystem::path(ORRERY_SOURCE_DIR) / "presets"});
@@ -102,7 +109,7 @@ int main(int argc, char** argv) {
             const Run flow = run(scenario(topo, jobs, "flow"), presets, threads);
             print_jobs((std::string(policy) + ", flow").c_str(), flow);
             if (!packet) continue;
-            const Run pk = run(scenario(topo, jobs, "packet"), presets, threads);
+            const Run pk = run(scenario(topo, jobs, "packet", acks), presets, threads);
             print_jobs((std::string(policy) + ", packet").c_str(), pk);
             for (size_t j = 0; j < 2 && pk.summaries[0].contains("jobs"); ++j)
                 std::printf("   %-28s job %zu: packet / flow − 1 = %+.2f %%\n", policy, j,
@@ -122,7 +129,7 @@ int main(int argc, char** argv) {
             const std::string label = p.dump();
             print_jobs((label + ", flow").c_str(), run(scenario(topo, jobs, "flow"), presets, threads));
             if (packet && (p["policy"] != "random" || p["seed"] == 1))
-                print_jobs((label + ", packet+skip").c_str(), run(scenario(topo, jobs, "packet"), presets, threads, true));
+                print_jobs((label + ", packet+skip").c_str(), run(scenario(topo, jobs, "packet", acks), presets, threads, true));
         }
     }
     if (rows.find('3') != std::string::npos) {

@@ -867,6 +867,16 @@ private slots:
         QCOMPARE(run({"convert", json, "-o", config}).code, 0);
         QVERIFY(QFile::exists(tmp.filePath("again_topology.txt")));
         QCOMPARE(run({"validate", config}, tmp.path()).code, 0);
+        {  // What the reference's config.txt cannot say is refused by its field, and nothing is written.
+            std::ifstream in(json.toStdString());
+            nlohmann::json doc = nlohmann::json::parse(in);
+            doc["network"]["ack"]["switch_queue"] = "control";
+            std::ofstream(tmp.filePath("acks.json").toStdString()) << doc.dump();
+            const Result refused = run({"convert", tmp.filePath("acks.json"), "-o", tmp.filePath("acks.txt")});
+            QCOMPARE(refused.code, 1);
+            QVERIFY2(refused.err.contains("network.ack.switch_queue"), qPrintable(refused.err));
+            QVERIFY(!QFile::exists(tmp.filePath("acks.txt")));
+        }
         // The topology written back is the reference file, byte for byte.
         QFile a(ref + "/topology.txt"), b(tmp.filePath("again_topology.txt"));
         QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));

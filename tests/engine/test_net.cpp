@@ -1330,6 +1330,38 @@ private slots:
         QVERIFY(offset.results[0].pfc.size() != pauses);
         QCOMPARE(offset.results[0].drops, 0u);
     }
+    void acks_in_the_control_queue_stay_out_of_a_paused_class() {
+        // Seven senders under one leaf into one host under the other (no CC: PFC alone holds them back, and a
+        // 1 MB resume offset resumes a port only once its buffer is empty), while six of the paused senders
+        // each receive a 4 MB flow. With cc.ack_high_priority their NICs keep sending ACKs while paused; in the
+        // data's class at the switch ("data", the reference's) the ACKs fill the paused port's headroom and the
+        // leaf drops them; in queue 0 ("control") they take no buffer and nothing is dropped.
+        nlohmann::json flows = nlohmann::json::array();
+        for (int i = 0; i < 7; ++i) flows.push_back({{"src", i}, {"dst", 8}, {"size", "4MB"}});
+        for (int i = 0; i < 6; ++i) flows.push_back({{"src", 9 + i}, {"dst", i}, {"size", "4MB"}});
+        auto run = [&](const char* queue) {
+            const nlohmann::json doc = {
+                {"format", "orrery-scenario"}, {"version", 1},
+                {"topology", {{"generator", "leaf-spine"}, {"leaves", 2}, {"spines", 1}, {"hosts_per_leaf", 8},
+                              {"link_defaults", {{"all", {{"rate", "100Gbps"}, {"delay", "1us"}}}}}}},
+                {"network", {{"buffer_per_switch", "1MiB"}, {"pfc", {{"resume_offset", "1MB"}}}, {"ack", {{"switch_queue", queue}}}}},
+                {"cc", {{"algorithm", "fixed"}, {"ack_high_priority", true}}},
+                {"workload", {{"kind", "flows"}, {"flows", flows}}}};
+            const LoadedScenario s = load_scenario_document(doc, "acks.json", ".", PresetLibrary());
+            const Fabric f = build_fabric(s.scenarios[0].topology);
+            Batch b = compile_batch({{"e0000", &s.scenarios[0], &f, workload_flows(s.scenarios[0])}});
+            return run_cpu(b, RunOptions())[0];
+        };
+        const ExperimentResult data = run("data"), control = run("control");
+        qInfo("ACKs in the data's class: %u drops, %zu PFC frames; in queue 0: %u drops, %zu PFC frames", data.drops, data.pfc.size(), control.drops,
+              control.pfc.size());
+        QVERIFY2(data.drops > 0, "no ACK was dropped in the data's class: this tests nothing");
+        QCOMPARE(control.drops, 0u);
+        for (const ExperimentResult* r : {&data, &control}) {
+            QCOMPARE(r->flows.size(), flows.size());
+            for (const FlowResult& fr : r->flows) QVERIFY(fr.finish != net::kNever);
+        }
+    }
     void a_buffer_smaller_than_headroom_and_reserve_is_refused() {
         Diagnostics warnings;
         auto job = load_hpcc_job(kRef / "config_incast_timely.txt", kRef, PresetLibrary(), warnings);

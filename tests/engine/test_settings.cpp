@@ -83,7 +83,7 @@ void fields(std::string& out, const T&... v) {
 std::string batch_bytes(const Batch& b) {
     std::string out;
     for (const net::ExperimentParams& p : b.params) {
-        fields(out, p.cc_mode, p.ecn_enabled, p.rate_bound, p.var_win, p.back_to_zero, p.pfc_enabled, p.ack_pause_class, p.mtu,
+        fields(out, p.cc_mode, p.ecn_enabled, p.rate_bound, p.var_win, p.back_to_zero, p.pfc_enabled, p.ack_pause_class, p.ack_switch_class, p.mtu,
                p.ack_interval, p.chunk, p.min_rate, p.rate_on_first_cnp, p.nack_interval_ps, p.seed, p.qlen_start, p.qlen_end,
                p.qlen_interval, p.stop_time, p.sample_interval,
                p.load_balancing, p.group_count, p.flowlet_gap, p.out_of_order);

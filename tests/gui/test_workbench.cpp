@@ -890,6 +890,8 @@ private slots:
         pick(n->load_balancing(), "spray");
         pick(n->weights(), "capacity");
         QCOMPARE(w->document()["network"]["routing"]["weights"].get<std::string>(), std::string("capacity"));
+        pick(n->ack_queue(), "control");
+        QCOMPARE(w->document()["network"]["ack"]["switch_queue"].get<std::string>(), std::string("control"));
         for (const char* text : {"300us", "off"}) {
             QLineEdit* rto = n->field("network.nic.retransmit_timeout");
             QVERIFY(rto);

@@ -57,7 +57,7 @@ const std::vector<ParameterField>& parameter_fields() {
             {"cc.min_rate", "Minimum rate", F::rate, rate_text(c.min_rate), ""},
             {"cc.rate_bound", "Pace at the QP's rate", F::boolean, flag(c.rate_bound), ""},
             {"cc.window", "Window (BDP-sized)", F::boolean, "per algorithm", ""},
-            {"cc.ack_high_priority", "ACKs in the high-priority queue", F::boolean, "per algorithm", ""},
+            {"cc.ack_high_priority", "ACKs in the NIC's high-priority class", F::boolean, "per algorithm", ""},
             {"network.packet_payload", "Packet payload (MTU)", F::size, size_text(n.packet_payload), "net"},
             {"network.buffer_per_switch", "Buffer per switch (shared)", F::size, size_text(n.buffer_per_switch), "net"},
             {"network.ecn.enabled", "ECN marking", F::boolean, flag(n.ecn_enabled), "net"},
@@ -257,6 +257,11 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
     weights_ = key_choice("Routing weights", "network.routing.weights", {"equal", "capacity"},
                           "equal: every equal-cost next hop alike (the reference's ECMP); capacity: each weighted by the capacity it leads to "
                           "(mixed-rate uplinks, a fabric with failed links), for ecmp and spray");
+    ack_queue_ = key_choice("ACKs at switches", "network.ack.switch_queue", {"data", "control"},
+                            "data: ACKs and NACKs travel in the class of the data they acknowledge, counted in its PFC buffer (the "
+                            "reference); control: in queue 0, strict priority, never paused and outside the buffer, as a fabric that "
+                            "gives RoCE ACKs their own class. With data, a NIC that sends high-priority ACKs while paused can overflow "
+                            "its leaf's headroom: packets drop on a lossless fabric");
     auto* skip_box = new QGroupBox("Steady-state skipping (Wormhole)", this);
     auto* skip_form = new QFormLayout(skip_box);
 

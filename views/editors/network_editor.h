@@ -42,6 +42,7 @@ public:
     QComboBox* algorithm() const { return algorithm_; }
     QComboBox* load_balancing() const { return load_balancing_; }
     QComboBox* delivery() const { return delivery_; }
+    QComboBox* ack_queue() const { return ack_queue_; }
     QComboBox* weights() const { return weights_; }
     QComboBox* cc_preset() const { return cc_preset_; }
     // Takes fields typed into but not yet taken (Run pressed with the cursor still in one); returns those that
@@ -62,6 +63,7 @@ private:
     QComboBox* algorithm_;
     QComboBox* load_balancing_;
     QComboBox* delivery_;
+    QComboBox* ack_queue_;
     QComboBox* weights_;
     std::vector<std::pair<QComboBox*, const char*>> key_choices_;  // the choices key_choice made, by scenario key
     std::map<std::string, QLineEdit*> fields_;

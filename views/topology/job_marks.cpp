@@ -25,9 +25,7 @@ JobMarks job_marks(const TopoDoc& doc, const nlohmann::json& scenario, const Pre
         const Fabric f = build_fabric(s.topology);
         const std::vector<std::vector<NodeId>> hosts = place_jobs(f, topology_node_names(s.topology), job_requests(*s.workload.jobs));
         std::vector<int> job_of_host;
-        std::vector<int32_t> index_of(f.node_count(), -1);
-        for (NodeId n = 0, i = 0; n < f.node_count(); ++n)
-            if (f.is_host(n)) index_of[n] = int32_t(i++);
+        const std::vector<uint32_t> index_of = host_indices(f);
         job_of_host.assign(f.count(NodeKind::host), -1);
         for (size_t j = 0; j < hosts.size(); ++j)
             for (NodeId h : hosts[j]) job_of_host[size_t(index_of[h])] = int(j);
