@@ -234,6 +234,7 @@ private:
         warn(i, warnings);
         const PreparedMix& m = *mixes_[i];
         if (!m.oom_message.empty()) return run_out_of_memory(i, m.oom_message);
+        store_.jobs(id(i), job_rows(m, *fabrics_[i]));  // the inspector names each job's ranks while it runs
         const LlmJob& merged = m.mix.merged;
         if (m.workloads[0]->network_mode != NetworkMode::packet || merged.transfers.empty()) return run_mix_without_packets(i);
         packet_inputs_.push_back({id(i), &s, fabrics_[i], llm_flows(merged, m.workloads[0]->collectives.priority)});

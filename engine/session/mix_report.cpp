@@ -43,12 +43,10 @@ double job_measure(const MixPart& part, const LlmOutcome& o) {
     return o.transfer_times.empty() ? 0 : sum / double(o.transfer_times.size());
 }
 
-MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<LlmOutcome>& per_job, const std::vector<double>& alone) {
-    MixResults r;
-    double slowdown_max = 0, slowdown_sum = 0;
-    for (uint32_t j = 0; j < m.mix.parts.size() && j < per_job.size(); ++j) {
+std::vector<JobRow> job_rows(const PreparedMix& m, const Fabric& f) {
+    std::vector<JobRow> rows;
+    for (uint32_t j = 0; j < m.mix.parts.size(); ++j) {
         const MixPart& p = m.mix.parts[j];
-        const LlmOutcome& o = per_job[j];
         JobRow row;
         row.job = j;
         row.name = p.name;
@@ -60,6 +58,19 @@ MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<
         row.start_ps = p.start_ps;
         row.first_flow = p.first_transfer;  // a transfer is a flow row (packet level) or one row (flow level, record "fct")
         row.flows = uint32_t(p.job.transfers.size());
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<LlmOutcome>& per_job, const std::vector<double>& alone) {
+    MixResults r;
+    double slowdown_max = 0, slowdown_sum = 0;
+    std::vector<JobRow> placed = job_rows(m, f);
+    for (uint32_t j = 0; j < m.mix.parts.size() && j < per_job.size(); ++j) {
+        const MixPart& p = m.mix.parts[j];
+        const LlmOutcome& o = per_job[j];
+        JobRow& row = placed[j];
         const double measure = job_measure(p, o);
         row.iteration_time_s = measure;
         nlohmann::json jj = p.background ? nlohmann::json{{"kind", "flows"}, {"flows", o.transfer_times.size()}, {"fct_mean_s", measure},

@@ -24,6 +24,9 @@ struct MixResults {
 // What a job's slowdown compares: a training job's iteration time, background flows' mean completion time (s).
 double job_measure(const MixPart& part, const LlmOutcome& o);
 
+// Each job's row as the mix starts: name, ranks, hosts, leaves, start, flows; no times yet.
+std::vector<JobRow> job_rows(const PreparedMix& m, const Fabric& f);
+
 // `alone`: per job its measure alone on its hosts (job_measure); empty when the mix ran without isolation.
 MixResults mix_results(const PreparedMix& m, const Fabric& f, const std::vector<LlmOutcome>& per_job, const std::vector<double>& alone);
 

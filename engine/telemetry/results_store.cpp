@@ -499,6 +499,7 @@ void ResultsStore::timeline(const std::string& experiment, std::vector<TimelineR
 void ResultsStore::jobs(const std::string& experiment, std::vector<JobRow> rows) {
     const int64_t id = run_id_;
     post([=, rows = std::move(rows)](sqlite3* db) {
+        Statement(db, "DELETE FROM jobs WHERE run_id = ? AND experiment = ?").bind(1, id).bind(2, experiment).row();
         Statement t(db, "INSERT INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         for (const JobRow& r : rows)
             t.bind(1, id).bind(2, experiment).bind(3, int64_t(r.job)).bind(4, r.name).bind(5, int64_t(r.first_rank)).bind(6, int64_t(r.ranks))

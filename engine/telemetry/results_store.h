@@ -113,9 +113,11 @@ public:
     // At a sample time: each tier's uplink utilization (tables uplink_tiers) and what was lost and resent so far
     // (fabric_counters), for the live inspector.
     void fabric_samples(const std::string& experiment, int64_t time_ps, std::vector<UplinkUtilization> uplinks, FabricCounters counters);
+    // The jobs of a mix, replacing the experiment's rows: written with their placement as the experiment starts (the
+    // live inspector names each job's ranks) and again with their times when it ends.
+    void jobs(const std::string& experiment, std::vector<JobRow> rows);
     // An experiment's topology.events as resolved: when each happens and what it does ("link 12 (3 – 17) down
     // at 100us"), for the report to name an experiment's failed element and mark its charts.
-    void jobs(const std::string& experiment, std::vector<JobRow> rows);
     void fabric_events(const std::string& experiment, std::vector<std::pair<int64_t, std::string>> events);
     // Steady-state skipping of an experiment: every skip and every memo lookup (tables skips, memo_events).
     void skipping(const std::string& experiment, const wormhole::SkipReport& report);

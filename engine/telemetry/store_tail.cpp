@@ -131,6 +131,13 @@ std::vector<SkipRow> StoreTail::new_skips() {
     return out;
 }
 
+std::vector<JobNameRow> StoreTail::new_job_names() {
+    std::vector<JobNameRow> out;
+    each_new_row(db_, run_, last_rowid_["jobs"], "SELECT rowid, experiment, job, name FROM jobs WHERE run_id = ? AND rowid > ? ORDER BY rowid",
+                 [&](const SqlQuery& q) { out.push_back({q.text(1), uint32_t(q.integer(2)), q.text(3)}); });
+    return out;
+}
+
 std::map<std::string, std::string> StoreTail::statuses() const {
     std::map<std::string, std::string> out;
     SqlQuery q(db_, "SELECT experiment, status FROM experiments WHERE run_id = ?");

@@ -47,6 +47,11 @@ struct TimelineTailRow {
     std::string experiment;
     TimelineRow span;
 };
+struct JobNameRow {  // a job of a mix, by its index (the timeline's job column)
+    std::string experiment;
+    uint32_t job = 0;
+    std::string name;
+};
 struct SkipRow {  // a partition's skip (steady-state skipping)
     std::string experiment;
     int64_t start_ps = 0, end_ps = 0;
@@ -70,6 +75,7 @@ public:
     std::vector<CounterRow> new_fabric_counters();
     std::vector<TimelineTailRow> new_timeline();
     std::vector<SkipRow> new_skips();
+    std::vector<JobNameRow> new_job_names();  // a job's row again when the session rewrites it (its times at the end)
     std::map<std::string, std::string> statuses() const;  // experiment → status, as it stands
 
 private:

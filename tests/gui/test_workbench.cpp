@@ -1136,6 +1136,39 @@ private slots:
         store.end_run("finished", 0);
     }
 
+    void the_feed_names_a_mixs_jobs_from_the_start() {
+        // The session writes a mix's job rows as the experiment starts and again, with their times, as it ends: the
+        // feed reads the names both times, and the rewrite leaves one row per job.
+        QTemporaryDir tmp;
+        const QString file = tmp.filePath("jobs.sqlite");
+        ResultsStore store(file.toStdString());
+        RunRecord record;
+        record.scenario_name = "jobs";
+        const int64_t run = store.begin_run(record, {{"e0000", 0, 1, "abc", nlohmann::json::array()}});
+        store.experiment_started("e0000");
+        JobRow a, b;
+        a.name = "train";
+        a.ranks = 2;
+        b.job = 1;
+        b.name = "serve";
+        b.first_rank = 2;
+        b.ranks = 2;
+        store.jobs("e0000", {a, b});
+        store.flush();
+        TelemetryReader reader(file, run);
+        ExperimentTelemetry seen = reader.poll({}).at("e0000");
+        QCOMPARE(seen.job_names, std::vector<std::string>({"train", "serve"}));
+        a.iteration_time_s = b.iteration_time_s = 0.25;
+        store.jobs("e0000", {a, b});
+        store.flush();
+        seen.append(reader.poll({}).at("e0000"));  // as the inspector adds a later chunk
+        QCOMPARE(seen.job_names, std::vector<std::string>({"train", "serve"}));
+        const std::vector<JobRow> rows = StoreReader(file.toStdString()).jobs(run, "e0000");
+        QCOMPARE(rows.size(), size_t(2));
+        QCOMPARE(rows[1].iteration_time_s, 0.25);
+        store.end_run("finished", 0);
+    }
+
     void the_timeline_has_a_ruler_and_names_the_span_under_the_cursor() {
         // The ruler: round times inside the window, labelled in the step's unit with the digits that tell them apart.
         const std::vector<double> ticks = ruler_ticks(0.0123, 0.0187, 8);
@@ -1186,6 +1219,10 @@ private slots:
         QCOMPARE(rows[0].label, std::string("job 0 · rank 0"));
         QCOMPARE(rows[3].label, std::string("job 1 · rank 1"));
         QCOMPARE(rows[3].job, 1);
+        // Named once the store has the jobs' rows (written as the experiment starts).
+        rows = rank_rows(two, 4, {"train", "serve"});
+        QCOMPARE(rows[0].label, std::string("job train · rank 0"));
+        QCOMPARE(rows[2].label, std::string("job serve · rank 0"));
     }
 
     void the_user_guide_is_the_readmes_workbench_section() {

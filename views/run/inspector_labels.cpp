@@ -56,7 +56,7 @@ std::string ruler_label(double t, double step) {
     return buf;
 }
 
-std::vector<RankRow> rank_rows(const std::vector<Span>& spans, int ranks) {
+std::vector<RankRow> rank_rows(const std::vector<Span>& spans, int ranks, const std::vector<std::string>& job_names) {
     std::vector<RankRow> rows(size_t(std::max(0, ranks)));
     bool mix = false;
     std::vector<int> first_of_job;  // per job: its lowest rank seen
@@ -75,7 +75,9 @@ std::vector<RankRow> rank_rows(const std::vector<Span>& spans, int ranks) {
             if (!mix) row.job = -1;
             continue;
         }
-        row.label.append("job ").append(std::to_string(row.job)).append(" · rank ").append(std::to_string(r - first_of_job[size_t(row.job)]));
+        const size_t j = size_t(row.job);
+        row.label.append("job ").append(j < job_names.size() && !job_names[j].empty() ? job_names[j] : std::to_string(row.job));
+        row.label.append(" · rank ").append(std::to_string(r - first_of_job[j]));
     }
     return rows;
 }

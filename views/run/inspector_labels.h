@@ -20,12 +20,13 @@ std::string ruler_label(double t, double step);
 // times, and for communication the bytes per rank and the peers. Lines separated by '\n'.
 std::string span_description(const Span& s);
 
-// The timeline's row labels: "rank 3", or in a mix of jobs "job 1 · rank 3" with the rank the job's own (its rows
-// are consecutive; a job's first rank is the lowest row its spans are on). `job` -1 where no span says.
+// The timeline's row labels: "rank 3", or in a mix of jobs "job b · rank 3" with the rank the job's own (its rows
+// are consecutive; a job's first rank is the lowest row its spans are on). A job is named from `job_names` (by
+// index) where the store has said, by its index until then. `job` -1 where no span says.
 struct RankRow {
     std::string label;
     int job = -1;
 };
-std::vector<RankRow> rank_rows(const std::vector<Span>& spans, int ranks);
+std::vector<RankRow> rank_rows(const std::vector<Span>& spans, int ranks, const std::vector<std::string>& job_names = {});
 
 }  // namespace orrery::views

@@ -182,7 +182,7 @@ void timeline(InspectorState& st, const ExperimentTelemetry& e, const std::vecto
     time_ruler(dl, x0, x1, origin.y, rows_top + row * ranks, ruler, t0, t1);
     // A mix of jobs: each row named for its job and its rank there, in the job's colour (as on the canvas), a line
     // between jobs.
-    const std::vector<RankRow> rows = rank_rows(e.spans, ranks);
+    const std::vector<RankRow> rows = rank_rows(e.spans, ranks, e.job_names);
     for (int r = 0; r < ranks; ++r) {
         const RankRow& rr = rows[size_t(r)];
         const QColor c = rr.job >= 0 ? job_color(rr.job) : QColor(200, 200, 200);

@@ -41,6 +41,9 @@ void ExperimentTelemetry::append(const ExperimentTelemetry& more) {
     append_series(active_flows, more.active_flows);
     spans.insert(spans.end(), more.spans.begin(), more.spans.end());
     skips.insert(skips.end(), more.skips.begin(), more.skips.end());
+    if (job_names.size() < more.job_names.size()) job_names.resize(more.job_names.size());
+    for (size_t j = 0; j < more.job_names.size(); ++j)
+        if (!more.job_names[j].empty()) job_names[j] = more.job_names[j];
     if (!more.status.empty()) status = more.status;
 }
 

@@ -47,6 +47,7 @@ struct ExperimentTelemetry {
     Series active_flows;
     std::vector<Span> spans;
     std::vector<SkipBand> skips;
+    std::vector<std::string> job_names;                     // a mix: each job's name by its index (Span::job)
     std::string status;
     double last_time() const;
     void append(const ExperimentTelemetry& more);           // a later chunk of the same experiment

@@ -70,6 +70,11 @@ TelemetryChunk TelemetryReader::poll(const std::set<int>& port_nodes) {
     for (const TimelineTailRow& r : tail_->new_timeline())
         out[r.experiment].spans.push_back({int(r.span.rank), r.span.stream, r.span.task, r.span.kind, r.span.peers, seconds(r.span.start_ps),
                                            seconds(r.span.end_ps), r.span.bytes, r.span.iteration, int(r.span.job)});
+    for (const JobNameRow& r : tail_->new_job_names()) {
+        std::vector<std::string>& names = out[r.experiment].job_names;
+        if (names.size() <= r.job) names.resize(size_t(r.job) + 1);
+        names[r.job] = r.name;
+    }
     for (const SkipRow& r : tail_->new_skips()) out[r.experiment].skips.push_back({seconds(r.start_ps), seconds(r.end_ps), r.flows, r.from_memo});
     for (const auto& [experiment, status] : tail_->statuses()) out[experiment].status = status;
     return out;
