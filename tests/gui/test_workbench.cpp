@@ -77,6 +77,15 @@ std::string store_value(const QString& file, const std::string& sql) {
     return out;
 }
 
+// A run of one experiment, "e0000", started: what the live feed's tests write their rows under.
+int64_t begin_one_experiment(ResultsStore& store, const char* scenario_name) {
+    RunRecord record;
+    record.scenario_name = scenario_name;
+    const int64_t run = store.begin_run(record, {{"e0000", 0, 1, "abc", nlohmann::json::array()}});
+    store.experiment_started("e0000");
+    return run;
+}
+
 }  // namespace
 
 class TestWorkbench : public QObject {
@@ -1081,10 +1090,7 @@ private slots:
         int64_t run = 0;
         {
             ResultsStore store(file.toStdString());
-            RunRecord record;
-            record.scenario_name = "packed";
-            run = store.begin_run(record, {{"e0000", 0, 1, "abc", nlohmann::json::array()}});
-            store.experiment_started("e0000");
+            run = begin_one_experiment(store, "packed");
             store.samples("e0000", 10'000'000, {{20, 1, 100}, {21, 2, 300}}, {}, {{0, 10'000'000'000}, {1, 20'000'000'000}});
             store.samples("e0000", 20'000'000, {{20, 1, 150}}, {}, {{1, 5'000'000'000}});
             store.flush();
@@ -1113,10 +1119,7 @@ private slots:
         QTemporaryDir tmp;
         const QString file = tmp.filePath("uplinks.sqlite");
         ResultsStore store(file.toStdString());
-        RunRecord record;
-        record.scenario_name = "uplinks";
-        const int64_t run = store.begin_run(record, {{"e0000", 0, 1, "abc", nlohmann::json::array()}});
-        store.experiment_started("e0000");
+        const int64_t run = begin_one_experiment(store, "uplinks");
         store.fabric_samples("e0000", 10'000'000, {{1, {1000, 0, 500, 500}}, {2, {250, 250}}}, {0, 3, 4, 0});
         store.fabric_samples("e0000", 20'000'000, {{1, {900, 100, 0, 600}}}, {1, 10, 12, 1});
         store.flush();
@@ -1142,10 +1145,7 @@ private slots:
         QTemporaryDir tmp;
         const QString file = tmp.filePath("jobs.sqlite");
         ResultsStore store(file.toStdString());
-        RunRecord record;
-        record.scenario_name = "jobs";
-        const int64_t run = store.begin_run(record, {{"e0000", 0, 1, "abc", nlohmann::json::array()}});
-        store.experiment_started("e0000");
+        const int64_t run = begin_one_experiment(store, "jobs");
         JobRow a, b;
         a.name = "train";
         a.ranks = 2;
