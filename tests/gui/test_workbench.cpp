@@ -279,6 +279,9 @@ private slots:
         QVERIFY2(w->network()->applicability_of_field("network.buffer_per_switch").startsWith("no effect at network_mode \"flow\""),
                  qPrintable(w->network()->applicability_of_field("network.buffer_per_switch")));
         QVERIFY(w->network()->applicability_of_field("network.packet_payload").isEmpty());  // headers count at flow level
+        // The choices too: the switches' ACK queue and the NIC's delivery act on packets only.
+        for (const char* path : {"network.ack.switch_queue", "network.nic.delivery"})
+            QVERIFY2(w->network()->applicability_of_field(path).startsWith("no effect at network_mode \"flow\""), path);
     }
 
     void the_engines_checks_run_as_the_user_edits() {

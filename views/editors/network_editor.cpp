@@ -249,6 +249,7 @@ NetworkEditor::NetworkEditor(const PresetLibrary& presets, QWidget* parent) : Sc
             if (!loading_) emit_edit(path, c->currentText().toStdString());
         });
         key_choices_.push_back({c, path});
+        rows_[path] = c;  // greyed, as the fields are, where the job's mode does not honour it
         return c;
     };
     delivery_ = key_choice("NIC delivery", "network.nic.delivery", {"in_order", "out_of_order"},

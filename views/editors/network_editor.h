@@ -70,7 +70,7 @@ private:
     std::map<std::string, QString> taken_text_;  // per field: the text the document holds (as loaded or last taken)
     std::map<std::string, QCheckBox*> checks_;
     std::map<std::string, QComboBox*> choices_;  // booleans whose default depends on the algorithm
-    std::map<std::string, QWidget*> rows_;  // per field, to hide other algorithms' parameters
+    std::map<std::string, QWidget*> rows_;  // per field and choice: to hide other algorithms' parameters, to grey what the mode ignores
     QLabel* mode_note_ = nullptr;          // what the job's network mode does not honour (scenario/applicability.h)
     void show_applicability(const nlohmann::json& resolved);
 public:
