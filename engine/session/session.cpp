@@ -18,6 +18,21 @@ void say(const SessionObserver& observer, const std::string& text, const std::st
     if (observer.note) observer.note(subject, text, always);
 }
 
+// Drops with PFC on say what lets a lossless switch drop (it drops only what reaches a port after the port paused
+// its sender) and the setting that stops it: engine/net/README.md, "PFC settings".
+std::string lossless_drops_note(const net::ExperimentParams& ep, uint32_t drops) {
+    if (drops == 0 || !ep.pfc_enabled) return "";
+    std::string text = std::to_string(drops);
+    text += " packets dropped although PFC is on: a switch drops only what reaches a port it has paused, ";
+    if (ep.ack_pause_class == 0 && ep.ack_switch_class == 0xFF)
+        text += "here most likely ACKs, which the NICs send while paused (cc.ack_high_priority) and the switches count in the data's class "
+                "(network.ack.switch_queue \"data\", the reference's): \"control\" gives them queue 0. Otherwise it is data still in flight "
+                "when the pause arrived: a link whose headroom (3 x rate x delay) is under a round trip plus a packet";
+    else
+        text += "data still in flight when the pause arrived: a link whose headroom (3 x rate x delay) is under a round trip plus a packet";
+    return text;
+}
+
 double percentile(std::vector<double> v, double p) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
@@ -158,6 +173,7 @@ SessionResult run_session(Batch& batch, const std::vector<ExperimentInput>& inpu
     options.on_experiment_done = [&](uint32_t e, const ExperimentResult& r) {
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started[e]).count();
         SessionSummary sum = summarize_experiment(batch, e, r, wall);
+        if (const std::string why = lossless_drops_note(batch.params[e], r.drops); !why.empty()) say(observer, why, inputs[e].id, true);
         std::string status = sum.json["status"];
         if (workload.on_done) {
             workload.on_done(e, status, sum.json, sum.metrics);

@@ -858,6 +858,31 @@ private slots:
         sqlite3_close(db);
         QCOMPARE(run({"run-hpcc", "config_incast_dcqcn.txt", "--force", "--seed", "-1"}, tmp.path()).code, 2);
     }
+    void drops_with_pfc_on_are_explained() {
+        // test_net's paused senders that keep receiving (acks_in_the_control_queue_stay_out_of_a_paused_class): with ACKs
+        // in the data's class the leaf drops, and the run says why and what setting stops it; with "control" nothing
+        // drops and nothing is said.
+        QTemporaryDir tmp;
+        nlohmann::json flows = nlohmann::json::array();
+        for (int i = 0; i < 7; ++i) flows.push_back({{"src", i}, {"dst", 8}, {"size", "4MB"}});
+        for (int i = 0; i < 6; ++i) flows.push_back({{"src", 9 + i}, {"dst", i}, {"size", "4MB"}});
+        const nlohmann::json doc = {
+            {"format", "orrery-scenario"}, {"version", 1}, {"name", "acks"},
+            {"topology", {{"generator", "leaf-spine"}, {"leaves", 2}, {"spines", 1}, {"hosts_per_leaf", 8},
+                          {"link_defaults", {{"all", {{"rate", "100Gbps"}, {"delay", "1us"}}}}}}},
+            {"network", {{"buffer_per_switch", "1MiB"}, {"pfc", {{"resume_offset", "1MB"}}}}},
+            {"cc", {{"algorithm", "fixed"}, {"ack_high_priority", true}}},
+            {"workload", {{"kind", "flows"}, {"flows", flows}}},
+            {"sweep", {{"parameters", {{{"path", "network.ack.switch_queue"}, {"values", {"data", "control"}}}}}}}};
+        std::ofstream(tmp.filePath("acks.json").toStdString()) << doc.dump(1);
+        const Result r = run({"run", "acks.json", "--out", "r.sqlite", "--json"}, tmp.path());
+        QCOMPARE(r.code, 0);
+        const nlohmann::json summary = summary_lines(r.out);
+        QVERIFY(summary[0]["drops"]["value"].get<double>() > 0);
+        QCOMPARE(summary[1]["drops"]["value"].get<double>(), 0.0);
+        QVERIFY2(r.err.contains("e0000: ") && r.err.contains("dropped although PFC is on") && r.err.contains("network.ack.switch_queue"), qPrintable(r.err));
+        QVERIFY2(!r.err.contains("e0001: "), qPrintable(r.err));
+    }
     void conversions_round_trip_and_never_overwrite() {
         QTemporaryDir tmp;
         const QString ref = QString(ORRERY_TEST_DIR) + "/reference/ns3-hpcc";
