@@ -22,14 +22,13 @@ void say(const SessionObserver& observer, const std::string& text, const std::st
 // its sender) and the setting that stops it: engine/net/README.md, "PFC settings".
 std::string lossless_drops_note(const net::ExperimentParams& ep, uint32_t drops) {
     if (drops == 0 || !ep.pfc_enabled) return "";
+    const char* in_flight = "data still in flight when the pause arrived: a link whose headroom (3 x rate x delay) is under a round trip plus a packet";
     std::string text = std::to_string(drops);
     text += " packets dropped although PFC is on: a switch drops only what reaches a port it has paused, ";
     if (ep.ack_pause_class == 0 && ep.ack_switch_class == 0xFF)
         text += "here most likely ACKs, which the NICs send while paused (cc.ack_high_priority) and the switches count in the data's class "
-                "(network.ack.switch_queue \"data\", the reference's): \"control\" gives them queue 0. Otherwise it is data still in flight "
-                "when the pause arrived: a link whose headroom (3 x rate x delay) is under a round trip plus a packet";
-    else
-        text += "data still in flight when the pause arrived: a link whose headroom (3 x rate x delay) is under a round trip plus a packet";
+                "(network.ack.switch_queue \"data\", the reference's): \"control\" gives them queue 0. Otherwise it is ";
+    text += in_flight;
     return text;
 }
 
